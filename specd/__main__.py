@@ -1,0 +1,5 @@
+from __future__ import annotations
+
+from specd.cli import main
+
+main()

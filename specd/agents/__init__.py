@@ -1,0 +1,1 @@
+"""Agent backends. ``base`` holds the protocol; backends import lazily."""

@@ -1,0 +1,153 @@
+"""The Agent protocol: ``run(request) -> result``.
+
+Backends signal trouble with two small exceptions that carry what was spent,
+so the loop can record cost even for a step that did not finish:
+``AgentFailed`` (the step failed: BLOCKED, exit 1) and ``BudgetExhausted``
+(a budget would be passed: WAITING_FOR_HUMAN, exit 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from specd.events import EventBus
+from specd.human import Human
+
+Kind = Literal["step", "hook"]
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float = 0.0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+            round(self.cost_usd + other.cost_usd, 6),
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_creation_input_tokens
+            + self.cache_read_input_tokens
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+            "cost_usd": self.cost_usd,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
+        data = data or {}
+        return cls(
+            int(data.get("input_tokens", 0)),
+            int(data.get("output_tokens", 0)),
+            int(data.get("cache_creation_input_tokens", 0)),
+            int(data.get("cache_read_input_tokens", 0)),
+            float(data.get("cost_usd", 0.0)),
+        )
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits and what is already spent; ``None`` means no limit."""
+
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    max_step_cost_usd: float | None = None
+    max_step_tokens: int | None = None
+    run_spent: Usage = field(default_factory=Usage)
+
+    def check(self, step_spent: Usage) -> str | None:
+        """Return why the next call must not be made, or None if it may."""
+        run = self.run_spent + step_spent
+        limits = [
+            (self.max_cost_usd, run.cost_usd, "run cost", "$"),
+            (self.max_tokens, run.total_tokens, "run tokens", ""),
+            (self.max_step_cost_usd, step_spent.cost_usd, "step cost", "$"),
+            (self.max_step_tokens, step_spent.total_tokens, "step tokens", ""),
+        ]
+        for limit, spent, what, unit in limits:
+            if limit is not None and spent >= limit:
+                return f"{what} budget reached: spent {unit}{spent:g} of {unit}{limit:g}"
+        return None
+
+
+@dataclass(frozen=True)
+class AgentRequest:
+    task: str
+    task_dir: Path  # absolute
+    project_root: Path  # absolute
+    step: str
+    pipeline: str
+    phase: str | None
+    kind: Kind
+    workflow: Path  # absolute path of the .md
+    prompt: str  # header + workflow body, frontmatter removed
+    outcomes: tuple[str, ...]  # allowed outcomes; "done" is always allowed too
+    mode: str  # interactive | semi-auto | auto
+    run_id: str
+    conversation: str  # inline hooks share their step's id; subagent hooks get a fresh one
+    attempt: int = 1
+    budget: Budget = field(default_factory=Budget)
+    model: str | None = None
+    max_turns: int | None = None
+    context_files: tuple[str, ...] | None = None  # from workflow frontmatter `context:`
+    settings: Mapping[str, Any] = field(default_factory=dict)  # pipeline `agent:` block
+    frontmatter: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    outcome: str = "done"
+    summary: str = ""
+    usage: Usage = field(default_factory=Usage)
+    transcript: Path | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)  # e.g. verdict, issues
+
+
+class AgentFailed(Exception):
+    def __init__(self, reason: str, usage: Usage | None = None, transcript: Path | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.usage = usage or Usage()
+        self.transcript = transcript
+
+
+class BudgetExhausted(Exception):
+    def __init__(self, reason: str, usage: Usage | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.usage = usage or Usage()
+
+
+class Agent(Protocol):
+    name: str
+
+    def run(self, request: AgentRequest) -> AgentResult: ...
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """What a backend gets when it is built: the human and the event bus."""
+
+    human: Human
+    events: EventBus

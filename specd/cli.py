@@ -1,0 +1,98 @@
+"""The `specd` command: a click group whose subcommands load lazily.
+
+Start-up speed matters (it runs in every shell prompt of a busy user), so
+command modules, rich and anthropic are imported only when a command runs.
+The one error boundary lives in ``main``: expected errors become a message
+and an exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from specd import __version__
+
+# name -> (module, attribute, one-line help shown by `specd --help`)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "init": ("specd.commands.init", "init", "Create .specd/ (and optionally an editable pipeline file)."),
+    "new": ("specd.commands.new", "new", "Create a task folder with its starter documents."),
+    "continue": ("specd.commands.continue_", "continue_", "Run a task's pipeline from where it stands."),
+    "status": ("specd.commands.status", "status", "Show where every task (or one task) stands."),
+    "pipeline": ("specd.commands.pipeline", "pipeline", "Validate or show the effective pipeline."),
+    "hooks": ("specd.commands.hooks", "hooks", "List the hooks that run around each step, and why."),
+    "demo": ("specd.commands.demo", "demo", "Run the whole pipeline on a sample project (no API key)."),
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, attr, _ = COMMANDS[cmd_name]
+        try:
+            command = getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            return None  # a command that a later release adds; hide it until it exists
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Short help comes from the table above so `--help` never imports a command module.
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, text) for name, (_, _, text) in COMMANDS.items()])
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="specd")
+@click.option("--project", "project_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Project root (default: the nearest folder above the current one holding .specd/, "
+                   "else the current folder).")
+@click.pass_context
+def cli(ctx: click.Context, project_dir: Path | None) -> None:
+    """specd runs spec-driven development pipelines: a task moves through markdown
+    workflow steps (discuss, research, plan, then plan/execute/review/revise per
+    phase), each handed to an agent, with every step recorded so a run can always
+    be resumed.
+
+    \b
+    Start here:
+      specd demo                      watch a whole run on a sample project
+      specd init && specd new my-task --description "..."
+      specd continue my-task --semi-auto
+
+    Exit codes: 0 done, 1 a step or hook failed, 2 bad input, 3 waiting for a
+    human, 130 interrupted (resumable).
+    """
+    ctx.obj = {"project_dir": project_dir}
+
+
+def main(argv: list[str] | None = None) -> Any:
+    from specd.errors import EXIT_INTERRUPTED, SpecdError
+
+    try:
+        code = cli.main(args=argv, prog_name="specd", standalone_mode=False)
+    except SpecdError as exc:
+        click.echo(f"specd: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("specd: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("specd: interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    sys.exit(code if isinstance(code, int) else 0)

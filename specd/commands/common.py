@@ -1,0 +1,24 @@
+"""Small helpers every command shares."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from specd.project import Project, find_project
+
+
+def project_from(ctx: click.Context) -> Project:
+    root = ctx.find_root().obj or {}
+    return find_project(explicit=root.get("project_dir"))
+
+
+def warn(messages: tuple[str, ...] | list[str]) -> None:
+    for message in messages:
+        click.echo(f"specd: warning: {message}", err=True)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))

@@ -1,0 +1,37 @@
+"""`specd hooks`."""
+
+from __future__ import annotations
+
+import click
+
+from specd.commands.common import emit_json, project_from, warn
+from specd.pipeline import load_pipeline
+from specd.pipeline.describe import hook_rows
+
+
+@click.command()
+@click.option("--step", "step_name", metavar="NAME", help="Only this step's hooks.")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def hooks(ctx: click.Context, step_name: str | None, as_json: bool) -> int:
+    """List the hooks around each step, with where each one comes from:
+
+    \b
+      explicit    written on the step in the pipeline file
+      convention  found as .specd/hooks/pre-<step>.md or post-<step>.md
+      global      the pipeline file's pre-step / post-step hooks
+
+    Order at run time: global pre-step, step pre, STEP, step post, global
+    post-step. Disabled steps run no hooks.
+    """
+    project = project_from(ctx)
+    config = load_pipeline(project)
+    rows = hook_rows(config, project, step_name)
+    if as_json:
+        emit_json(rows)
+        return 0
+    warn(config.warnings)
+    from specd.ui.pipeline import render_hooks
+
+    render_hooks(rows)
+    return 0

@@ -1,0 +1,25 @@
+"""`specd init`."""
+
+from __future__ import annotations
+
+import click
+
+from specd.commands.common import project_from
+from specd.setup import init_project
+
+
+@click.command()
+@click.option("--pipeline", "fmt", type=click.Choice(["json", "yaml"]),
+              help="Also write an editable copy of the built-in pipeline as .specd/pipeline.<fmt>.")
+@click.pass_context
+def init(ctx: click.Context, fmt: str | None) -> int:
+    """Create .specd/ with hooks/, workflows/ and tasks/ in the project.
+
+    Safe to run again: it never overwrites a file you already have. With
+    --pipeline, the copy replaces the built-in default whole, so edit it to
+    reorder, disable or add steps.
+    """
+    project = project_from(ctx)
+    for line in init_project(project, fmt):
+        click.echo(line)
+    return 0

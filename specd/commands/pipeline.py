@@ -1,0 +1,55 @@
+"""`specd pipeline validate|show`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from specd.commands.common import emit_json, project_from, warn
+from specd.pipeline import load_pipeline, load_pipeline_file
+from specd.pipeline.describe import pipeline_view
+
+
+@click.group()
+def pipeline() -> None:
+    """Validate or show the effective pipeline.
+
+    The effective pipeline is .specd/pipeline.json, else .specd/pipeline.yaml
+    (or .yml), else specd's built-in default. A project file replaces the
+    default whole; nothing is merged.
+    """
+
+
+@pipeline.command()
+@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.pass_context
+def validate(ctx: click.Context, file: Path | None) -> int:
+    """Check the effective pipeline (or FILE): version, schema, references,
+    cycles, and that every workflow file exists. Exit 0 if valid, 2 if not."""
+    project = project_from(ctx)
+    config = load_pipeline_file(file, project) if file else load_pipeline(project)
+    warn(config.warnings)
+    steps = sum(len(s) for s in config.pipelines.values())
+    origin = "built-in" if config.builtin else "project"
+    click.echo(f"ok: {config.source} ({origin}): {len(config.pipelines)} pipelines, {steps} steps")
+    return 0
+
+
+@pipeline.command()
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def show(ctx: click.Context, as_json: bool) -> int:
+    """Show the resolved pipeline: its source, mode, every step with its
+    workflow file (and whether it is the project's or built-in) and hooks."""
+    project = project_from(ctx)
+    config = load_pipeline(project)
+    view = pipeline_view(config, project)
+    if as_json:
+        emit_json(view)
+        return 0
+    warn(config.warnings)
+    from specd.ui.pipeline import render_pipeline
+
+    render_pipeline(view)
+    return 0

@@ -1,0 +1,61 @@
+"""One error hierarchy; the CLI boundary maps each class to an exit code.
+
+Every message should name the file, the place in it, and the fix, because the
+user sees it verbatim and never a traceback.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_WAITING = 3
+EXIT_INTERRUPTED = 130
+
+
+class SpecdError(Exception):
+    """Base of every expected error. Defaults to 'bad input' (exit 2)."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def __init__(self, message: str, *, fix: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  fix: {self.fix}" if self.fix else self.message
+
+
+class ConfigError(SpecdError):
+    """The pipeline file (or another config file) is wrong."""
+
+
+class UsageError(SpecdError):
+    """The command line is wrong."""
+
+
+class TaskError(SpecdError):
+    """A task folder or one of its files is wrong or missing."""
+
+
+class LockHeld(SpecdError):
+    """Another specd process is running the same task."""
+
+
+class StepFailed(SpecdError):
+    """A step or a required hook failed; the task is BLOCKED (or FAILED)."""
+
+    exit_code = EXIT_FAILED
+
+
+class WaitingForHuman(SpecdError):
+    """The run stopped at a gate, an escalation or a budget."""
+
+    exit_code = EXIT_WAITING
+
+
+class Interrupted(SpecdError):
+    """Ctrl-C or SIGTERM: state was saved and the run can be resumed."""
+
+    exit_code = EXIT_INTERRUPTED

@@ -1,0 +1,99 @@
+"""Semantic checks the JSON Schema cannot express."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from specd.errors import ConfigError
+from specd.pipeline.model import TARGETS
+from specd.pipeline.parse import json_path
+
+
+def check_semantics(path: Path, data: dict[str, Any]) -> list[str]:
+    """Raise ConfigError listing every problem; return warnings."""
+    pipelines: dict[str, list[dict[str, Any]]] = data["pipelines"]
+    problems: list[str] = []
+    warnings: list[str] = []
+    for point, spec in (data.get("hooks") or {}).items():
+        problems += _hook_problems(path, ["hooks", point], spec)
+    for name, steps in pipelines.items():
+        seen: dict[str, int] = {}
+        names = {s["name"] for s in steps}
+        for i, step in enumerate(steps):
+            where = json_path(["pipelines", name, i])
+            label = f"{path}: {where} (step {step['name']!r})"
+            if step["name"] in seen:
+                problems.append(f"{label}: duplicate step name; pipelines.{name}[{seen[step['name']]}] "
+                                "has the same name. Step names must be unique within a pipeline")
+            seen.setdefault(step["name"], i)
+            has_wf, has_ref = "workflow" in step, "pipeline" in step
+            if has_wf and has_ref:
+                problems.append(f"{label}: has both 'workflow' and 'pipeline'; keep exactly one")
+            elif not has_wf and not has_ref:
+                problems.append(f"{label}: needs 'workflow' (a .md file) or 'pipeline' (a pipeline name)")
+            elif has_ref and step["pipeline"] not in pipelines:
+                problems.append(f"{path}: {where}.pipeline: pipeline {step['pipeline']!r} is not defined "
+                                f"(defined: {', '.join(pipelines)})")
+            if "foreach" in step and not has_ref:
+                problems.append(f"{label}: 'foreach' only works on a step with 'pipeline'")
+            if "pause" in step and "pause_in_semi_auto" in step and step["pause"] != step["pause_in_semi_auto"]:
+                warnings.append(f"{label}: both 'pause' and 'pause_in_semi_auto' are set and disagree; "
+                                "'pause_in_semi_auto' wins")
+            for outcome, target in (step.get("outcomes") or {}).items():
+                if target not in TARGETS and target not in names:
+                    problems.append(
+                        f"{path}: {where}.outcomes.{outcome}: target {target!r} is neither one of "
+                        f"{', '.join(TARGETS)} nor a step of pipeline {name!r} ({', '.join(sorted(names))})")
+            for point, spec in (step.get("hooks") or {}).items():
+                problems += _hook_problems(path, ["pipelines", name, i, "hooks", point], spec)
+    if not problems:
+        problems += _cycles(path, pipelines)
+    if problems:
+        raise ConfigError("\n".join(problems), fix="correct the places named above")
+    reachable = _reachable(pipelines)
+    warnings += [f"{path}: pipelines.{name} is never referenced from main and will not run"
+                 for name in pipelines if name not in reachable]
+    return warnings
+
+
+def _hook_problems(path: Path, parts: list[Any], spec: Any) -> list[str]:
+    if isinstance(spec, dict) and ("workflow" in spec) == ("run" in spec):
+        return [f"{path}: {json_path(parts)}: a hook object needs exactly one of 'workflow' or 'run'"]
+    return []
+
+
+def _refs(steps: list[dict[str, Any]]) -> list[tuple[int, str]]:
+    return [(i, s["pipeline"]) for i, s in enumerate(steps) if "pipeline" in s]
+
+
+def _cycles(path: Path, pipelines: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Depth-first search; report each cycle once with the path that forms it."""
+    done: set[str] = set()
+    found: list[str] = []
+
+    def visit(name: str, trail: list[str], places: list[str]) -> None:
+        if name in trail:
+            start = trail.index(name)
+            cycle = " → ".join([*trail[start:], name])
+            found.append(f"{path}: reference cycle {cycle} (at {', '.join(places[start:])})")
+            return
+        if name in done:
+            return
+        for i, target in _refs(pipelines[name]):
+            visit(target, [*trail, name], [*places, f"pipelines.{name}[{i}].pipeline"])
+        done.add(name)
+
+    for name in pipelines:
+        visit(name, [], [])
+    return list(dict.fromkeys(found))
+
+
+def _reachable(pipelines: dict[str, list[dict[str, Any]]]) -> set[str]:
+    seen, todo = set(), ["main"]
+    while todo:
+        name = todo.pop()
+        if name not in seen and name in pipelines:
+            seen.add(name)
+            todo += [target for _, target in _refs(pipelines[name])]
+    return seen

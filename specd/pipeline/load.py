@@ -1,0 +1,112 @@
+"""Find and load the effective pipeline: version gate → schema → semantics → records."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from specd.errors import ConfigError
+from specd.pipeline.checks import check_semantics
+from specd.pipeline.model import HookSpec, PipelineConfig, Step, frozen_map
+from specd.pipeline.parse import json_path, read_data
+from specd.pipeline.resolve import resolve_workflow
+from specd.pipeline.schema import check_schema, check_version
+from specd.project import Project
+from specd.resources import builtin
+
+NAMES = ("pipeline.json", "pipeline.yaml", "pipeline.yml")
+
+
+def find_pipeline_file(project: Project) -> tuple[Path, bool]:
+    """The project's file replaces the built-in default whole; nothing is merged."""
+    present = [project.specd_dir / n for n in NAMES if (project.specd_dir / n).is_file()]
+    if len(present) > 1:
+        raise ConfigError(
+            f"{project.specd_dir}: found {' and '.join(p.name for p in present)}; specd reads only one",
+            fix=f"delete or rename all but one of them (keep the one you edit: {present[0].name}?)",
+        )
+    if present:
+        return present[0], False
+    return builtin("pipelines", "default.json"), True
+
+
+def load_pipeline(project: Project) -> PipelineConfig:
+    path, is_builtin = find_pipeline_file(project)
+    return load_pipeline_file(path, project, builtin=is_builtin)
+
+
+def load_pipeline_file(path: Path, project: Project, *, builtin: bool = False) -> PipelineConfig:
+    data = read_data(path)
+    warnings = check_version(path, data)
+    warnings += check_schema(path, data)
+    warnings += check_semantics(path, data)
+    config = _build(path, data, builtin, tuple(warnings))
+    _check_workflows(config, project)
+    return config
+
+
+def _build(path: Path, data: dict[str, Any], is_builtin: bool, warnings: tuple[str, ...]) -> PipelineConfig:
+    pipelines = {
+        name: tuple(_step(raw, json_path(["pipelines", name, i])) for i, raw in enumerate(steps))
+        for name, steps in data["pipelines"].items()
+    }
+    hooks = {point: _hook(spec) for point, spec in (data.get("hooks") or {}).items()}
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    return PipelineConfig(
+        source=path.resolve(),
+        builtin=is_builtin,
+        schema_version=str(data.get("schema_version", "1.0")),
+        mode=data.get("mode"),
+        hooks=frozen_map(hooks),
+        pipelines=frozen_map(pipelines),
+        agent=frozen_map(data.get("agent")),
+        digest=hashlib.sha256(canonical.encode()).hexdigest()[:16],
+        warnings=warnings,
+    )
+
+
+def _hook(raw: Any) -> HookSpec | None:
+    return None if raw is None else HookSpec.create(raw)
+
+
+def _step(raw: dict[str, Any], where: str) -> Step:
+    return Step(
+        name=raw["name"],
+        where=where,
+        workflow=raw.get("workflow"),
+        pipeline=raw.get("pipeline"),
+        enabled=raw.get("enabled", True),
+        pause_in_semi_auto=raw.get("pause_in_semi_auto", raw.get("pause", False)),
+        description=raw.get("description"),
+        hooks=frozen_map({point: _hook(spec) for point, spec in (raw.get("hooks") or {}).items()}),
+        model=raw.get("model"),
+        max_turns=raw.get("max_turns"),
+        outcomes=frozen_map(raw.get("outcomes")),
+        max_visits=raw.get("max_visits"),
+        foreach=raw.get("foreach"),
+        stage=raw.get("stage"),
+    )
+
+
+def _check_workflows(config: PipelineConfig, project: Project) -> None:
+    """Every workflow named must exist now, not when the run reaches it hours later."""
+    problems: list[str] = []
+    specs = [(f"hooks.{p}", s) for p, s in config.hooks.items()]
+    for steps in config.pipelines.values():
+        for step in steps:
+            if step.workflow:
+                try:
+                    resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")
+                except ConfigError as exc:
+                    problems.append(exc.message)
+            specs += [(f"{step.where}.hooks.{p}", s) for p, s in step.hooks.items()]
+    for where, spec in specs:
+        if spec is not None and spec.workflow:
+            try:
+                resolve_workflow(spec.workflow, project, where=f"{config.source}: {where}", hook=True)
+            except ConfigError as exc:
+                problems.append(exc.message)
+    if problems:
+        raise ConfigError("\n".join(problems), fix="create the missing files or correct the names")

@@ -1,0 +1,107 @@
+"""Frozen, typed records of a validated pipeline file.
+
+Nothing outside ``specd.pipeline`` sees the raw dicts; by the time a record
+exists, the schema and the semantic checks have passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+HookMode = Literal["inline", "subagent"]
+DEFAULT_HOOK_TIMEOUT = 300.0
+# Outcome targets with a fixed meaning; anything else must name a step in the same pipeline.
+TARGETS = ("next", "end", "repeat", "stop", "fail")
+
+
+def frozen_map(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(data or {}))
+
+
+@dataclass(frozen=True)
+class HookSpec:
+    workflow: str | None = None
+    run: str | None = None
+    mode: HookMode = "inline"
+    optional: bool = False
+    timeout: float | None = None
+
+    @classmethod
+    def create(cls, raw: str | Mapping[str, Any]) -> HookSpec:
+        if isinstance(raw, str):
+            return cls(workflow=raw)
+        timeout = raw.get("timeout")
+        return cls(
+            workflow=raw.get("workflow"),
+            run=raw.get("run"),
+            mode=raw.get("mode", "inline"),
+            optional=bool(raw.get("optional", False)),
+            timeout=float(timeout) if timeout is not None else None,
+        )
+
+    @property
+    def label(self) -> str:
+        return f"run: {self.run}" if self.run else str(self.workflow)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"mode": self.mode, "optional": self.optional}
+        if self.run:
+            out["run"] = self.run
+            out["timeout"] = self.timeout or DEFAULT_HOOK_TIMEOUT
+        else:
+            out["workflow"] = self.workflow
+        return out
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    where: str  # JSON path of this step in its file, for messages
+    workflow: str | None = None
+    pipeline: str | None = None
+    enabled: bool = True
+    pause_in_semi_auto: bool = False
+    description: str | None = None
+    # Only hooks written in the file; a key present with None means "explicitly none".
+    hooks: Mapping[str, HookSpec | None] = field(default_factory=lambda: frozen_map(None))
+    model: str | None = None
+    max_turns: int | None = None
+    outcomes: Mapping[str, str] = field(default_factory=lambda: frozen_map(None))
+    max_visits: int | None = None
+    foreach: str | None = None
+    stage: str | None = None
+
+    def target(self, outcome: str) -> str:
+        """Where an outcome sends the run; unmapped outcomes go to the next step."""
+        if outcome in self.outcomes:
+            return self.outcomes[outcome]
+        return {"fail": "fail", "stop": "stop", "repeat": "repeat"}.get(outcome, "next")
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    source: Path  # the file it came from
+    builtin: bool
+    schema_version: str
+    mode: str | None
+    hooks: Mapping[str, HookSpec | None]  # "pre-step" / "post-step"
+    pipelines: Mapping[str, tuple[Step, ...]]
+    agent: Mapping[str, Any]
+    digest: str  # sha256 of the canonical JSON, so a run can tell the file changed
+    warnings: tuple[str, ...] = ()
+
+    def steps(self, pipeline: str) -> tuple[Step, ...]:
+        return self.pipelines[pipeline]
+
+    def step(self, pipeline: str, name: str) -> Step:
+        for step in self.pipelines[pipeline]:
+            if step.name == name:
+                return step
+        raise KeyError(f"{pipeline}.{name}")
+
+    def index_of(self, pipeline: str, name: str) -> int:
+        return [s.name for s in self.pipelines[pipeline]].index(name)

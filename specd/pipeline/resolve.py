@@ -1,0 +1,92 @@
+"""Find workflow and hook files, the way DESIGN.md promises users.
+
+- A bare name is looked up in the project's folder first, then the built-ins.
+- A name with ``/`` is relative to the project root.
+- A step's hook: explicit spec → ``.specd/hooks/pre-<step>.md`` → none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from specd.errors import ConfigError
+from specd.pipeline.model import HookSpec, PipelineConfig, Step
+from specd.project import Project
+from specd.resources import builtin_dir
+
+Origin = Literal["project", "builtin"]
+HookSource = Literal["explicit", "convention", "global"]
+HookPoint = Literal["pre-step", "pre", "post", "post-step"]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    path: Path
+    origin: Origin
+
+
+@dataclass(frozen=True)
+class ResolvedHook:
+    point: HookPoint
+    spec: HookSpec
+    source: HookSource
+    path: Path | None  # the .md for workflow hooks; None for run: hooks
+
+    @property
+    def name(self) -> str:
+        return self.path.name if self.path else self.spec.label
+
+
+def candidates(name: str, project: Project, *, hook: bool = False) -> list[tuple[Path, Origin]]:
+    if "/" in name or "\\" in name:
+        return [(project.root / name, "project")]
+    local = [project.hooks_dir, project.workflows_dir] if hook else [project.workflows_dir]
+    shipped = [builtin_dir("hooks"), builtin_dir("workflows")] if hook else [builtin_dir("workflows")]
+    return [(d / name, "project") for d in local] + [(d / name, "builtin") for d in shipped]
+
+
+def resolve_workflow(name: str, project: Project, *, where: str, hook: bool = False) -> Resolved:
+    tried = candidates(name, project, hook=hook)
+    for path, origin in tried:
+        if path.is_file():
+            return Resolved(path.resolve(), origin)
+    listing = "\n".join(f"    - {path}" for path, _ in tried)
+    raise ConfigError(
+        f"{where}: workflow file {name!r} not found; tried:\n{listing}",
+        fix=f"create one of those files, or correct the name at {where}",
+    )
+
+
+def step_hook(config: PipelineConfig, pipeline: str, step: Step, point: Literal["pre", "post"],
+              project: Project) -> ResolvedHook | None:
+    """The hook that runs at ``point`` of ``step``; disabled steps run no hooks."""
+    if not step.enabled:
+        return None
+    if point in step.hooks:
+        spec = step.hooks[point]
+        if spec is None:  # written as null: explicitly no hook, not even by convention
+            return None
+        return _resolved(point, spec, "explicit", project, f"{config.source}: {step.where}.hooks.{point}")
+    conventional = project.hooks_dir / f"{point}-{step.name}.md"
+    if conventional.is_file():
+        return ResolvedHook(point, HookSpec(workflow=str(conventional)), "convention", conventional.resolve())
+    return None
+
+
+def global_hook(config: PipelineConfig, point: Literal["pre-step", "post-step"],
+                project: Project) -> ResolvedHook | None:
+    spec = config.hooks.get(point)
+    if spec is None:
+        return None
+    return _resolved(point, spec, "global", project, f"{config.source}: hooks.{point}")
+
+
+def _resolved(point: HookPoint, spec: HookSpec, source: HookSource, project: Project,
+              where: str) -> ResolvedHook:
+    if spec.run:
+        return ResolvedHook(point, spec, source, None)
+    assert spec.workflow is not None  # the schema guarantees one of run/workflow
+    return ResolvedHook(point, spec, source, resolve_workflow(spec.workflow, project, where=where,
+                                                              hook=True).path)

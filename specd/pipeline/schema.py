@@ -1,0 +1,96 @@
+"""The version gate and the JSON Schema pass, turned into messages a person can act on."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any, cast
+
+from jsonschema import Draft202012Validator, ValidationError
+
+from specd.errors import ConfigError
+from specd.pipeline.parse import json_path
+from specd.resources import builtin
+
+SUPPORTED_MAJOR = 1
+
+
+def check_version(path: Path, data: dict[str, Any]) -> list[str]:
+    """Runs before anything else, so a file from a future specd fails with the right fix."""
+    raw = data.get("schema_version")
+    if raw is None:
+        return [f'{path}: no schema_version; add "schema_version": "1.0" so future specd releases can '
+                "read this file safely"]
+    major = str(raw).strip().split(".")[0]
+    if not major.isdigit():
+        raise ConfigError(
+            f"{path}: schema_version: {raw!r} is not a version number",
+            fix='write it as "1.0"',
+        )
+    if int(major) != SUPPORTED_MAJOR:
+        raise ConfigError(
+            f"{path}: schema_version: {raw!r} is not supported; this specd reads 1.x",
+            fix='upgrade specd (`pip install -U specd`) to read it, or rewrite the file for "1.0"',
+        )
+    return []
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    schema = json.loads(builtin("schemas", "pipeline.schema.json").read_text(encoding="utf-8"))
+    return Draft202012Validator(schema)
+
+
+def check_schema(path: Path, data: dict[str, Any]) -> list[str]:
+    """Raise on real errors; return unknown-key warnings (old files keep working)."""
+    warnings: list[str] = []
+    problems: list[str] = []
+    for error in sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+        for leaf in _leaves(error):
+            where = json_path(leaf.absolute_path)
+            if leaf.validator == "additionalProperties" and isinstance(leaf.instance, dict):
+                known = set(_schema_of(leaf).get("properties", {}))
+                for key in sorted(set(leaf.instance) - known):
+                    warnings.append(f"{path}: {json_path([*leaf.absolute_path, key])}: unknown key "
+                                    f"{key!r} is ignored (known: {', '.join(sorted(known))})")
+            else:
+                problems.append(f"{path}: {where}: {_describe(leaf)}")
+    if problems:
+        raise ConfigError("\n".join(dict.fromkeys(problems)),
+                          fix="correct the values named above; `specd pipeline show` prints the "
+                              "built-in pipeline as an example")
+    return warnings
+
+
+def _leaves(error: ValidationError) -> list[ValidationError]:
+    """For anyOf (hook specs) given an object, report what is wrong inside the object branch."""
+    if error.validator != "anyOf" or not isinstance(error.instance, dict):
+        return [error]
+    options = cast(list[dict[str, Any]], error.validator_value)
+    index = next((i for i, o in enumerate(options) if o.get("type") == "object"), None)
+    branch = [e for e in error.context or [] if e.relative_schema_path and e.relative_schema_path[0] == index]
+    return [leaf for e in branch for leaf in _leaves(e)] or [error]
+
+
+def _schema_of(error: ValidationError) -> dict[str, Any]:
+    return error.schema if isinstance(error.schema, dict) else {}
+
+
+def _describe(error: ValidationError) -> str:
+    v, value = error.validator, cast(Any, error.validator_value)
+    if v == "required":
+        missing = [k for k in value if isinstance(error.instance, dict) and k not in error.instance]
+        return f"missing required key {missing[0]!r}" if missing else error.message
+    if v == "enum":
+        return f"{error.instance!r} is not allowed; expected one of: {', '.join(map(str, value))}"
+    if v == "type":
+        return f"expected {value if isinstance(value, str) else ' or '.join(value)}, got {error.instance!r}"
+    if v == "anyOf":
+        return (f"{error.instance!r} is not a hook: expected null, a path to a .md file, or an object "
+                "with workflow or run, mode, optional, timeout")
+    if v == "pattern":
+        return f"{error.instance!r} is not a valid name: use letters, digits, '-', '_' and '.'"
+    if v == "minItems":
+        return "must list at least one step"
+    return error.message

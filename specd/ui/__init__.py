@@ -1,0 +1,1 @@
+"""Terminal rendering (rich). The core never imports this package."""
