@@ -12,7 +12,7 @@ from specd.project import Project
 from specd.resources import builtin
 
 # Transient files that must never be committed (locks, heartbeats, scratch results).
-GITIGNORE = "*.lock\n**/.heartbeat\n**/.result-*.json\n**/.tmp-*\n"
+GITIGNORE = "*.lock\n*.lock.owner\n**/.heartbeat\n**/.result-*.json\n**/.tmp-*\n"
 CONFIG = {"auto_commit_docs": True, "auto_commit_code": True}
 
 

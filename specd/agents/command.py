@@ -1,0 +1,89 @@
+"""The command agent: any shell command, with the contract from DESIGN.md.
+
+The prompt arrives on stdin; SPECD_* variables say where we are; the command
+may write {"outcome": ..., "summary": ...} to $SPECD_RESULT. Exit 0 without a
+result file means outcome ``done``; a non-zero exit means the step failed.
+The command runs in its own process group so an interrupt stops its whole tree.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult, Usage
+from specd.agents.proc import run_group, transcript_path
+
+TAIL = 2000  # characters of output shown when a command fails
+
+
+class CommandAgent:
+    name = "command"
+
+    def __init__(self, command: str, ctx: AgentContext, timeout: float | None = None) -> None:
+        self.command = command
+        self.ctx = ctx
+        self.timeout = timeout
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        result_path = request.task_dir / f".result-{uuid.uuid4().hex[:8]}.json"
+        log = transcript_path(request.task_dir, request.run_id,
+                              request.step + ("-hook" if request.kind == "hook" else ""), ".log")
+        env = {**os.environ, **self.environment(request, result_path)}
+        try:
+            outcome = run_group(self.command, cwd=request.project_root, env=env, stdin=request.prompt,
+                                log=log, timeout=self.timeout)
+            if outcome.timed_out:
+                raise AgentFailed(f"agent command timed out after {self.timeout:g} s", transcript=log)
+            if outcome.returncode != 0:
+                raise AgentFailed(f"agent command exited with status {outcome.returncode}: "
+                                  f"{outcome.tail(TAIL) or '(no output)'}", transcript=log)
+            return self._result(result_path, log)
+        finally:
+            result_path.unlink(missing_ok=True)
+
+    @staticmethod
+    def environment(request: AgentRequest, result_path: Path) -> dict[str, str]:
+        return specd_env(task=request.task, task_dir=request.task_dir, step=request.step,
+                         pipeline=request.pipeline, phase=request.phase, kind=request.kind, mode=request.mode,
+                         workflow=str(request.workflow), result=str(result_path), run_id=request.run_id,
+                         attempt=request.attempt)
+
+    @staticmethod
+    def _result(path: Path, log: Path) -> AgentResult:
+        if not path.exists() or not path.read_text(encoding="utf-8").strip():
+            return AgentResult(transcript=log)
+        try:
+            data: Any = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise AgentFailed(f"$SPECD_RESULT ({path.name}) is not valid JSON: {exc}; write "
+                              '{"outcome": "done", "summary": "..."}', transcript=log) from None
+        if not isinstance(data, Mapping) or not isinstance(data.get("outcome", "done"), str):
+            raise AgentFailed('$SPECD_RESULT must hold an object like {"outcome": "done", "summary": "..."}',
+                              transcript=log)
+        extra = {k: v for k, v in data.items() if k not in ("outcome", "summary", "usage")}
+        return AgentResult(outcome=data.get("outcome") or "done", summary=str(data.get("summary", "")),
+                           usage=Usage.from_dict(data.get("usage")), transcript=log, data=extra)
+
+
+
+def specd_env(*, task: str, task_dir: Path, step: str, pipeline: str, phase: str | None, kind: str, mode: str,
+              workflow: str, result: str, run_id: str, attempt: int = 1) -> dict[str, str]:
+    """The SPECD_* variables of the command-agent contract (also given to `run:` hooks)."""
+    return {
+        "SPECD_TASK": task,
+        "SPECD_TASK_DIR": str(task_dir),
+        "SPECD_STEP": step,
+        "SPECD_PIPELINE": pipeline,
+        "SPECD_PHASE": phase or "",
+        "SPECD_KIND": kind,
+        "SPECD_MODE": mode,
+        "SPECD_WORKFLOW": workflow,
+        "SPECD_RESULT": result,
+        "SPECD_RUN_ID": run_id,
+        "SPECD_ATTEMPT": str(attempt),
+    }

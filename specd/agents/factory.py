@@ -1,0 +1,56 @@
+"""Choose and build the agent backend: ``--agent`` wins, then the pipeline's ``agent:`` block.
+
+Backends import lazily, so choosing the command agent never loads the anthropic SDK.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from specd.agents.base import Agent, AgentContext
+from specd.errors import ConfigError, UsageError
+
+SPEC_HELP = ("use --agent anthropic, --agent 'cmd:<shell command>' or --agent 'scripted:<script.yaml>' "
+             "(or set agent.backend in the pipeline file)")
+
+
+def make_agent(spec: str | None, settings: Mapping[str, Any], ctx: AgentContext, root: Path) -> Agent:
+    backend, arg = _parse(spec, settings)
+    if backend == "command":
+        if not arg:
+            raise ConfigError("the command agent needs a command: agent.command in the pipeline file",
+                              fix="add e.g. \"command\": \"my-agent --stdin\", or pass --agent 'cmd:<command>'")
+        from specd.agents.command import CommandAgent
+
+        timeout = settings.get("command_timeout")
+        return CommandAgent(arg, ctx, float(timeout) if timeout else None)
+    if backend == "scripted":
+        from specd.agents.scripted import ScriptedAgent
+
+        if not arg:
+            raise ConfigError("the scripted agent needs a script: agent.script in the pipeline file",
+                              fix="pass --agent 'scripted:<script.yaml>'")
+        return ScriptedAgent((root / arg).resolve(), ctx)
+    if backend == "anthropic":
+        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+            raise ConfigError("the anthropic agent needs ANTHROPIC_API_KEY in the environment",
+                              fix="export ANTHROPIC_API_KEY=..., or " + SPEC_HELP)
+        from specd.agents.anthropic import AnthropicAgent
+
+        return AnthropicAgent({**settings, "model": arg or settings.get("model")} if arg else settings, ctx)
+    raise UsageError(f"unknown agent backend {backend!r}", fix=SPEC_HELP)
+
+
+def _parse(spec: str | None, settings: Mapping[str, Any]) -> tuple[str, str | None]:
+    if spec:
+        head, sep, rest = spec.partition(":")
+        head = {"cmd": "command"}.get(head, head)
+        if head in ("command", "scripted", "anthropic", "claude_code"):
+            return head, rest if sep else None
+        raise UsageError(f"--agent {spec!r} is not an agent spec", fix=SPEC_HELP)
+    backend = str(settings.get("backend", "anthropic"))
+    arg = settings.get("command") if backend == "command" else settings.get("script")
+    return backend, str(arg) if arg else None

@@ -1,0 +1,99 @@
+"""Running a shell command in its own process group, for command agents and `run:` hooks.
+
+A separate session means Ctrl-C at specd's terminal does not reach the child
+directly; specd stops the whole group itself (TERM, then KILL), so nothing
+the command spawned is left running behind a stopped run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from specd.redact import redact
+
+GRACE = 5.0  # seconds between TERM and KILL
+
+
+@dataclass(frozen=True)
+class ProcOutcome:
+    returncode: int
+    timed_out: bool
+    log: Path
+
+    def tail(self, chars: int) -> str:
+        try:
+            text = self.log.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return ""
+        return text[-chars:].strip()
+
+
+def transcript_path(task_dir: Path, run_id: str, label: str, suffix: str) -> Path:
+    """``transcripts/<run_id>/<NNN>-<label><suffix>``, numbered in the order they were made."""
+    folder = task_dir / "transcripts" / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    number = len(list(folder.iterdir())) + 1
+    return folder / f"{number:03d}-{label}{suffix}"
+
+
+def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | None, log: Path,
+              timeout: float | None) -> ProcOutcome:
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(command, shell=True, cwd=cwd, env=dict(env), stdout=sink, stderr=subprocess.STDOUT,
+                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                start_new_session=True)
+        feeder = threading.Thread(target=_feed, args=(proc, stdin), daemon=True)
+        feeder.start()
+        try:
+            proc.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            stop_group(proc)
+            timed_out = True
+        except BaseException:
+            stop_group(proc)  # KeyboardInterrupt or SIGTERM: the whole tree goes with us
+            raise
+        finally:
+            feeder.join(timeout=1)
+    _redact_file(log)
+    return ProcOutcome(proc.returncode if proc.returncode is not None else -1, timed_out, log)
+
+
+def _feed(proc: subprocess.Popen[bytes], text: str | None) -> None:
+    if proc.stdin is None:
+        return
+    try:
+        if text:
+            proc.stdin.write(text.encode("utf-8"))
+        proc.stdin.close()
+    except (BrokenPipeError, OSError):
+        pass  # the command chose not to read its prompt; that is allowed
+
+
+def stop_group(proc: subprocess.Popen[bytes]) -> None:
+    for sig, wait in ((signal.SIGTERM, GRACE), (signal.SIGKILL, GRACE)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, sig)
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _redact_file(path: Path) -> None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        cleaned = redact(text)
+        if cleaned != text:
+            path.write_text(cleaned, encoding="utf-8")
+    except OSError:
+        pass

@@ -1,0 +1,95 @@
+"""The scripted agent: replays outcomes and file writes from a YAML/JSON script.
+
+It ships in the package so tests and `specd demo` drive the real loop with a
+deterministic agent. For each request, the first unconsumed entry whose
+``match`` fits is used and then consumed (unless ``sticky``). Which entries
+were consumed is kept in the task folder, so a resumed run picks up where the
+last one stopped.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+from string import Template
+from typing import Any
+
+import yaml
+
+from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult, Usage
+from specd.errors import ConfigError
+from specd.state import atomic
+
+PROGRESS = ".scripted-agent.json"
+
+
+def load_script(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read the agent script ({exc})",
+                          fix="check the path given to --agent scripted:<path>") from None
+    entries = data.get("entries") if isinstance(data, dict) else data
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise ConfigError(f"{path}: expected a list of entries (or a mapping with `entries:`)",
+                          fix="see specd/demo/scenario.yaml for the format")
+    return entries
+
+
+class ScriptedAgent:
+    name = "scripted"
+
+    def __init__(self, script: Path, ctx: AgentContext) -> None:
+        self.script = script
+        self.entries = load_script(script)
+        self.ctx = ctx
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        progress = request.task_dir / PROGRESS
+        consumed = set(_read_consumed(progress))
+        index, entry = self._match(request, consumed)
+        values = {"task": request.task, "task_dir": str(request.task_dir.relative_to(request.project_root)),
+                  "phase": request.phase or "", "today": date.today().isoformat()}
+
+        def expand(text: str) -> str:
+            return Template(text).safe_substitute(values)
+
+        for raw_path, content in (entry.get("writes") or {}).items():
+            target = request.project_root / expand(raw_path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(expand(str(content)), encoding="utf-8")
+        for raw_path, content in (entry.get("appends") or {}).items():
+            target = request.project_root / expand(raw_path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with target.open("a", encoding="utf-8") as handle:
+                handle.write(expand(str(content)))
+        usage = Usage.from_dict(entry.get("usage"))
+        if usage.total_tokens:
+            self.ctx.events.emit("usage", step=request.step, **usage.as_dict())
+        if not entry.get("sticky"):
+            atomic.write_json(progress, {"script": str(self.script), "consumed": sorted(consumed | {index})})
+        if entry.get("fail"):
+            raise AgentFailed(expand(str(entry["fail"])), usage)
+        return AgentResult(outcome=str(entry.get("outcome", "done")), summary=expand(str(entry.get("summary", ""))),
+                           usage=usage, data=dict(entry.get("data") or {}))
+
+    def _match(self, request: AgentRequest, consumed: set[int]) -> tuple[int, dict[str, Any]]:
+        seen = {"step": request.step, "pipeline": request.pipeline, "phase": request.phase or "",
+                "kind": request.kind}
+        for index, entry in enumerate(self.entries):
+            if index in consumed and not entry.get("sticky"):
+                continue
+            wanted = entry.get("match") or {}
+            if all(str(seen.get(key)) == str(value) for key, value in wanted.items()):
+                return index, entry
+        raise AgentFailed(f"the agent script {self.script} has no entry left for {request.kind} "
+                          f"{request.step!r} (pipeline {request.pipeline}, phase {request.phase or '-'})")
+
+
+def _read_consumed(path: Path) -> list[int]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return [int(i) for i in data.get("consumed", [])]
+    except (OSError, ValueError, AttributeError):
+        return []

@@ -1,0 +1,70 @@
+"""`specd continue`."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from specd.commands.common import project_from
+from specd.errors import UsageError
+from specd.events import EventBus
+from specd.human import Human
+from specd.project import Project
+from specd.runner import run_task
+
+
+def mode_options(func: click.decorators.FC) -> click.decorators.FC:
+    for flag, help_text in (("--auto", "No gates; stops on failure, on a 'stop' outcome, or when done."),
+                            ("--semi-auto", "Gate only before steps with pause_in_semi_auto."),
+                            ("--interactive", "Gate before every step (the default).")):
+        func = click.option(flag, "mode", flag_value=flag[2:], help=help_text)(func)
+    return func
+
+
+@click.command("continue")
+@click.argument("task", required=False)
+@mode_options
+@click.option("--agent", "agent_spec", metavar="SPEC",
+              help="anthropic | 'cmd:<shell command>' | 'scripted:<script.yaml>' (default: the pipeline's agent).")
+@click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop before the run costs more.")
+@click.option("--quiet", "-q", is_flag=True, help="Only warnings, failures and the final summary.")
+@click.pass_context
+def continue_(ctx: click.Context, task: str | None, mode: str | None, agent_spec: str | None,
+              max_cost: float | None, quiet: bool) -> int:
+    """Run TASK's pipeline from where it stands, until it completes, fails, or
+    needs a human.
+
+    Gates (interactive, semi-auto) read answers from the terminal, or one line
+    at a time from stdin when it is not a terminal: proceed, skip, back,
+    jump <step>, stop. End of input at a gate stops the run (exit 3).
+
+    Exit codes: 0 complete, 1 a step or hook failed (BLOCKED), 2 bad input,
+    3 waiting for a human, 130 interrupted (resume with `specd continue`).
+    """
+    project = project_from(ctx)
+    task = task or _pick_task(project)
+    from specd.ui.human import StreamHuman
+    from specd.ui.live import LiveView
+
+    def human_for(mode: str) -> Human:
+        return StreamHuman()
+
+    bus = EventBus(LiveView(quiet=quiet))
+    return run_task(project, task, mode_flag=mode, agent_spec=agent_spec, human_for=human_for, events=bus,
+                    max_cost=max_cost)
+
+
+def _pick_task(project: Project) -> str:
+    from specd.status import all_status
+
+    open_tasks: list[str] = [str(row["task"]) for row in all_status(project) if row["status"] != "COMPLETE"]
+    if not open_tasks:
+        raise UsageError(f"no unfinished tasks in {project.tasks_dir}",
+                         fix='create one with `specd new <task> --description "..."`')
+    if sys.stdin.isatty():
+        if len(open_tasks) == 1:
+            return str(open_tasks[0])
+        return str(click.prompt("task", type=click.Choice(open_tasks), default=open_tasks[0]))
+    raise UsageError("which task? unfinished tasks: " + ", ".join(open_tasks),
+                     fix=f"name one: `specd continue {open_tasks[0]}`")

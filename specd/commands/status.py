@@ -1,0 +1,32 @@
+"""`specd status`."""
+
+from __future__ import annotations
+
+import click
+
+from specd.commands.common import emit_json, project_from
+from specd.status import all_status, task_status
+
+
+@click.command()
+@click.argument("task", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.pass_context
+def status(ctx: click.Context, task: str | None, as_json: bool) -> int:
+    """Show every task's status, next step and phase, or one TASK in detail.
+
+    Statuses: NOT_STARTED, IN_PROGRESS, WAITING_FOR_HUMAN, BLOCKED, COMPLETE,
+    FAILED, ABORTED. A run whose process died is reported as such.
+    """
+    project = project_from(ctx)
+    data = task_status(project, task) if task else all_status(project)
+    if as_json:
+        emit_json(data)
+        return 0
+    from specd.ui.status import render_task, render_tasks
+
+    if isinstance(data, list):
+        render_tasks(data, project.tasks_dir)
+    else:
+        render_task(data)
+    return 0

@@ -1,0 +1,98 @@
+"""Turning a step or a hook into work: agent requests, `run:` subprocesses, results.
+
+The brain decides *what* runs; this module knows *how*.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from specd.agents.base import Agent, AgentFailed, AgentRequest, AgentResult, Budget, Kind, Usage
+from specd.agents.command import specd_env
+from specd.agents.proc import run_group, transcript_path
+from specd.agents.prompt import render_prompt
+from specd.pipeline.model import DEFAULT_HOOK_TIMEOUT, PipelineConfig, Step
+from specd.pipeline.resolve import ResolvedHook, resolve_workflow
+from specd.project import Project
+from specd.workflow import Workflow, load_workflow
+
+
+@dataclass(frozen=True)
+class HookResult:
+    ok: bool
+    reason: str = ""
+    output: str = ""
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass
+class Dispatcher:
+    project: Project
+    task: str
+    task_dir: Path
+    config: PipelineConfig
+    agent: Agent
+    mode: str
+    run_id: str
+    budget: Callable[[], Budget]
+    extra: Callable[[Step, str | None], dict[str, str]] = lambda step, phase: {}
+
+    def workflow(self, step: Step) -> Workflow:
+        assert step.workflow is not None
+        where = f"{self.config.source}: {step.where}.workflow"
+        return load_workflow(resolve_workflow(step.workflow, self.project, where=where).path)
+
+    def allowed(self, step: Step) -> tuple[str, ...]:
+        return tuple(dict.fromkeys([*self.workflow(step).outcomes, *step.outcomes, "done"]))
+
+    def step(self, step: Step, pipeline: str, phase: str | None, conversation: str, attempt: int) -> AgentResult:
+        workflow = self.workflow(step)
+        return self.agent.run(self._request(step, pipeline, phase, "step", workflow, self.allowed(step),
+                                            conversation, attempt))
+
+    def hook(self, hook: ResolvedHook, step: Step, pipeline: str, phase: str | None,
+             conversation: str) -> HookResult:
+        if hook.spec.run:
+            return self._run_hook(hook, step, pipeline, phase)
+        assert hook.path is not None
+        conv = conversation if hook.spec.mode == "inline" else f"{conversation}.{hook.point}-hook"
+        request = self._request(step, pipeline, phase, "hook", load_workflow(hook.path), ("done", "fail"), conv, 1)
+        try:
+            result = self.agent.run(request)
+        except AgentFailed as exc:
+            return HookResult(False, exc.reason, usage=exc.usage)
+        ok = result.outcome != "fail"
+        return HookResult(ok, "" if ok else (result.summary or "the hook reported outcome fail"),
+                          result.summary, result.usage)
+
+    def _request(self, step: Step, pipeline: str, phase: str | None, kind: Kind, workflow: Workflow,
+                 outcomes: tuple[str, ...], conversation: str, attempt: int) -> AgentRequest:
+        prompt = render_prompt(task=self.task, task_dir=self.task_dir, project_root=self.project.root,
+                               step=step.name, pipeline=pipeline, phase=phase, kind=kind, workflow=workflow,
+                               outcomes=outcomes, mode=self.mode, extra=self.extra(step, phase))
+        return AgentRequest(
+            task=self.task, task_dir=self.task_dir, project_root=self.project.root, step=step.name,
+            pipeline=pipeline, phase=phase, kind=kind, workflow=workflow.path, prompt=prompt, outcomes=outcomes,
+            mode=self.mode, run_id=self.run_id, conversation=conversation, attempt=attempt, budget=self.budget(),
+            model=step.model, max_turns=step.max_turns, context_files=workflow.context,
+            settings=self.config.agent, frontmatter=workflow.meta,
+        )
+
+    def _run_hook(self, hook: ResolvedHook, step: Step, pipeline: str, phase: str | None) -> HookResult:
+        assert hook.spec.run is not None
+        timeout = hook.spec.timeout or DEFAULT_HOOK_TIMEOUT
+        log = transcript_path(self.task_dir, self.run_id, f"{step.name}-{hook.point}-hook", ".log")
+        env = {**os.environ, **specd_env(task=self.task, task_dir=self.task_dir, step=step.name, pipeline=pipeline,
+                                         phase=phase, kind="hook", mode=self.mode, workflow="", result="",
+                                         run_id=self.run_id)}
+        outcome = run_group(hook.spec.run, cwd=self.project.root, env=env, stdin=None, log=log, timeout=timeout)
+        output = outcome.tail(4000)
+        if outcome.timed_out:
+            return HookResult(False, f"timed out after {timeout:g} s", output)
+        if outcome.returncode != 0:
+            return HookResult(False, f"exited with status {outcome.returncode}", output)
+        return HookResult(True, "", output)
+

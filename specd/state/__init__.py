@@ -1,0 +1,1 @@
+"""Run state: the engine's durable record of where a task stands."""

@@ -1,0 +1,87 @@
+"""The run state record (``.pipeline-state.json``), as plain dataclasses.
+
+Statuses: IN_PROGRESS, WAITING_FOR_HUMAN, BLOCKED (resumable once fixed),
+COMPLETE, FAILED, CANCELLED, ABORTED (interrupted; resumable).
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+STATE_VERSION = 1
+RESUMABLE = ("IN_PROGRESS", "WAITING_FOR_HUMAN", "BLOCKED", "ABORTED", "FAILED")
+# The parts of one step, in the order they run; a resumed step continues after the last one done.
+STAGES = ("pre-step", "pre", "step", "post", "post-step")
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+
+
+@dataclass
+class Frame:
+    """One level of the cursor stack: a pipeline, the step index in it, the phase."""
+
+    pipeline: str
+    index: int = 0
+    phase: str | None = None
+    visits: dict[str, int] = field(default_factory=dict)  # per step, for this pipeline iteration
+
+
+@dataclass
+class Current:
+    """The step being run now, so a crash resumes exactly here."""
+
+    step: str
+    pipeline: str
+    phase: str | None
+    visit: int
+    attempt: int = 0  # dispatches of the step itself so far (a crash or failure means another)
+    completed: list[str] = field(default_factory=list)  # stages from STAGES that finished
+    outcome: str | None = None
+    summary: str = ""
+    started_at: str = field(default_factory=now)
+    snapshot: dict[str, str] = field(default_factory=dict)  # task files' sha256 before the step
+
+
+@dataclass
+class RunState:
+    task: str
+    run_id: str = field(default_factory=new_run_id)
+    pipeline_digest: str = ""
+    pipeline_source: str = ""
+    mode: str = "interactive"
+    status: str = "IN_PROGRESS"
+    reason: str = ""  # why it stopped: the failure, the gate, the budget
+    waiting: dict[str, Any] | None = None  # what a human must look at: {kind, step}
+    started_at: str = field(default_factory=now)
+    updated_at: str = field(default_factory=now)
+    heartbeat_at: str = field(default_factory=now)
+    cursor: list[Frame] = field(default_factory=lambda: [Frame("main")])
+    current: Current | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    failures: list[dict[str, Any]] = field(default_factory=list)
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)  # gates and human decisions
+    notes: list[str] = field(default_factory=list)
+    phases_completed: list[str] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)  # run totals
+    version: int = STATE_VERSION
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunState:
+        data = dict(data)
+        data["cursor"] = [Frame(**f) for f in data.get("cursor", [])]
+        if data.get("current"):
+            data["current"] = Current(**data["current"])
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})

@@ -1,0 +1,97 @@
+"""Task folders: ``.specd/tasks/<task>/`` with its documents and specdacular's config.json."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import date
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from specd.errors import TaskError
+from specd.project import Project
+from specd.resources import builtin_dir
+from specd.state import atomic
+
+SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+DOCUMENTS = ("FEATURE.md", "CONTEXT.md", "DECISIONS.md", "CHANGELOG.md", "STATE.md")
+# The stage a built-in step moves the task to, when neither the step nor its workflow says.
+DEFAULT_STAGES = {"discuss": "discussion", "research": "research", "plan": "planning",
+                  "execute": "execution", "review": "review", "revise": "review"}
+
+
+def check_name(name: str) -> None:
+    if not SLUG.match(name) or ".." in name:
+        suggestion = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-.") or "my-task"
+        raise TaskError(
+            f"{name!r} is not a valid task name: use lowercase letters, digits, '-', '_' or '.' "
+            "(no '/', '..' or spaces; at most 64 characters)",
+            fix=f"try `{suggestion}`",
+        )
+
+
+def task_dir(project: Project, name: str) -> Path:
+    check_name(name)
+    return project.tasks_dir / name
+
+
+def existing_task(project: Project, name: str) -> Path:
+    folder = task_dir(project, name)
+    if not (folder / "config.json").is_file():
+        known = list_tasks(project)
+        raise TaskError(
+            f"no task {name!r} in {project.tasks_dir}",
+            fix=f"create it with `specd new {name}`" + (f", or use one of: {', '.join(known)}" if known else ""),
+        )
+    return folder
+
+
+def list_tasks(project: Project) -> list[str]:
+    if not project.tasks_dir.is_dir():
+        return []
+    return sorted(p.name for p in project.tasks_dir.iterdir() if (p / "config.json").is_file())
+
+
+def create_task(project: Project, name: str, description: str) -> Path:
+    folder = task_dir(project, name)
+    if folder.exists():
+        raise TaskError(f"task {name!r} already exists at {folder}",
+                        fix=f"pick another name, or continue it with `specd continue {name}`")
+    folder.mkdir(parents=True)
+    values = {"task": name, "description": description or "(describe the feature here)",
+              "created": date.today().isoformat()}
+    for doc in DOCUMENTS:
+        template = builtin_dir("templates") / doc
+        text = Template(template.read_text(encoding="utf-8")).safe_substitute(values)
+        atomic.write_text(folder / doc, text)
+    atomic.write_json(folder / "config.json", {
+        "task_name": name,
+        "created": values["created"],
+        "description": description,
+        "stage": "discussion",
+        "phases": {"total": 0, "completed": 0, "current": None, "current_status": None},
+    })
+    return folder
+
+
+def read_config(folder: Path) -> dict[str, Any]:
+    path = folder / "config.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TaskError(f"{path}: missing", fix="recreate the task with `specd new`") from None
+    except ValueError as exc:
+        raise TaskError(f"{path}: invalid JSON ({exc})", fix="fix the JSON syntax in that file") from None
+    if not isinstance(data, dict):
+        raise TaskError(f"{path}: expected a JSON object", fix="restore the file from git")
+    return data
+
+
+def update_config(folder: Path, *, stage: str | None = None, **phases: Any) -> None:
+    """Keep specdacular's fields current so other tools can read where the task is."""
+    data = read_config(folder)
+    if stage:
+        data["stage"] = stage
+    data.setdefault("phases", {}).update(phases)
+    atomic.write_json(folder / "config.json", data)

@@ -1,0 +1,89 @@
+"""Render the loop's events on the terminal as they happen, and the end-of-run summary."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from rich.markup import escape
+
+from specd.events import Event
+from specd.ui.console import err
+
+
+def _money(value: Any) -> str:
+    return f"${float(value or 0):.4f}"
+
+
+class LiveView:
+    """Prints one line per step and hook; quiet mode keeps only warnings, failures and the summary."""
+
+    def __init__(self, quiet: bool = False) -> None:
+        self.quiet = quiet
+        self.started = time.monotonic()
+        self.step_started = self.started
+        self.steps: list[str] = []
+        self.task = ""
+
+    def __call__(self, event: Event) -> None:
+        data = event.data
+        handler = getattr(self, f"on_{event.kind}", None)
+        if handler is not None:
+            handler(data)
+
+    def _say(self, text: str, *, always: bool = False) -> None:
+        if always or not self.quiet:
+            err().print(text, highlight=False)
+
+    def on_run_started(self, d: dict[str, Any]) -> None:
+        self.task = d["task"]
+        verb = "resuming" if d.get("resumed") else "starting"
+        self._say(f"[bold]{verb}[/bold] {d['task']} (run {d['run_id']}, mode {d['mode']}, agent {d.get('agent')})")
+
+    def on_step_started(self, d: dict[str, Any]) -> None:
+        self.step_started = time.monotonic()
+        phase = f" phase {d['phase']}" if d.get("phase") else ""
+        attempt = f" (attempt {d['attempt']})" if d.get("attempt", 1) > 1 else ""
+        self._say(f"[cyan]▶[/cyan] {d['step']}{phase}{attempt} …")
+
+    def on_step_finished(self, d: dict[str, Any]) -> None:
+        took = time.monotonic() - self.step_started
+        usage = d.get("usage") or {}
+        tokens = sum(v for k, v in usage.items() if k.endswith("tokens"))
+        cost = f", {tokens} tokens, {_money(usage.get('cost_usd'))}" if tokens else ""
+        phase = f" phase {d['phase']}" if d.get("phase") else ""
+        self.steps.append(f"{d['step']}{phase} → {d['outcome']}")
+        self._say(f"[green]✔[/green] {d['step']}{phase} → [bold]{d['outcome']}[/bold] ({took:.1f}s{cost})"
+                  + (f"  [dim]{escape(d['summary'][:100])}[/dim]" if d.get("summary") else ""))
+
+    def on_step_skipped(self, d: dict[str, Any]) -> None:
+        self._say(f"[dim]– {d['step']} skipped ({d['reason']})[/dim]")
+
+    def on_hook_finished(self, d: dict[str, Any]) -> None:
+        if d["ok"]:
+            self._say(f"  [green]hook[/green] {d['point']} {escape(d['hook'])} ok")
+            return
+        kind = "optional hook" if d.get("optional") else "hook"
+        colour = "yellow" if d.get("optional") else "red"
+        self._say(f"  [{colour}]{kind} {d['point']} {escape(d['hook'])} failed: {escape(d['reason'])}[/{colour}]",
+                  always=True)
+        if d.get("output"):
+            self._say(f"[dim]{escape(d['output'][-1500:])}[/dim]", always=True)
+
+    def on_notice(self, d: dict[str, Any]) -> None:
+        self._say(f"[blue]note:[/blue] {escape(d['message'])}")
+
+    def on_warning(self, d: dict[str, Any]) -> None:
+        self._say(f"[yellow]warning:[/yellow] {escape(d['message'])}", always=True)
+
+    def on_run_finished(self, d: dict[str, Any]) -> None:
+        took = time.monotonic() - self.started
+        usage = d.get("usage") or {}
+        colour = {"COMPLETE": "green", "WAITING_FOR_HUMAN": "yellow", "ABORTED": "yellow"}.get(d["status"], "red")
+        self._say(f"\n[bold {colour}]{d['status']}[/bold {colour}] after {took:.1f}s, "
+                  f"{len(self.steps)} steps this run, cost {_money(usage.get('cost_usd'))}", always=True)
+        if d.get("reason"):
+            self._say(f"  {escape(d['reason'])}", always=True)
+        if d["status"] != "COMPLETE":
+            self._say(f"  next: [bold]specd continue {self.task}[/bold]   (see: specd status {self.task})",
+                      always=True)

@@ -1,0 +1,64 @@
+"""Render `specd status` for people."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.markup import escape
+from rich.table import Table
+
+from specd.ui.console import out
+
+COLOURS = {"COMPLETE": "green", "IN_PROGRESS": "cyan", "WAITING_FOR_HUMAN": "yellow", "ABORTED": "yellow",
+           "BLOCKED": "red", "FAILED": "red", "ERROR": "red", "NOT_STARTED": "dim"}
+
+
+def _status(row: dict[str, Any]) -> str:
+    colour = COLOURS.get(row["status"], "white")
+    return f"[{colour}]{row['status']}[/{colour}]"
+
+
+def _next(nxt: dict[str, Any] | None) -> tuple[str, str]:
+    if not nxt:
+        return "-", "-"
+    return nxt["step"], nxt.get("phase") or "-"
+
+
+def render_tasks(rows: list[dict[str, Any]], tasks_dir: Path) -> None:
+    if not rows:
+        out().print(f"no tasks in {tasks_dir}; create one with `specd new <task> --description \"...\"`")
+        return
+    table = Table("task", "status", "next step", "phase", "cost", "updated")
+    for row in rows:
+        step, phase = _next(row.get("next"))
+        cost = (row.get("usage") or {}).get("cost_usd")
+        table.add_row(row["task"], _status(row), step, phase, f"${cost:.4f}" if cost else "-",
+                      row.get("updated_at") or "-")
+    out().print(table)
+
+
+def render_task(view: dict[str, Any]) -> None:
+    step, phase = _next(view.get("next"))
+    out().print(f"[bold]{view['task']}[/bold]  {_status(view)}  stage {view.get('stage') or '-'}")
+    for key in ("reason", "status_note"):
+        if view.get(key):
+            out().print(f"  {escape(view[key])}")
+    out().print(f"  next: {step} (phase {phase})   phases: {', '.join(view.get('phases') or []) or '-'}")
+    history = view.get("history") or []
+    if history:
+        table = Table("#", "step", "phase", "kind", "outcome", "tokens", "cost", "summary")
+        for i, entry in enumerate(history, 1):
+            usage = entry.get("usage") or {}
+            tokens = sum(v for k, v in usage.items() if k.endswith("tokens"))
+            name = entry["step"] + (f" [dim]({escape(entry['hook'])})[/dim]" if entry.get("hook") else "")
+            table.add_row(str(i), name, entry.get("phase") or "-", entry["kind"], entry["outcome"],
+                          str(tokens or "-"), f"${usage.get('cost_usd', 0):.4f}",
+                          escape((entry.get("summary") or "")[:60]))
+        out().print(table)
+    usage = view.get("usage") or {}
+    if usage:
+        out().print(f"  run cost ${usage.get('cost_usd', 0):.4f}; tokens in {usage.get('input_tokens', 0)}, "
+                    f"out {usage.get('output_tokens', 0)}, cache read {usage.get('cache_read_input_tokens', 0)}")
+    if view["status"] not in ("COMPLETE", "NOT_STARTED"):
+        out().print(f"  resume with: specd continue {view['task']}")
