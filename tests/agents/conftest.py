@@ -22,7 +22,8 @@ from specd.human import GateAnswer, GateInfo
 
 SECRET = "sk-ant-test-SECRET123"
 _spec = importlib.util.spec_from_file_location("fake_anthropic", Path(__file__).parents[1] / "fake_anthropic.py")
-assert _spec and _spec.loader
+assert _spec
+assert _spec.loader
 fake = importlib.util.module_from_spec(_spec)
 sys.modules["fake_anthropic"] = fake
 _spec.loader.exec_module(fake)

@@ -27,9 +27,11 @@ def test_read_write_command_and_complete_with_revise(project: Any, server: Any, 
                            "issues": [{"severity": "major", "description": "wrong value", "file": "src/app.py"}]}
     assert (project.root / "NOTES.md").read_text() == "main returns 1\n"
     read, wrote, ran = (fake.tool_results(server.bodies[i])[0] for i in (1, 2, 3))
-    assert "def main()" in read["content"] and not read["is_error"]
+    assert "def main()" in read["content"]
+    assert not read["is_error"]
     assert "wrote NOTES.md" in wrote["content"]
-    assert "checks ok" in ran["content"] and "exit code 0" in ran["content"]
+    assert "checks ok" in ran["content"]
+    assert "exit code 0" in ran["content"]
     tools = [e.data["tool"] for e in events if e.kind == "agent_tool"]
     assert tools == ["read_file", "write_file", "run_command", "complete_step"]
     assert [e.data["text"] for e in events if e.kind == "agent_text"] == ["Reading the code."]
@@ -39,12 +41,15 @@ def test_request_shape_and_first_turn(project: Any, server: Any, make_agent: Any
     server.push(fake.complete())
     make_agent(model="claude-opus-5-5").run(project.request(max_turns=3))
     body, headers = server.bodies[0], server.requests[0]["headers"]
-    assert body["model"] == "claude-opus-5-5" and body["stream"] is True
+    assert body["model"] == "claude-opus-5-5"
+    assert body["stream"] is True
     assert headers["authorization"] == "Bearer sk-ant-test-SECRET123"
     assert {t["name"] for t in body["tools"]} >= {"read_file", "edit_file", "search_files", "complete_step"}
-    assert "temperature" not in body and "top_p" not in body  # removed from the 2.x API
+    assert "temperature" not in body
+    assert "top_p" not in body
     context, workflow = body["messages"][0]["content"]
-    assert '<file path=".specd/tasks/t/FEATURE.md">' in context["text"] and "Add CSV export." in context["text"]
+    assert '<file path=".specd/tasks/t/FEATURE.md">' in context["text"]
+    assert "Add CSV export." in context["text"]
     assert "Allowed outcomes for complete_step: approve, revise, done" in workflow["text"]
     assert "# Review" in workflow["text"]
     assert str(project.root) in body["system"][0]["text"]
@@ -68,7 +73,8 @@ def test_edit_list_and_search(project: Any, server: Any, make_agent: Any) -> Non
     edit, missing, listed, searched = fake.tool_results(server.bodies[1])
     assert (project.root / "src" / "app.py").read_text() == "def main():\n    return 2\n"
     assert not edit["is_error"]
-    assert missing["is_error"] and "occurs 0 times" in missing["content"]
+    assert missing["is_error"]
+    assert "occurs 0 times" in missing["content"]
     assert listed["content"] == "src/app.py"
     assert searched["content"] == "src/app.py:2:     return 2"
 
@@ -77,7 +83,8 @@ def test_max_turns_fails_and_keeps_transcript(project: Any, server: Any, make_ag
     server.push(*[fake.message(fake.tool("list_files", pattern="*")) for _ in range(2)])
     with pytest.raises(AgentFailed, match="within 2 turns") as failure:
         make_agent().run(project.request(max_turns=2))
-    assert failure.value.transcript is not None and failure.value.transcript.is_file()
+    assert failure.value.transcript is not None
+    assert failure.value.transcript.is_file()
     assert failure.value.usage.output_tokens > 0
 
 
@@ -90,7 +97,8 @@ def test_transcript_and_conversation_files(project: Any, server: Any, make_agent
     assert [r["type"] for r in records] == ["request", "response", "tool", "request", "response", "tool",
                                             "complete"]
     saved = json.loads((run_dir / "review.conversation.json").read_text())
-    assert saved["status"] == "closed" and len(saved["messages"]) == 5
+    assert saved["status"] == "closed"
+    assert len(saved["messages"]) == 5
     # A hook's transcript gets the next number.
     server.push(fake.complete())
     hook = make_agent().run(project.request(kind="hook", conversation="hook-1"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import shlex
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -23,10 +24,11 @@ class Refused(Exception):
 # corrupt the run it is part of.
 _STATE_PATTERNS = (".pipeline-state.*", "events.jsonl", "*.lock", "heartbeat*")
 _SECRET_ENV = re.compile(r"(^ANTHROPIC_API_KEY$|_API_KEY$|_TOKEN$|_SECRET$|PASSWORD|_CREDENTIALS$)", re.I)
-# A pattern such as "pytest*" must not approve "pytest; rm -rf ~": commands
-# that chain or redirect are never allowlisted, whatever they start with.
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})  # noise, or refused anyway
-_SHELL_META = re.compile(r"[;&|`<>\n]|\$\(")
+# A pattern such as "pytest*" must not approve "pytest; rm -rf ~": commands
+# that chain, redirect or substitute are never allowlisted, whatever they start
+# with. Substitution runs even inside double quotes, so it is checked on the raw line.
+_SUBSTITUTION = re.compile(r"`|\$\(|\n")
 
 
 class Sandbox:
@@ -78,9 +80,18 @@ class Sandbox:
 
 def command_allowed(command: str, patterns: Iterable[str]) -> bool:
     line = command.strip()
-    if _SHELL_META.search(line):
+    if _SUBSTITUTION.search(line) or _chains(line):
         return False
     return any(fnmatch.fnmatchcase(line, pattern) for pattern in patterns)
+
+
+def _chains(line: str) -> bool:
+    """True if the line has a shell operator outside quotes (or cannot be parsed)."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    try:
+        return any(token and set(token) <= set("();<>|&") for token in lexer)
+    except ValueError:
+        return True
 
 
 def command_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
