@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from specd import cursor, phases, records
+from specd import cursor, gates, phases, records
 from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
 from specd.dispatch import Dispatcher
 from specd.events import EventBus
-from specd.human import GateInfo, Human
+from specd.human import Human
 from specd.modes import needs_gate
 from specd.pipeline.model import PipelineConfig, Step
 from specd.pipeline.resolve import global_hook, step_hook
@@ -82,41 +82,13 @@ class Brain:
             raise Stop("WAITING_FOR_HUMAN", 3, f"step {step.name!r} reached max_visits ({limit}) in this "
                        f"iteration; look at the task, then `specd continue` allows {limit} more",
                        {"kind": "max_visits", "step": step.name})
-        if needs_gate(self.mode, step) and not self._gate(frame, step):
+        if needs_gate(self.mode, step) and not gates.ask(self, frame, step):
             return None
         frame.visits[step.name] = visit
         self.state.current = Current(step.name, frame.pipeline, frame.phase, visit,
                                      snapshot=records.snapshot(self.store.task_dir))
         self.store.save(self.state)
         return self.state.current
-
-    def _gate(self, frame: Frame, step: Step) -> bool:
-        workflow = self.dispatcher.workflow(step)
-        steps = tuple(s.name for s in self.config.steps(frame.pipeline))
-        info = GateInfo(self.task, step.name, frame.pipeline, frame.phase, step.description or workflow.description,
-                        str(workflow.path), self._position(frame), steps)
-        self.events.emit("gate", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
-                         description=info.description)
-        answer = self.human.gate(info)
-        self.state.checkpoints.append({"at": now(), "step": step.name, "phase": frame.phase,
-                                       "answer": answer.action + (f" {answer.target}" if answer.target else "")})
-        if answer.action == "proceed":
-            return True
-        if answer.action == "stop":
-            raise Stop("WAITING_FOR_HUMAN", 3, f"stopped at the gate before {step.name!r}",
-                       {"kind": "gate", "step": step.name})
-        if answer.action == "skip":
-            cur = Current(step.name, frame.pipeline, frame.phase, frame.visits.get(step.name, 0))
-            self.state.history.append(records.entry(cur, kind="step", outcome="skipped", summary="skipped at gate"))
-            self.events.emit("step_skipped", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
-                             reason="skipped at the gate")
-            frame.index += 1
-        elif answer.action == "jump" and answer.target in steps:
-            cursor.route(frame, self.config, step, answer.target)
-        elif answer.action == "back" and not cursor.back(frame, self.config):
-            self.events.emit("notice", message=f"{step.name!r} is the first step of {frame.pipeline}; staying")
-        self.store.save(self.state)
-        return False
 
     def _run_stage(self, stage: str, frame: Frame, step: Step, cur: Current) -> None:
         conversation = f"{frame.pipeline}.{step.name}.{frame.phase or '-'}.v{cur.visit}"
@@ -197,10 +169,6 @@ class Brain:
 
     def _next_phase(self, after: str | None) -> phases.Phase | None:
         return phases.next_phase(self.store.task_dir, after)
-
-    def _position(self, frame: Frame) -> str:
-        done = sum(1 for h in self.state.history if h["kind"] == "step")
-        return f"{done} steps done; pipeline {frame.pipeline}" + (f", phase {frame.phase}" if frame.phase else "")
 
     def _sync_config(self, frame: Frame, step: Step) -> None:
         stage = step.stage or DEFAULT_STAGES.get(step.name)

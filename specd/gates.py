@@ -1,0 +1,48 @@
+"""The gate before a step: show where the task stands, then act on the human's answer."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from specd import cursor, records
+from specd.human import GateInfo
+from specd.pipeline.model import Step
+from specd.state.model import Current, Frame, now
+
+if TYPE_CHECKING:
+    from specd.brain import Brain
+
+
+def ask(brain: Brain, frame: Frame, step: Step) -> bool:
+    """True to run the step; False when the cursor moved (skip, back, jump). Stop raises."""
+    from specd.brain import Stop
+
+    state = brain.state
+    workflow = brain.dispatcher.workflow(step)
+    steps = tuple(s.name for s in brain.config.steps(frame.pipeline))
+    done = sum(1 for h in state.history if h["kind"] == "step")
+    position = f"{done} steps done so far; pipeline {frame.pipeline}" + (f", phase {frame.phase}" if frame.phase else "")
+    info = GateInfo(brain.task, step.name, frame.pipeline, frame.phase, step.description or workflow.description,
+                    str(workflow.path), position, steps)
+    brain.events.emit("gate", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
+                      description=info.description)
+    answer = brain.human.gate(info)
+    state.checkpoints.append({"at": now(), "step": step.name, "phase": frame.phase,
+                              "answer": answer.action + (f" {answer.target}" if answer.target else "")})
+    if answer.action == "proceed":
+        return True
+    if answer.action == "stop":
+        raise Stop("WAITING_FOR_HUMAN", 3, f"stopped at the gate before {step.name!r}",
+                   {"kind": "gate", "step": step.name})
+    if answer.action == "skip":
+        cur = Current(step.name, frame.pipeline, frame.phase, frame.visits.get(step.name, 0))
+        state.history.append(records.entry(cur, kind="step", outcome="skipped", summary="skipped at the gate"))
+        brain.events.emit("step_skipped", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
+                          reason="skipped at the gate")
+        frame.index += 1
+    elif answer.action == "jump" and answer.target in steps:
+        cursor.route(frame, brain.config, step, answer.target)
+    elif answer.action == "back" and not cursor.back(frame, brain.config):
+        brain.events.emit("notice", message=f"{step.name!r} is the first step of {frame.pipeline}; staying")
+    brain.store.save(state)
+    return False
