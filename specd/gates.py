@@ -21,7 +21,8 @@ def ask(brain: Brain, frame: Frame, step: Step) -> bool:
     workflow = brain.dispatcher.workflow(step)
     steps = tuple(s.name for s in brain.config.steps(frame.pipeline))
     done = sum(1 for h in state.history if h["kind"] == "step")
-    position = f"{done} steps done so far; pipeline {frame.pipeline}" + (f", phase {frame.phase}" if frame.phase else "")
+    position = f"{done} steps done so far; pipeline {frame.pipeline}"
+    position += f", phase {frame.phase}" if frame.phase else ""
     info = GateInfo(brain.task, step.name, frame.pipeline, frame.phase, step.description or workflow.description,
                     str(workflow.path), position, steps)
     brain.events.emit("gate", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
