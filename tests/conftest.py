@@ -1,0 +1,88 @@
+"""Shared fixtures: a project folder in tmp_path and an in-process `specd` runner.
+
+The runner goes through ``specd.cli.main`` (the real error boundary), so exit
+codes are the ones a user sees. An unexpected exception is not caught: it
+fails the test, which is how in-process tests catch a would-be traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+RunCli = Callable[..., Result]
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> RunCli:
+    """``run_cli("pipeline", "show", "--json", cwd=path)`` → Result(code, out, err)."""
+    from specd.cli import main
+
+    def run(*args: str, cwd: Path | None = None) -> Result:
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        capsys.readouterr()  # drop anything printed before this call
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        else:  # main always exits; reaching here is itself a bug worth seeing
+            code = -1
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return run
+
+
+class ProjectDir:
+    """A project folder holding ``.specd/``, with helpers to write files into it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.specd = root / ".specd"
+        self.specd.mkdir(parents=True, exist_ok=True)
+
+    def pipeline(self, data: Any, fmt: str = "json") -> Path:
+        """Write ``data`` as ``.specd/pipeline.<fmt>`` (json, yaml, yml); a str is written verbatim."""
+        if isinstance(data, str):
+            text = data
+        elif fmt == "json":
+            text = json.dumps(data, indent=2)
+        else:
+            text = yaml.safe_dump(data, sort_keys=False)
+        return self.file(f".specd/pipeline.{fmt}", text)
+
+    def file(self, relpath: str, text: str = "# A workflow\n\nDo the thing, then stop.\n") -> Path:
+        path = self.root / relpath
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+
+@pytest.fixture
+def make_project(tmp_path: Path) -> Callable[[str], ProjectDir]:
+    """``make_project("name")`` → a new project at ``tmp_path/name`` (or a path relative to it)."""
+    return lambda name: ProjectDir(tmp_path / name)
+
+
+@pytest.fixture
+def project(make_project: Callable[[str], ProjectDir]) -> ProjectDir:
+    """An empty project: ``tmp_path/proj`` holding an empty ``.specd/``."""
+    return make_project("proj")
