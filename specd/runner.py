@@ -9,6 +9,7 @@ from dataclasses import replace
 from types import FrameType
 from typing import Any
 
+from specd import git
 from specd.agents.base import AgentContext, Budget, Usage
 from specd.agents.factory import make_agent
 from specd.brain import Brain
@@ -29,8 +30,7 @@ BUDGET_KEYS = ("max_cost_usd", "max_tokens", "max_step_cost_usd", "max_step_toke
 
 
 def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: str | None,
-             human_for: Callable[[str], Human], events: EventBus, max_cost: float | None = None,
-             extra: Callable[..., dict[str, str]] | None = None) -> int:
+             human_for: Callable[[str], Human], events: EventBus, max_cost: float | None = None) -> int:
     task_dir = existing_task(project, task)
     config = load_pipeline(project)
     for warning in config.warnings:
@@ -55,8 +55,9 @@ def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: 
             return replace(limits, run_spent=Usage.from_dict(state.usage))
 
         dispatcher = Dispatcher(project, task, task_dir, config, agent, mode, state.run_id, budget)
-        if extra is not None:
-            dispatcher.extra = extra
+        if git.is_repo(project.root):
+            events.subscribe(git.GitRecorder(project, task, task_dir, events))
+            dispatcher.extra = lambda step, phase: git.phase_context(project.root, task_dir, phase)
         events.emit("run_started", task=task, run_id=state.run_id, mode=mode, resumed=resumed,
                     agent=getattr(agent, "name", "agent"))
         store.save(state)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from rich.markup import escape
+
 from specd.human import GateAnswer, GateInfo
 from specd.ui.console import err
 
@@ -44,7 +46,7 @@ class StreamHuman:
             err().print(f"  next: {info.description}", markup=False)
         err().print(f"  workflow: {info.workflow}", markup=False)
         while True:
-            line = self._line(f"  {CHOICES} > ")
+            line = self._line(f"  {escape(CHOICES)} > ")
             if line is None:
                 return GateAnswer("stop")
             word, _, rest = line.partition(" ")
@@ -65,5 +67,5 @@ class StreamHuman:
 
     def approve_command(self, command: str) -> bool:
         err().print(f"\n[bold cyan]the agent wants to run:[/bold cyan] {command}", highlight=False)
-        answer = self._line("  allow? [y/N] > ")
+        answer = self._line(f"  allow? {escape('[y/N]')} > ")
         return answer is not None and answer.lower() in ("y", "yes")

@@ -24,6 +24,7 @@ class LiveView:
         self.step_started = self.started
         self.steps: list[str] = []
         self.task = ""
+        self.mode_flag = ""
 
     def __call__(self, event: Event) -> None:
         data = event.data
@@ -37,6 +38,7 @@ class LiveView:
 
     def on_run_started(self, d: dict[str, Any]) -> None:
         self.task = d["task"]
+        self.mode_flag = "" if d["mode"] == "interactive" else f" --{d['mode']}"
         verb = "resuming" if d.get("resumed") else "starting"
         self._say(f"[bold]{verb}[/bold] {d['task']} (run {d['run_id']}, mode {d['mode']}, agent {d.get('agent')})")
 
@@ -85,5 +87,5 @@ class LiveView:
         if d.get("reason"):
             self._say(f"  {escape(d['reason'])}", always=True)
         if d["status"] != "COMPLETE":
-            self._say(f"  next: [bold]specd continue {self.task}[/bold]   (see: specd status {self.task})",
-                      always=True)
+            command = f"specd continue {self.task}{self.mode_flag}"
+            self._say(f"  next: [bold]{command}[/bold]   (see: specd status {self.task})", always=True)
