@@ -86,6 +86,11 @@ def project(tmp_path: Path) -> Project:
 
 
 @pytest.fixture
+def scripted_human() -> type[ScriptedHuman]:
+    return ScriptedHuman
+
+
+@pytest.fixture
 def server() -> Iterator[Any]:
     with fake.FakeAnthropic() as srv:
         yield srv

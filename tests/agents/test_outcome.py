@@ -1,0 +1,65 @@
+"""Outcomes: complete_step, the nudge, the Verdict fallback, and failing with a clear message."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import fake_anthropic as fake
+import pytest
+
+from specd.agents.base import AgentFailed
+
+
+def _nudge_text(body: dict[str, Any]) -> str:
+    return " ".join(b.get("text", "") for b in body["messages"][-1]["content"] if b.get("type") == "text")
+
+
+def test_nudge_then_complete(project: Any, server: Any, make_agent: Any) -> None:
+    server.push(fake.message("I think the work is fine."), fake.complete("approve", "looks good"))
+    result = make_agent().run(project.request())
+    assert result.outcome == "approve"
+    assert len(server.bodies) == 2
+    assert "without calling complete_step" in _nudge_text(server.bodies[1])
+    assert "approve, revise, done" in _nudge_text(server.bodies[1])
+
+
+def test_verdict_line_is_the_fallback(project: Any, server: Any, make_agent: Any, events: Any) -> None:
+    review = project.task_dir / "phases" / "phase-01" / "REVIEW.md"
+    review.parent.mkdir(parents=True)
+    review.write_text("# Review: Phase 01\n\n## Findings\n1. wrong value\n\nVerdict: revise\n")
+    server.push(fake.message("Done reviewing."), fake.message("Still done."))
+    result = make_agent().run(project.request(phase="01"))
+    assert result.outcome == "revise"
+    assert result.data["verdict"] == "revise"
+    assert any("Verdict line" in e.data["message"] for e in events if e.kind == "warning")
+
+
+def test_no_complete_step_and_no_verdict_fails_saying_so(project: Any, server: Any, make_agent: Any) -> None:
+    server.push(fake.message("Done."), fake.message("Really done."))
+    with pytest.raises(AgentFailed, match="without calling complete_step, even after a reminder") as failure:
+        make_agent().run(project.request())
+    assert "REVIEW.md" in failure.value.reason
+    assert failure.value.transcript is not None
+    assert failure.value.transcript.is_file()
+
+
+def test_verdict_not_among_outcomes_fails(project: Any, server: Any, make_agent: Any) -> None:
+    (project.task_dir / "REVIEW.md").write_text("Verdict: ship-it\n")
+    server.push(fake.message("Done."), fake.message("Done."))
+    with pytest.raises(AgentFailed, match="'Verdict: ship-it' is not an allowed outcome"):
+        make_agent().run(project.request())
+
+
+def test_disallowed_outcome_is_a_tool_error_the_model_can_fix(project: Any, server: Any, make_agent: Any) -> None:
+    server.push(fake.complete("ship", "go"), fake.complete("done", "ok"))
+    result = make_agent().run(project.request())
+    bad = fake.tool_results(server.bodies[1])[0]
+    assert bad["is_error"]
+    assert "approve, revise, done" in bad["content"]
+    assert result.outcome == "done"
+
+
+def test_cut_off_reply_is_continued_not_nudged(project: Any, server: Any, make_agent: Any) -> None:
+    server.push(fake.message("half a thou", stop_reason="max_tokens"), fake.complete())
+    assert make_agent().run(project.request()).outcome == "done"
+    assert "cut off" in _nudge_text(server.bodies[1])
