@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.errors import ConfigError
-from specd.pipeline.model import TARGETS
+from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, TARGETS, hook_specs
 from specd.pipeline.parse import json_path
 
 
@@ -15,7 +15,7 @@ def check_semantics(path: Path, data: dict[str, Any]) -> list[str]:
     pipelines: dict[str, list[dict[str, Any]]] = data["pipelines"]
     problems: list[str] = []
     warnings: list[str] = []
-    for point, spec in (data.get("hooks") or {}).items():
+    for point, spec in hook_specs(data.get("hooks"), GLOBAL_POINTS).items():
         problems += _hook_problems(path, ["hooks", point], spec)
     for name, steps in pipelines.items():
         seen: dict[str, int] = {}
@@ -45,7 +45,10 @@ def check_semantics(path: Path, data: dict[str, Any]) -> list[str]:
                     problems.append(
                         f"{path}: {where}.outcomes.{outcome}: target {target!r} is neither one of "
                         f"{', '.join(TARGETS)} nor a step of pipeline {name!r} ({', '.join(sorted(names))})")
-            for point, spec in (step.get("hooks") or {}).items():
+            if has_ref and step.get("hooks"):
+                warnings.append(f"{label}: hooks on a pipeline reference never run; put them on the steps "
+                                "inside the referenced pipeline")
+            for point, spec in hook_specs(step.get("hooks"), STEP_POINTS).items():
                 problems += _hook_problems(path, ["pipelines", name, i, "hooks", point], spec)
     if not problems:
         problems += _cycles(path, pipelines)

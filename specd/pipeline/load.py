@@ -9,7 +9,7 @@ from typing import Any
 
 from specd.errors import ConfigError
 from specd.pipeline.checks import check_semantics
-from specd.pipeline.model import HookSpec, PipelineConfig, Step, frozen_map
+from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, HookSpec, PipelineConfig, Step, frozen_map, hook_specs
 from specd.pipeline.parse import json_path, read_data
 from specd.pipeline.resolve import resolve_workflow
 from specd.pipeline.schema import check_schema, check_version
@@ -52,7 +52,7 @@ def _build(path: Path, data: dict[str, Any], is_builtin: bool, warnings: tuple[s
         name: tuple(_step(raw, json_path(["pipelines", name, i])) for i, raw in enumerate(steps))
         for name, steps in data["pipelines"].items()
     }
-    hooks = {point: _hook(spec) for point, spec in (data.get("hooks") or {}).items()}
+    hooks = {point: _hook(spec) for point, spec in hook_specs(data.get("hooks"), GLOBAL_POINTS).items()}
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
     return PipelineConfig(
         source=path.resolve(),
@@ -80,7 +80,7 @@ def _step(raw: dict[str, Any], where: str) -> Step:
         enabled=raw.get("enabled", True),
         pause_in_semi_auto=raw.get("pause_in_semi_auto", raw.get("pause", False)),
         description=raw.get("description"),
-        hooks=frozen_map({point: _hook(spec) for point, spec in (raw.get("hooks") or {}).items()}),
+        hooks=frozen_map({point: _hook(spec) for point, spec in hook_specs(raw.get("hooks"), STEP_POINTS).items()}),
         model=raw.get("model"),
         max_turns=raw.get("max_turns"),
         outcomes=frozen_map(raw.get("outcomes")),

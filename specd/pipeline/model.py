@@ -18,6 +18,15 @@ DEFAULT_HOOK_TIMEOUT = 300.0
 TARGETS = ("next", "end", "repeat", "stop", "fail")
 
 
+GLOBAL_POINTS = ("pre-step", "post-step")
+STEP_POINTS = ("pre", "post")
+
+
+def hook_specs(raw: Mapping[str, Any] | None, points: tuple[str, ...]) -> dict[str, Any]:
+    """Only the hook points specd knows; others were already reported as unknown keys."""
+    return {point: spec for point, spec in (raw or {}).items() if point in points}
+
+
 def frozen_map(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(data or {}))
 

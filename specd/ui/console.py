@@ -9,7 +9,10 @@ from rich.console import Console
 
 @cache
 def out() -> Console:
-    return Console(highlight=False)
+    console = Console(highlight=False)
+    if not console.is_terminal:  # piped output: do not cut names at rich's 80-column default
+        console.width = 160
+    return console
 
 
 @cache
