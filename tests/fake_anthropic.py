@@ -151,7 +151,7 @@ class FakeAnthropic:
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
 
     @property
     def url(self) -> str:

@@ -86,7 +86,7 @@ class StepRun:
     def loop(self) -> AgentResult:
         nudged = False
         for _ in range(self.max_turns):
-            if self.conv.context_tokens >= self.window * float(self.settings.get("handoff_ratio", 0.8)):
+            if self.near_window():
                 self.hand_off()
             turn = self.call()
             self.conv.add_assistant(turn.content)
@@ -150,6 +150,11 @@ class StepRun:
         self.transcript.write("tool", name=name, input=args, is_error=is_error, output=output[:4000])
         return {"type": "tool_result", "tool_use_id": block["id"], "content": output or "(no output)",
                 "is_error": is_error}
+
+    def near_window(self) -> bool:
+        # Under two model turns in, a fresh conversation would be just as full: handing off cannot help.
+        full = self.conv.context_tokens >= self.window * float(self.settings.get("handoff_ratio", 0.8))
+        return full and len(self.conv.messages) > 3
 
     def hand_off(self) -> None:
         used, window = self.conv.context_tokens, self.window

@@ -1,0 +1,70 @@
+"""Secrets never reach the task folder: the redaction filter and a full run with a key set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import fake_anthropic as fake
+import pytest
+
+from specd.redact import MASK, redact, redact_obj
+
+SECRET_PART = "SECRET123"
+
+
+def _files_containing(folder: Path, needle: str) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file() and needle in p.read_text(errors="replace")]
+
+
+def test_no_secret_under_specd_after_a_run(project: Any, server: Any, make_agent: Any) -> None:
+    # The model is handed the key three ways: a file it reads, a command's output, its own text.
+    (project.root / "config.env").write_text("ANTHROPIC_API_KEY=sk-ant-test-SECRET123\n")
+    server.push(
+        fake.message("Found sk-ant-test-SECRET123 in the env file.", fake.tool("read_file", path="config.env")),
+        fake.message(fake.tool("run_command", command="python -c \"import os; print(os.environ.get('X'))\"")),
+        fake.message(fake.tool("write_file", path="NOTES.md", content="key: sk-ant-test-SECRET123")),
+        fake.sse_error(),
+        fake.complete("approve", "key is sk-ant-test-SECRET123"),
+    )
+    make_agent().run(project.request())
+    assert _files_containing(project.root / ".specd", SECRET_PART) == []
+    # The model may still write it into project files it was asked to write: that is the user's code.
+    assert SECRET_PART in (project.root / "NOTES.md").read_text()
+
+
+def test_failure_messages_are_redacted(project: Any, server: Any, make_agent: Any) -> None:
+    server.push(fake.error(400))
+    with pytest.raises(Exception) as failure:  # noqa: PT011 - AgentFailed; the point is its text
+        make_agent().run(project.request())
+    assert SECRET_PART not in str(failure.value)
+    assert _files_containing(project.task_dir, SECRET_PART) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("key sk-ant-api03-AbC_dEf-123 here", "key [REDACTED] here"),
+        ("sk-proj-abcdefghijklmnop", MASK),
+        ("Authorization: Bearer abc.def-ghi", "Authorization: Bearer [REDACTED]"),
+        ('{"x-api-key": "k-123"}', '{"x-api-key": "[REDACTED]"}'),
+        ("x-api-key: k-123", "x-api-key: [REDACTED]"),
+        ("task-list and risk-free ask-me", "task-list and risk-free ask-me"),
+        ("", ""),
+    ],
+)
+def test_redact_patterns(text: str, kept: str) -> None:
+    assert redact(text) == kept
+
+
+def test_redact_env_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-12345678")
+    monkeypatch.setenv("SHORT_SECRET", "abc")  # too short to mask without mangling ordinary text
+    assert redact("got tok-12345678 and abc") == f"got {MASK} and abc"
+
+
+def test_redact_obj_is_deep_and_masks_secret_keys() -> None:
+    data = {"headers": {"x-api-key": "anything", "Authorization": "Basic zzz"},
+            "list": ["sk-ant-x1", ("Bearer t",)], "n": 3, "input_tokens": 12}
+    assert redact_obj(data) == {"headers": {"x-api-key": MASK, "Authorization": MASK},
+                                "list": [MASK, (f"Bearer {MASK}",)], "n": 3, "input_tokens": 12}
