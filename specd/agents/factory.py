@@ -41,6 +41,10 @@ def make_agent(spec: str | None, settings: Mapping[str, Any], ctx: AgentContext,
         from specd.agents.anthropic import AnthropicAgent
 
         return AnthropicAgent({**settings, "model": arg or settings.get("model")} if arg else settings, ctx)
+    if backend == "claude_code":
+        raise ConfigError("the claude_code backend is not built into this release",
+                          fix="run Claude Code through the command agent: --agent 'cmd:claude -p' "
+                              "(the prompt arrives on stdin)")
     raise UsageError(f"unknown agent backend {backend!r}", fix=SPEC_HELP)
 
 

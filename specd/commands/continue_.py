@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sys
 
 import click
 
 from specd.commands.common import project_from
 from specd.errors import UsageError
-from specd.events import EventBus
+from specd.events import Event, EventBus
 from specd.human import Human
 from specd.project import Project
 from specd.runner import run_task
@@ -29,9 +30,10 @@ def mode_options(func: click.decorators.FC) -> click.decorators.FC:
               help="anthropic | 'cmd:<shell command>' | 'scripted:<script.yaml>' (default: the pipeline's agent).")
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop before the run costs more.")
 @click.option("--quiet", "-q", is_flag=True, help="Only warnings, failures and the final summary.")
+@click.option("--json", "as_json", is_flag=True, help="Print every event as one JSON line on stdout (for scripts).")
 @click.pass_context
 def continue_(ctx: click.Context, task: str | None, mode: str | None, agent_spec: str | None,
-              max_cost: float | None, quiet: bool) -> int:
+              max_cost: float | None, quiet: bool, as_json: bool) -> int:
     """Run TASK's pipeline from where it stands, until it completes, fails, or
     needs a human.
 
@@ -50,9 +52,17 @@ def continue_(ctx: click.Context, task: str | None, mode: str | None, agent_spec
     def human_for(mode: str) -> Human:
         return StreamHuman()
 
-    bus = EventBus(LiveView(quiet=quiet))
+    bus = EventBus(LiveView(quiet=quiet or as_json))
+    if as_json:
+        bus.subscribe(json_lines)
     return run_task(project, task, mode_flag=mode, agent_spec=agent_spec, human_for=human_for, events=bus,
                     max_cost=max_cost)
+
+
+def json_lines(event: Event) -> None:
+    from specd.redact import redact_obj
+
+    click.echo(json.dumps(redact_obj({"kind": event.kind, **event.data}), default=str))
 
 
 def _pick_task(project: Project) -> str:

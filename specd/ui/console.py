@@ -18,3 +18,28 @@ def out() -> Console:
 @cache
 def err() -> Console:
     return Console(stderr=True, highlight=False)
+
+
+class Spinner:
+    """The live line during a step (terminals only); paused while someone is asked something."""
+
+    active: Spinner | None = None
+
+    def __init__(self, renderable: object) -> None:
+        self._status = err().status(renderable)  # type: ignore[arg-type]
+
+    def start(self) -> None:
+        Spinner.active = self
+        self._status.start()
+
+    def stop(self) -> None:
+        self._status.stop()
+        if Spinner.active is self:
+            Spinner.active = None
+
+
+def pause_spinner() -> Spinner | None:
+    spinner = Spinner.active
+    if spinner is not None:
+        spinner._status.stop()
+    return spinner

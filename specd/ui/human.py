@@ -13,7 +13,7 @@ from typing import TextIO
 from rich.markup import escape
 
 from specd.human import GateAnswer, GateInfo
-from specd.ui.console import err
+from specd.ui.console import err, pause_spinner
 
 CHOICES = "[p]roceed  [s]kip  [b]ack  [j]ump <step>  [q] stop"
 ACTIONS = {"": "proceed", "p": "proceed", "proceed": "proceed", "y": "proceed", "yes": "proceed",
@@ -29,8 +29,13 @@ class StreamHuman:
         self.tty = self.stream.isatty()
 
     def _line(self, prompt: str) -> str | None:
-        err().print(prompt, end="")
-        line = self.stream.readline()
+        spinner = pause_spinner()
+        try:
+            err().print(prompt, end="")
+            line = self.stream.readline()
+        finally:
+            if spinner is not None:
+                spinner.start()
         if not line:
             err().print("[dim](no answer: end of input)[/dim]")
             return None

@@ -6,13 +6,26 @@ import time
 from typing import Any
 
 from rich.markup import escape
+from rich.text import Text
 
 from specd.events import Event
-from specd.ui.console import err
+from specd.ui.console import Spinner, err
 
 
 def _money(value: Any) -> str:
     return f"${float(value or 0):.4f}"
+
+
+class _StepLine:
+    """Re-rendered by rich several times a second, so the elapsed time ticks."""
+
+    def __init__(self, label: str) -> None:
+        self.label, self.started, self.tokens, self.cost = label, time.monotonic(), 0, 0.0
+
+    def __rich__(self) -> Text:
+        took = time.monotonic() - self.started
+        spent = f", {self.tokens:,} tokens, {_money(self.cost)}" if self.tokens else ""
+        return Text(f"{self.label}  {took:.0f}s{spent}")
 
 
 class LiveView:
@@ -25,12 +38,22 @@ class LiveView:
         self.steps: list[str] = []
         self.task = ""
         self.mode_flag = ""
+        self.line: _StepLine | None = None
+        self.spinner: Spinner | None = None
 
     def __call__(self, event: Event) -> None:
         data = event.data
+        if event.kind == "usage" and self.line is not None:
+            self.line.tokens += sum(int(v) for k, v in data.items() if k.endswith("tokens"))
+            self.line.cost += float(data.get("cost_usd") or 0)
+            return
         handler = getattr(self, f"on_{event.kind}", None)
-        if handler is not None:
-            handler(data)
+        if handler is None:
+            return
+        if self.spinner is not None:
+            self.spinner.stop()
+            self.spinner = None
+        handler(data)
 
     def _say(self, text: str, *, always: bool = False) -> None:
         if always or not self.quiet:
@@ -46,7 +69,13 @@ class LiveView:
         self.step_started = time.monotonic()
         phase = f" phase {d['phase']}" if d.get("phase") else ""
         attempt = f" (attempt {d['attempt']})" if d.get("attempt", 1) > 1 else ""
-        self._say(f"[cyan]▶[/cyan] {d['step']}{phase}{attempt} …")
+        label = f"{self.task}: {d['step']}{phase}{attempt}"
+        if self.quiet or not err().is_terminal:
+            self._say(f"[cyan]▶[/cyan] {d['step']}{phase}{attempt} …")
+            return
+        self.line = _StepLine(label)
+        self.spinner = Spinner(self.line)
+        self.spinner.start()
 
     def on_step_finished(self, d: dict[str, Any]) -> None:
         took = time.monotonic() - self.step_started
