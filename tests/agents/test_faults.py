@@ -108,3 +108,9 @@ def test_bad_request_is_not_retried(project: Any, server: Any, make_agent: Any) 
     with pytest.raises(AgentFailed, match="BadRequestError"):
         make_agent().run(project.request())
     assert len(server.requests) == 1
+
+
+def test_auth_error_names_the_fix(project: Any, server: Any, make_agent: Any) -> None:
+    server.push(fake.error(401, error_type="authentication_error"))
+    with pytest.raises(AgentFailed, match="check ANTHROPIC_API_KEY"):
+        make_agent().run(project.request())

@@ -18,6 +18,8 @@ from specd.agents.anthropic.schemas import TOOLS
 from specd.agents.anthropic.store import ConversationStore, Transcript
 from specd.agents.anthropic.toolbox import Toolbox
 from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult, BudgetExhausted, Usage
+from specd.errors import ConfigError
+from specd.redact import redact
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 NUDGE = (
@@ -39,7 +41,11 @@ class AnthropicAgent:
 
     def client(self, settings: Mapping[str, Any]) -> Any:
         if self._client is None:
-            self._client = build_client(settings, self.ctx.events, self._sleep)
+            try:
+                self._client = build_client(settings, self.ctx.events, self._sleep)
+            except ImportError as err:
+                raise ConfigError(f"the anthropic agent needs the anthropic package ({err})",
+                                  fix="pip install 'anthropic>=2,<3'") from None
         return self._client
 
     def run(self, request: AgentRequest) -> AgentResult:
@@ -132,7 +138,7 @@ class StepRun:
         self.events.emit("usage", step=self.request.step, **used.as_dict(), run_cost_usd=run_cost)
         for block in turn.content:
             if block.get("type") == "text" and block.get("text", "").strip():
-                self.events.emit("agent_text", step=self.request.step, text=block["text"])
+                self.events.emit("agent_text", step=self.request.step, text=redact(block["text"]))
         return turn
 
     def log_request(self) -> None:
@@ -145,7 +151,7 @@ class StepRun:
     def run_tool(self, block: dict[str, Any]) -> dict[str, Any]:
         name, args = str(block.get("name")), block.get("input") or {}
         summary = ", ".join(f"{k}={str(v)[:60]!r}" for k, v in args.items() if k not in {"content", "new_string"})
-        self.events.emit("agent_tool", step=self.request.step, tool=name, summary=summary)
+        self.events.emit("agent_tool", step=self.request.step, tool=name, summary=redact(summary))
         output, is_error = self.toolbox.call(name, args if isinstance(args, dict) else {})
         self.transcript.write("tool", name=name, input=args, is_error=is_error, output=output[:4000])
         return {"type": "tool_result", "tool_use_id": block["id"], "content": output or "(no output)",

@@ -101,7 +101,8 @@ class Caller:
                 reason = redact(f"{type(err).__name__}: {err}")[:500]
                 log("error", error=reason, transient=transient, attempt=failures + 1)
                 if not transient:
-                    raise TurnFailed(reason) from err
+                    hint = "; check ANTHROPIC_API_KEY and agent.base_url" if _status(err) in (401, 403) else ""
+                    raise TurnFailed(reason + hint) from err
                 if _status(err) == 429 and wait is not None and wait >= self.notice_after:
                     # A long rate-limit window is not a failure: wait it out, visibly.
                     waits += 1

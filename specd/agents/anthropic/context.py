@@ -69,7 +69,8 @@ def first_turn(request: AgentRequest) -> list[dict[str, Any]]:
 def preload(request: AgentRequest) -> str:
     sandbox = Sandbox(request.project_root)
     names = list(request.context_files if request.context_files is not None else DEFAULT_CONTEXT)
-    if request.phase and request.context_files is None:
+    if request.phase:
+        # Every step inside a phase works from that phase's plan, whatever its frontmatter lists.
         names.append(f"phases/phase-{request.phase}/PLAN.md")
     parts = [_project_summary(request)]
     budget = TOTAL_CAP

@@ -77,7 +77,8 @@ class Transcript:
         folder.mkdir(parents=True, exist_ok=True)
         # Same naming as the other backends' logs (specd.agents.proc), one counter for all of them.
         label = _safe(request.step + ("-hook" if request.kind == "hook" else ""))
-        number = len(list(folder.glob("[0-9][0-9][0-9]-*"))) + 1
+        taken = [int(p.name[:3]) for p in folder.glob("[0-9][0-9][0-9]-*")]
+        number = max(taken, default=0) + 1
         while True:
             path = folder / f"{number:03d}-{label}.jsonl"
             try:
