@@ -198,6 +198,12 @@ def _handler_for(server: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             pass
 
         def do_POST(self) -> None:
+            try:
+                self._post()
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client gave up (a timeout test); nothing to answer
+
+        def _post(self) -> None:
             length = int(self.headers.get("content-length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
             headers = {k.lower(): v for k, v in self.headers.items()}

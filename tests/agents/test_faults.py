@@ -114,3 +114,10 @@ def test_auth_error_names_the_fix(project: Any, server: Any, make_agent: Any) ->
     server.push(fake.error(401, error_type="authentication_error"))
     with pytest.raises(AgentFailed, match="check ANTHROPIC_API_KEY"):
         make_agent().run(project.request())
+
+
+def test_slow_response_times_out_and_is_retried(project: Any, server: Any, make_agent: Any) -> None:
+    server.push(fake.message("late", delay=1.5), fake.complete("approve"))
+    result = make_agent(request_timeout=0.3, max_retries=0).run(project.request())
+    assert result.outcome == "approve"
+    assert len(server.requests) == 2

@@ -103,3 +103,26 @@ def test_transcript_and_conversation_files(project: Any, server: Any, make_agent
     server.push(fake.complete())
     hook = make_agent().run(project.request(kind="hook", conversation="hook-1"))
     assert hook.transcript == run_dir / "002-review-hook.jsonl"
+
+
+def test_inline_hook_continues_the_step_conversation_and_subagent_starts_fresh(
+    project: Any, server: Any, make_agent: Any
+) -> None:
+    agent = make_agent()
+    server.push(fake.message(fake.tool("read_file", path="src/app.py")), fake.complete("approve"))
+    agent.run(project.request(conversation="main.review.-.v1"))
+    hook = {"kind": "hook", "outcomes": ("done", "fail"), "workflow": project.root / "hooks" / "post-review.md",
+            "prompt": "# Post-review hook\nCheck the review."}
+    server.push(fake.complete("done", "hook ok"))
+    inline = agent.run(project.request(conversation="main.review.-.v1", **hook))
+    messages = server.bodies[-1]["messages"]
+    assert inline.outcome == "done"
+    assert len(messages) == 5  # the step's four turns plus its closing tool result, then the hook's workflow
+    assert "def main()" in json.dumps(messages)
+    assert "# Post-review hook" in json.dumps(messages[-1])
+
+    server.push(fake.complete("done", "sub ok"))
+    agent.run(project.request(conversation="main.review.-.v1.post-hook", **hook))
+    fresh = server.bodies[-1]["messages"]
+    assert len(fresh) == 1
+    assert "# Post-review hook" in json.dumps(fresh)
