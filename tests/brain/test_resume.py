@@ -1,0 +1,89 @@
+"""Crashes, interrupts and concurrent runs against real `specd continue` processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+from brain_harness import Harness, group_alive, kill_group, wait_until
+
+
+def three_steps(h: Harness) -> None:
+    h.workflow("work.md")
+    h.pipeline({"main": [{"name": n, "workflow": "work.md"} for n in ("a", "b", "c")]})
+    h.new("t")
+
+
+def test_sigkill_mid_step_leaves_parsable_state_and_resume_reruns_only_that_step(h: Harness) -> None:
+    three_steps(h)
+    h.cues(**{"step:b": {"hold": "never"}})
+    proc = h.start("t")
+    held = h.wait_held("b", proc)
+
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=20)
+    kill_group(held["pgid"])  # the agent has its own process group; SIGKILL of specd leaves it behind
+    assert wait_until(lambda: not group_alive(held["pgid"]))
+
+    state = json.loads((h.task_dir("t") / ".pipeline-state.json").read_text(encoding="utf-8"))
+    assert state["current"]["step"] == "b"  # saved before dispatch
+    assert [e["step"] for e in state["history"]] == ["a"]
+    killed = h.status("t")
+    assert killed["status"] == "IN_PROGRESS"
+    assert killed["running"] is None  # the dead process holds no lock
+    assert "interrupted or killed" in killed["status_note"]
+
+    h.cues()
+    resumed = h.cont("t")
+
+    assert resumed.returncode == 0, resumed.stderr
+    assert "already being run" not in resumed.stderr
+    assert h.log() == ["step a", "step b", "step b", "step c"]
+    status = h.status("t")
+    assert status["status"] == "COMPLETE"
+    assert [e["step"] for e in status["history"]] == ["a", "b", "c"]
+
+
+def test_second_concurrent_continue_exits_2_naming_the_first_pid(h: Harness) -> None:
+    three_steps(h)
+    h.cues(**{"step:a": {"hold": "go"}})
+    first = h.start("t")
+    h.wait_held("a", first)
+
+    second = h.cont("t")
+
+    assert second.returncode == 2, second.stderr
+    assert f"pid {first.pid}" in second.stderr
+    assert "already being run" in second.stderr
+    assert h.log() == ["step a"]
+    assert h.status("t")["running"]["pid"] == first.pid
+
+    h.release("go")
+    _, err = first.communicate(timeout=60)
+    assert first.returncode == 0, err
+    assert h.log() == ["step a", "step b", "step c"]
+
+
+def test_ctrl_c_stops_the_agent_group_records_aborted_and_resume_reruns_the_step(h: Harness) -> None:
+    three_steps(h)
+    h.cues(**{"step:b": {"hold": "never"}})
+    proc = h.start("t")
+    held = h.wait_held("b", proc)
+
+    os.kill(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    assert wait_until(lambda: not group_alive(held["pgid"]), deadline=10)
+    status = h.status("t")
+    assert status["status"] == "ABORTED"
+    assert status["next"]["step"] == "b"
+
+    h.cues()
+    resumed = h.cont("t")
+
+    assert resumed.returncode == 0, resumed.stderr
+    assert h.log() == ["step a", "step b", "step b", "step c"]
+    assert h.status("t")["status"] == "COMPLETE"
