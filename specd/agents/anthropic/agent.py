@@ -185,18 +185,11 @@ class StepRun:
         return AgentResult(done.outcome, done.summary, self.usage, self.transcript.path, done.data)
 
     def fallback(self) -> AgentResult:
-        found = verdict.find(self.request)
         self.save()
-        if found is None:
-            names = ", ".join(str(p.relative_to(self.request.task_dir)) for p in verdict.candidates(self.request))
-            raise AgentFailed(f"the agent ended step {self.request.step} without calling complete_step, even "
-                              f"after a reminder, and no 'Verdict:' line was found in {names}",
-                              self.usage, self.transcript.path)
-        outcome, path = found
-        if outcome not in self.toolbox.outcomes:
-            raise AgentFailed(f"{path}: 'Verdict: {outcome}' is not an allowed outcome of step "
-                              f"{self.request.step} ({', '.join(self.toolbox.outcomes)})",
-                              self.usage, self.transcript.path)
+        try:
+            outcome, path = verdict.outcome(self.request, self.toolbox.outcomes)
+        except ValueError as err:
+            raise AgentFailed(str(err), self.usage, self.transcript.path) from None
         self.events.emit("warning", message=f"{self.request.step}: no complete_step call; outcome "
                          f"'{outcome}' taken from the Verdict line in {path.name}")
         self.conv.status = "closed"

@@ -36,3 +36,17 @@ def find(request: AgentRequest) -> tuple[str, Path] | None:
         if matches:
             return matches[-1].lower(), path
     return None
+
+
+def outcome(request: AgentRequest, allowed: tuple[str, ...]) -> tuple[str, Path]:
+    """The fallback outcome and its file; ``ValueError`` says why there is none."""
+    found = find(request)
+    if found is None:
+        names = ", ".join(str(p.relative_to(request.task_dir)) for p in candidates(request))
+        raise ValueError(f"the agent ended step {request.step} without calling complete_step, even after a "
+                         f"reminder, and no 'Verdict:' line was found in {names}")
+    value, path = found
+    if value not in allowed:
+        raise ValueError(f"{path}: 'Verdict: {value}' is not an allowed outcome of step {request.step} "
+                         f"({', '.join(allowed)})")
+    return value, path
