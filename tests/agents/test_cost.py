@@ -85,3 +85,11 @@ def test_unknown_model_warns(project: Any, server: Any, make_agent: Any, events:
     server.push(fake.complete())
     make_agent(model="claude-next-1").run(project.request())
     assert any("no price known for model claude-next-1" in e.data["message"] for e in events if e.kind == "warning")
+
+
+def test_long_prompt_tier() -> None:
+    haiku, _ = pricing.price_for("claude-haiku-5-5")
+    short = pricing.usage_from({"input_tokens": 1000, "output_tokens": 1000}, haiku)
+    long = pricing.usage_from({"input_tokens": 1000, "cache_read_input_tokens": 100_000, "output_tokens": 1000}, haiku)
+    assert short.cost_usd == pytest.approx((1000 * 0.10 + 1000 * 0.50) / 1e6)
+    assert long.cost_usd == pytest.approx((1000 * 0.50 + 100_000 * 0.05 + 1000 * 2.50) / 1e6)

@@ -23,6 +23,8 @@ class Price:
     output: float
     cache_write: float  # 5-minute cache writes
     cache_read: float
+    # Some models bill a whole call at higher rates once its prompt passes a size.
+    long_prompt: tuple[int, Price] | None = None
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any]) -> Price:
@@ -45,7 +47,7 @@ BUILTIN: dict[str, Price] = {
     "claude-sonnet-5-5": _P(2, 10, 2.5, 0.20),
     "claude-sonnet-5": _P(2, 10, 2.5, 0.20),
     "claude-sonnet-4": _P(3, 15, 3.75, 0.30),
-    "claude-haiku-5-5": _P(0.10, 0.50, 0.125, 0.01),
+    "claude-haiku-5-5": _P(0.10, 0.50, 0.125, 0.01, (100_000, _P(0.50, 2.50, 0.625, 0.05))),
     "claude-haiku-4": _P(1, 5, 1.25, 0.10),
 }
 # Used when nothing matches: the dearest known price, for the reason in the module docstring.
@@ -96,5 +98,7 @@ def usage_from(reported: Any, price: Price) -> Usage:
 
     inp, out = field("input_tokens"), field("output_tokens")
     write, read = field("cache_creation_input_tokens"), field("cache_read_input_tokens")
+    if price.long_prompt is not None and inp + write + read > price.long_prompt[0]:
+        price = price.long_prompt[1]
     cost = (inp * price.input + out * price.output + write * price.cache_write + read * price.cache_read) / 1e6
     return Usage(inp, out, write, read, round(cost, 6))
