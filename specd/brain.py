@@ -49,7 +49,7 @@ class Brain:
     def run(self, state: RunState) -> int:
         self.state = state
         try:
-            while (pos := cursor.settle(state, self.config, self._next_phase, state.notes)) is not None:
+            while (pos := cursor.settle(state, self.config, self._next_phase)) is not None:
                 frame, step = pos.frame, pos.step
                 self._sync_config(frame, step)
                 if not step.enabled:  # disabled steps run nothing, not even their hooks
@@ -68,6 +68,10 @@ class Brain:
                         cur.completed.append(stage)
                         self.store.save(state)
                 self._advance(frame, step, cur)
+        except cursor.NoPhases as exc:
+            return self._end("WAITING_FOR_HUMAN", 3, f"step {exc.step!r} runs once per phase, but ROADMAP.md and "
+                             "phases/ list none; add `### Phase 1: ...` headings, then `specd continue`",
+                             {"kind": "no_phases", "step": exc.step})
         except Stop as stop:
             return self._end(stop.status, stop.code, stop.reason, stop.waiting)
         except KeyboardInterrupt:
@@ -118,6 +122,9 @@ class Brain:
         return None
 
     def _run_step(self, frame: Frame, step: Step, cur: Current, conversation: str) -> None:
+        reason = self.dispatcher.budget().check(Usage())  # every backend, not only those that check per call
+        if reason:
+            self._budget_stop(reason, step)
         cur.attempt += 1
         self.store.save(self.state)  # saved before dispatch: a crash now re-runs this step, once
         self.events.emit("step_started", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
@@ -130,8 +137,7 @@ class Brain:
             self._fail(cur, f"step {step.name!r} failed: {exc.reason}", kind="step")
         except BudgetExhausted as exc:
             self._spend(exc.usage)
-            raise Stop("WAITING_FOR_HUMAN", 3, f"{exc.reason}; raise the budget (--max-cost or agent.max_cost_usd)"
-                       " and `specd continue`", {"kind": "budget", "step": step.name}) from None
+            self._budget_stop(exc.reason, step)
         self._spend(result.usage)
         allowed = self.dispatcher.allowed(step)
         if result.outcome not in allowed:
@@ -164,6 +170,10 @@ class Brain:
         raise Stop("BLOCKED", 1, reason + "; fix the cause, then `specd continue` retries it",
                    {"kind": kind, "step": cur.step})
 
+    def _budget_stop(self, reason: str, step: Step) -> None:
+        raise Stop("WAITING_FOR_HUMAN", 3, f"{reason}; raise the budget (--max-cost or agent.max_cost_usd) and "
+                   "`specd continue`", {"kind": "budget", "step": step.name})
+
     def _spend(self, usage: Usage) -> None:
         self.state.usage = (Usage.from_dict(self.state.usage) + usage).as_dict()
 
@@ -180,7 +190,8 @@ class Brain:
         self.state.status, self.state.reason, self.state.waiting = status, reason, waiting
         self.store.save(self.state)
         if status == "COMPLETE":
-            update_config(self.store.task_dir, stage="complete", current=None, current_status="complete")
+            update_config(self.store.task_dir, stage="complete", current=None, current_status="complete",
+                          completed=len(self.state.phases_completed))
         self.events.emit("run_finished", task=self.task, status=status, exit_code=code, reason=reason,
                          usage=self.state.usage)
         return code

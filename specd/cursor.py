@@ -19,14 +19,21 @@ from specd.state.model import Frame, RunState
 NextPhase = Callable[[str | None], Phase | None]
 
 
+class NoPhases(Exception):
+    """A ``foreach: phases`` step found no phases: a human must look at the roadmap."""
+
+    def __init__(self, step: str) -> None:
+        super().__init__(step)
+        self.step = step
+
+
 @dataclass(frozen=True)
 class Position:
     frame: Frame
     step: Step
 
 
-def settle(state: RunState, config: PipelineConfig, next_phase: NextPhase,
-           notes: list[str] | None = None) -> Position | None:
+def settle(state: RunState, config: PipelineConfig, next_phase: NextPhase) -> Position | None:
     """Descend/ascend until the top frame points at a workflow step; None when the run is done."""
     stack = state.cursor
     while stack:
@@ -53,10 +60,7 @@ def settle(state: RunState, config: PipelineConfig, next_phase: NextPhase,
         if step.foreach == "phases":
             first = next_phase(None)
             if first is None:
-                if notes is not None:
-                    notes.append(f"{step.name}: no phases found in ROADMAP.md or phases/; skipped")
-                frame.index += 1
-                continue
+                raise NoPhases(step.name)
             stack.append(Frame(step.pipeline, 0, first.id))
         else:
             stack.append(Frame(step.pipeline, 0, frame.phase))

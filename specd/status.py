@@ -27,8 +27,8 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     probe = state or RunState(task=task)
     try:
         pos = cursor.peek(probe, config, lambda after: phases.next_phase(task_dir, after))
-    except (KeyError, IndexError):
-        pos = None  # the pipeline changed under the run; `continue` explains
+    except (KeyError, IndexError, cursor.NoPhases):
+        pos = None  # no phases yet, or the pipeline changed under the run; `continue` explains
     nxt: dict[str, Any] | None = None
     if pos is not None:
         nxt = {"step": pos.step.name, "pipeline": pos.frame.pipeline, "phase": pos.frame.phase}

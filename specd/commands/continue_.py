@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 
 import click
 
@@ -15,17 +16,23 @@ from specd.project import Project
 from specd.runner import run_task
 
 
-def mode_options(func: click.decorators.FC) -> click.decorators.FC:
-    for flag, help_text in (("--auto", "No gates; stops on failure, on a 'stop' outcome, or when done."),
-                            ("--semi-auto", "Gate only before steps with pause_in_semi_auto."),
-                            ("--interactive", "Gate before every step (the default).")):
-        func = click.option(flag, "mode", flag_value=flag[2:], help=help_text)(func)
-    return func
+def mode_options(default: str, note: str) -> Callable[[click.decorators.FC], click.decorators.FC]:
+    helps = {"auto": "No gates; stops on failure, on a 'stop' outcome, or when done.",
+             "semi-auto": "Gate only before steps with pause_in_semi_auto.",
+             "interactive": "Gate before every step."}
+
+    def decorate(func: click.decorators.FC) -> click.decorators.FC:
+        for mode in ("auto", "semi-auto", "interactive"):
+            text = helps[mode] + (f" ({note})" if mode == default else "")
+            func = click.option(f"--{mode}", "mode", flag_value=mode, help=text)(func)
+        return func
+
+    return decorate
 
 
 @click.command("continue")
 @click.argument("task", required=False)
-@mode_options
+@mode_options("interactive", "the default, unless the pipeline file sets mode")
 @click.option("--agent", "agent_spec", metavar="SPEC",
               help="anthropic | 'cmd:<shell command>' | 'scripted:<script.yaml>' (default: the pipeline's agent).")
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop before the run costs more.")

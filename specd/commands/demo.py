@@ -17,7 +17,7 @@ from specd.phases import sort_key
 @click.command()
 @click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path), default=Path("specd-demo"),
               show_default=True, help="Where to create the sample project (must be new or empty).")
-@mode_options
+@mode_options("auto", "the demo's default")
 @click.option("--quiet", "-q", is_flag=True, help="Only the final summary.")
 def demo(folder: Path, mode: str | None, quiet: bool) -> int:
     """Watch specd run the whole built-in pipeline on a sample project, with the

@@ -21,6 +21,9 @@ SAMPLE = {
     "README.md": "# textstats\n\nTiny text statistics for the command line.\n",
     "textstats/__init__.py": '"""Tiny text statistics."""\n',
     ".gitignore": "__pycache__/\n.pytest_cache/\n",
+    # Its own pytest settings, so pytest never picks up a parent folder's configuration.
+    "pyproject.toml": '[project]\nname = "textstats"\nversion = "0.1.0"\n\n'
+                      '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
 }
 
 
