@@ -181,7 +181,7 @@ class Brain:
         return phases.next_phase(self.store.task_dir, after)
 
     def _sync_config(self, frame: Frame, step: Step) -> None:
-        stage = step.stage or DEFAULT_STAGES.get(step.name)
+        stage = step.stage or (step.workflow and self.dispatcher.workflow(step).stage) or DEFAULT_STAGES.get(step.name)
         known = phases.discover(self.store.task_dir)
         update_config(self.store.task_dir, stage=stage, total=len(known), completed=len(self.state.phases_completed),
                       current=frame.phase, current_status=step.name)

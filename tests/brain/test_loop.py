@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from brain_harness import Harness
 
 
@@ -171,9 +170,6 @@ def test_a_step_declared_stage_moves_the_task_stage(h: Harness) -> None:
     assert h.config("t")["stage"] == "complete"
 
 
-@pytest.mark.xfail(strict=True, reason="brain._sync_config reads only step.stage and DEFAULT_STAGES; the "
-                                       "workflow frontmatter `stage` (parsed into Workflow.stage, and named in "
-                                       "task.DEFAULT_STAGES' comment) is never consulted")
 def test_a_workflow_frontmatter_stage_moves_the_task_stage(h: Harness) -> None:
     h.workflow("work.md", extra="stage: testing")
     h.pipeline({"main": [step("a")]})
