@@ -56,6 +56,8 @@ def _summary(root: Path, task: str, code: int, mode: str) -> None:
     tests = subprocess.run([sys.executable, "-m", "pytest", "-q"], cwd=root, capture_output=True, text=True,
                            check=False)
     last = (tests.stdout.strip().splitlines() or ["(pytest printed nothing)"])[-1]
+    if "No module named pytest" in tests.stderr:
+        last = "not run (pytest is not installed; `pip install pytest`, then `python -m pytest` there)"
     say(f"\nDone. What happened, and where to look (in {root}):")
     say(f"  task documents:  .specd/tasks/{task}/ (FEATURE, CONTEXT, DECISIONS, RESEARCH, ROADMAP, STATE)")
     say(f"  phase plans:     {', '.join(plans)}")
