@@ -10,13 +10,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-# The kinds the loop emits (payload keys in brackets):
-#   run_started [task, run_id, mode, resumed]      run_finished [task, status, exit_code, reason]
-#   step_started [step, pipeline, phase, attempt]  step_finished [step, pipeline, phase, outcome, summary, usage]
-#   step_skipped [step, pipeline, phase, reason]   gate [step, pipeline, phase, description]
-#   hook_started [hook, point, step, source]       hook_finished [hook, point, step, ok, optional, reason, output]
-#   usage [step, input_tokens, output_tokens, cost_usd, run_cost_usd]  phase_started [phase, name]
-#   notice [message]   warning [message]          agent_text [step, text]
+# The kinds emitted (payload keys in brackets):
+#   run_started [task, run_id, mode, resumed, agent]     run_finished [task, status, exit_code, reason, usage]
+#   step_started [step, pipeline, phase, attempt]        step_skipped [step, pipeline, phase, reason]
+#   step_finished [step, pipeline, phase, outcome, summary, usage]
+#   gate [step, pipeline, phase, description]            hook_started [hook, point, step, source]
+#   hook_finished [hook, point, step, ok, optional, reason, output]
+#   usage [step, *_tokens, cost_usd, run_cost_usd]      agent_text [step, text]  agent_tool [step, tool, summary]
+#   notice [message, (step, handoff)]                    warning [message]
+# Agents redact what they emit; the journal redacts again before writing.
 
 
 @dataclass(frozen=True)
