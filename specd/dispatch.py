@@ -40,10 +40,18 @@ class Dispatcher:
     budget: Callable[[], Budget]
     extra: Callable[[Step, str | None], dict[str, str]] = lambda step, phase: {}
 
+    _workflows: dict[tuple[Path, int], Workflow] = field(default_factory=dict)
+
     def workflow(self, step: Step) -> Workflow:
+        """The step's workflow, read again only when the file changed (the gate, the request and the
+        stage all ask for it)."""
         assert step.workflow is not None
         where = f"{self.config.source}: {step.where}.workflow"
-        return load_workflow(resolve_workflow(step.workflow, self.project, where=where).path)
+        path = resolve_workflow(step.workflow, self.project, where=where).path
+        key = (path, path.stat().st_mtime_ns)
+        if key not in self._workflows:
+            self._workflows[key] = load_workflow(path)
+        return self._workflows[key]
 
     def allowed(self, step: Step) -> tuple[str, ...]:
         return tuple(dict.fromkeys([*self.workflow(step).outcomes, *step.outcomes, "done"]))

@@ -36,11 +36,20 @@ class ProcOutcome:
 
 
 def transcript_path(task_dir: Path, run_id: str, label: str, suffix: str) -> Path:
-    """``transcripts/<run_id>/<NNN>-<label><suffix>``, numbered in the order they were made."""
+    """``transcripts/<run_id>/<NNN>-<label><suffix>``, numbered in the order they were made.
+
+    The file is created here, so two logs can never share a number.
+    """
     folder = task_dir / "transcripts" / run_id
     folder.mkdir(parents=True, exist_ok=True)
-    number = len(list(folder.iterdir())) + 1
-    return folder / f"{number:03d}-{label}{suffix}"
+    number = max((int(p.name[:3]) for p in folder.glob("[0-9][0-9][0-9]-*")), default=0) + 1
+    while True:
+        path = folder / f"{number:03d}-{label}{suffix}"
+        try:
+            path.open("x").close()
+            return path
+        except FileExistsError:
+            number += 1
 
 
 def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | None, log: Path,

@@ -9,15 +9,15 @@ redaction filter first: these folders get committed and shared.
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from specd.agents.base import AgentRequest
+from specd.agents.proc import transcript_path
 from specd.redact import redact_obj
+from specd.state import atomic
 
 
 def _safe(name: str) -> str:
@@ -52,18 +52,7 @@ class ConversationStore:
         return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
     def save(self, data: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        payload = json.dumps(redact_obj(data), ensure_ascii=False, indent=1)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".conversation-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(payload)
-                handle.flush()
-                os.fsync(handle.fileno())
-            Path(tmp).replace(self.path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic.write_text(self.path, json.dumps(redact_obj(data), ensure_ascii=False, indent=1))
 
     def archive(self, number: int) -> None:
         """Keep a conversation that was handed off, beside its successor."""
@@ -73,20 +62,9 @@ class ConversationStore:
 
 class Transcript:
     def __init__(self, request: AgentRequest) -> None:
-        folder = run_dir(request)
-        folder.mkdir(parents=True, exist_ok=True)
-        # Same naming as the other backends' logs (specd.agents.proc), one counter for all of them.
+        # Same naming and one counter with the other backends' logs.
         label = _safe(request.step + ("-hook" if request.kind == "hook" else ""))
-        taken = [int(p.name[:3]) for p in folder.glob("[0-9][0-9][0-9]-*")]
-        number = max(taken, default=0) + 1
-        while True:
-            path = folder / f"{number:03d}-{label}.jsonl"
-            try:
-                path.open("x").close()  # claim the number; never append to another step's log
-                break
-            except FileExistsError:
-                number += 1
-        self.path = path
+        self.path = transcript_path(request.task_dir, _safe(request.run_id), label, ".jsonl")
 
     def write(self, kind: str, **data: Any) -> None:
         record = {"ts": datetime.now(UTC).isoformat(timespec="milliseconds"), "type": kind, **data}
