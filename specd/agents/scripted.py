@@ -2,9 +2,10 @@
 
 It ships in the package so tests and `specd demo` drive the real loop with a
 deterministic agent. For each request, the first unconsumed entry whose
-``match`` fits is used and then consumed (unless ``sticky``). Which entries
-were consumed is kept in the task folder, so a resumed run picks up where the
-last one stopped.
+``match`` fits is used and then consumed (unless ``sticky``). Which entry
+served which request is kept in the task folder, so a resumed run picks up
+where the last one stopped, and a step re-run after a crash replays its own
+entry instead of taking the next one.
 """
 
 from __future__ import annotations
@@ -47,8 +48,12 @@ class ScriptedAgent:
 
     def run(self, request: AgentRequest) -> AgentResult:
         progress = request.task_dir / PROGRESS
-        consumed = set(_read_consumed(progress))
-        index, entry = self._match(request, consumed)
+        served = _read_served(progress)
+        key = f"{request.kind}:{request.conversation}:{request.step}"
+        index = served.get(key)
+        entry = self.entries[index] if index is not None and index < len(self.entries) else None
+        if entry is None:
+            index, entry = self._match(request, set(served.values()))
         values = {"task": request.task, "task_dir": str(request.task_dir.relative_to(request.project_root)),
                   "phase": request.phase or "", "today": date.today().isoformat()}
 
@@ -68,7 +73,7 @@ class ScriptedAgent:
         if usage.total_tokens:
             self.ctx.events.emit("usage", step=request.step, **usage.as_dict())
         if not entry.get("sticky"):
-            atomic.write_json(progress, {"script": str(self.script), "consumed": sorted(consumed | {index})})
+            atomic.write_json(progress, {"script": str(self.script), "served": {**served, key: index}})
         if entry.get("fail"):
             raise AgentFailed(expand(str(entry["fail"])), usage)
         return AgentResult(outcome=str(entry.get("outcome", "done")), summary=expand(str(entry.get("summary", ""))),
@@ -87,9 +92,9 @@ class ScriptedAgent:
                           f"{request.step!r} (pipeline {request.pipeline}, phase {request.phase or '-'})")
 
 
-def _read_consumed(path: Path) -> list[int]:
+def _read_served(path: Path) -> dict[str, int]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return [int(i) for i in data.get("consumed", [])]
+        return {str(k): int(v) for k, v in data.get("served", {}).items()}
     except (OSError, ValueError, AttributeError):
-        return []
+        return {}
