@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from specd.state.model import RunState
@@ -49,10 +50,11 @@ def render_markdown(state: RunState, budgets: dict[str, Any] | None = None) -> s
                      f"{entry['kind']} | {entry['outcome']} | {entry.get('finished_at', '')} | {tokens} | "
                      f"${usage.get('cost_usd', 0):.4f} | {_cell(arts)} |")
     lines += ["", "## Iterations and budgets", ""]
-    for frame in state.cursor:
-        for step, count in frame.visits.items():
-            lines.append(f"- {frame.pipeline}/{step}" + (f" (phase {frame.phase})" if frame.phase else "")
-                         + f": {count} visit(s)")
+    visits = Counter((h["pipeline"], h.get("phase"), h["step"]) for h in state.history
+                     if h["kind"] == "step" and h["outcome"] != "skipped")
+    for (pipeline, phase, step), count in visits.items():
+        if count > 1:  # loops are what budgets bound; single visits are the table above
+            lines.append(f"- {pipeline}/{step}" + (f" (phase {phase})" if phase else "") + f": {count} visits")
     totals = state.usage or {}
     lines.append(f"- Run cost so far: ${totals.get('cost_usd', 0):.4f}"
                  + "".join(f"; {k}: {v}" for k, v in (budgets or {}).items() if v is not None))
