@@ -13,6 +13,7 @@ from typing import Literal
 from specd import cursor, gates, phases, records
 from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
 from specd.dispatch import Dispatcher
+from specd.errors import STATUS_EXIT
 from specd.events import EventBus
 from specd.human import Human
 from specd.modes import needs_gate
@@ -29,9 +30,9 @@ DEFAULT_MAX_VISITS = 10  # with no max_visits, a loop still ends with a human, n
 class Stop(Exception):
     """Ends the loop with a status; the state is saved and the run can be resumed."""
 
-    def __init__(self, status: str, code: int, reason: str, waiting: dict[str, str] | None = None) -> None:
+    def __init__(self, status: str, reason: str, waiting: dict[str, str] | None = None) -> None:
         super().__init__(reason)
-        self.status, self.code, self.reason, self.waiting = status, code, reason, waiting
+        self.status, self.reason, self.waiting = status, reason, waiting
 
 
 @dataclass
@@ -69,21 +70,21 @@ class Brain:
                         self.store.save(state)
                 self._advance(frame, step, cur)
         except cursor.NoPhases as exc:
-            return self._end("WAITING_FOR_HUMAN", 3, f"step {exc.step!r} runs once per phase, but ROADMAP.md and "
+            return self._end("WAITING_FOR_HUMAN", f"step {exc.step!r} runs once per phase, but ROADMAP.md and "
                              "phases/ list none; add `### Phase 1: ...` headings, then `specd continue`",
                              {"kind": "no_phases", "step": exc.step})
         except Stop as stop:
-            return self._end(stop.status, stop.code, stop.reason, stop.waiting)
+            return self._end(stop.status, stop.reason, stop.waiting)
         except KeyboardInterrupt:
-            return self._end("ABORTED", 130, "interrupted; `specd continue` re-runs the interrupted part")
-        return self._end("COMPLETE", 0, "")
+            return self._end("ABORTED", "interrupted; `specd continue` re-runs the interrupted part")
+        return self._end("COMPLETE", "")
 
     def _enter(self, frame: Frame, step: Step) -> Current | None:
         """A fresh visit: enforce max_visits, ask at the gate, then record that the step began."""
         visit = frame.visits.get(step.name, 0) + 1
         limit = step.max_visits or DEFAULT_MAX_VISITS
         if visit > limit:
-            raise Stop("WAITING_FOR_HUMAN", 3, f"step {step.name!r} reached max_visits ({limit}) in this "
+            raise Stop("WAITING_FOR_HUMAN", f"step {step.name!r} reached max_visits ({limit}) in this "
                        f"iteration; look at the task, then `specd continue` allows {limit} more",
                        {"kind": "max_visits", "step": step.name})
         if needs_gate(self.mode, step) and not gates.ask(self, frame, step):
@@ -156,22 +157,22 @@ class Brain:
         target = step.target(outcome)
         self.state.current = None
         if target == "fail":
-            raise Stop("FAILED", 1, f"step {step.name!r} ended with outcome {outcome!r}, routed to fail",
+            raise Stop("FAILED", f"step {step.name!r} ended with outcome {outcome!r}, routed to fail",
                        {"kind": "fail", "step": step.name})
         cursor.route(frame, self.config, step, "next" if target == "stop" else target)
         self.store.save(self.state)
         if target == "stop":
-            raise Stop("WAITING_FOR_HUMAN", 3, f"step {step.name!r} ended with {outcome!r}, which needs a human",
+            raise Stop("WAITING_FOR_HUMAN", f"step {step.name!r} ended with {outcome!r}, which needs a human",
                        {"kind": "outcome", "step": step.name})
 
     def _fail(self, cur: Current, reason: str, *, kind: str) -> None:
         self.state.failures.append({"at": now(), "step": cur.step, "phase": cur.phase, "kind": kind,
                                     "attempt": cur.attempt, "reason": reason})
-        raise Stop("BLOCKED", 1, reason + "; fix the cause, then `specd continue` retries it",
+        raise Stop("BLOCKED", reason + "; fix the cause, then `specd continue` retries it",
                    {"kind": kind, "step": cur.step})
 
     def _budget_stop(self, reason: str, step: Step) -> None:
-        raise Stop("WAITING_FOR_HUMAN", 3, f"{reason}; raise the budget (--max-cost or agent.max_cost_usd) and "
+        raise Stop("WAITING_FOR_HUMAN", f"{reason}; raise the budget (--max-cost or agent.max_cost_usd) and "
                    "`specd continue`", {"kind": "budget", "step": step.name})
 
     def _spend(self, usage: Usage) -> None:
@@ -186,7 +187,8 @@ class Brain:
         update_config(self.store.task_dir, stage=stage, total=len(known), completed=len(self.state.phases_completed),
                       current=frame.phase, current_status=step.name)
 
-    def _end(self, status: str, code: int, reason: str, waiting: dict[str, str] | None = None) -> int:
+    def _end(self, status: str, reason: str, waiting: dict[str, str] | None = None) -> int:
+        code = STATUS_EXIT[status]
         self.state.status, self.state.reason, self.state.waiting = status, reason, waiting
         self.store.save(self.state)
         if status == "COMPLETE":

@@ -11,6 +11,9 @@ EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_WAITING = 3
 EXIT_INTERRUPTED = 130
+# How a run's final status becomes the process's exit code.
+STATUS_EXIT = {"COMPLETE": EXIT_OK, "WAITING_FOR_HUMAN": EXIT_WAITING, "BLOCKED": EXIT_FAILED,
+               "FAILED": EXIT_FAILED, "ABORTED": EXIT_INTERRUPTED}
 
 
 class SpecdError(Exception):
@@ -41,21 +44,3 @@ class TaskError(SpecdError):
 
 class LockHeld(SpecdError):
     """Another specd process is running the same task."""
-
-
-class StepFailed(SpecdError):
-    """A step or a required hook failed; the task is BLOCKED (or FAILED)."""
-
-    exit_code = EXIT_FAILED
-
-
-class WaitingForHuman(SpecdError):
-    """The run stopped at a gate, an escalation or a budget."""
-
-    exit_code = EXIT_WAITING
-
-
-class Interrupted(SpecdError):
-    """Ctrl-C or SIGTERM: state was saved and the run can be resumed."""
-
-    exit_code = EXIT_INTERRUPTED

@@ -42,6 +42,3 @@ class EventBus:
         for listener in self._listeners:
             listener(event)
 
-
-def null_bus() -> EventBus:
-    return EventBus()

@@ -33,7 +33,7 @@ def ask(brain: Brain, frame: Frame, step: Step) -> bool:
     if answer.action == "proceed":
         return True
     if answer.action == "stop":
-        raise Stop("WAITING_FOR_HUMAN", 3, f"stopped at the gate before {step.name!r}",
+        raise Stop("WAITING_FOR_HUMAN", f"stopped at the gate before {step.name!r}",
                    {"kind": "gate", "step": step.name})
     if answer.action == "skip":
         cur = Current(step.name, frame.pipeline, frame.phase, frame.visits.get(step.name, 0))

@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 STATE_VERSION = 1
-RESUMABLE = ("IN_PROGRESS", "WAITING_FOR_HUMAN", "BLOCKED", "ABORTED", "FAILED")
 # The parts of one step, in the order they run; a resumed step continues after the last one done.
 STAGES = ("pre-step", "pre", "step", "post", "post-step")
 
