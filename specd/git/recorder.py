@@ -1,0 +1,166 @@
+"""The step commits: each holds the task folder and what that step (or its hooks) changed.
+
+Before each step or hook, the recorder notes the dirty paths and their content; after it, the
+paths whose content moved are that step's work. Nothing else is ever added: not the user's own
+edits or untracked files from before, not another task's folder, not a secret-looking file git
+does not already track, not transcripts (unless ``commit_transcripts``). Every git failure
+becomes a visible ``warning`` event; a run never fails because git did.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from specd.events import Event, EventBus
+from specd.git import tree
+from specd.git.repo import GitFailed, Repo
+from specd.git.settings import Settings
+from specd.git.tree import Snapshot
+from specd.git.windows import Windows, contested
+from specd.state import atomic
+
+
+class GitRecorder:
+    def __init__(self, repo: Repo, settings: Settings, task: str, task_dir: Path, events: EventBus) -> None:
+        self.repo, self.settings, self.task, self.task_dir, self.events = repo, settings, task, task_dir, events
+        self.folder, self.specd = repo.rel(task_dir), repo.rel(settings.specd_dir)
+        self.scope = repo.rel(settings.root)
+        self.windows = Windows(repo.common_dir)
+        self.before: Snapshot | None = None  # set while a step or hook is open
+        self.pending: set[str] = set()  # this run's changes outside the task folder, not yet committed
+        self.reported: set[str] = set()  # paths the open step's agent said it changed
+        self.had_edits: set[str] = set()  # pending paths the user had edited before the step changed them
+        self.warned: set[str] = set()
+        self.baseline = task_dir / ".git-baseline.json"  # survives a crash, so a re-run keeps its attribution
+
+    def __call__(self, event: Event) -> None:
+        for action in self._actions(event.kind, event.data):
+            try:
+                action()
+            except (GitFailed, OSError) as exc:
+                self._warn(f"git: {exc}")
+
+    def _actions(self, kind: str, data: dict[str, Any]) -> list[Callable[[], None]]:
+        """What an event asks of git, in order; each action fails (and warns) alone."""
+        if kind == "run_started":
+            return [self._start]
+        if kind == "step_started" and data.get("attempt", 1) == 1:
+            return [lambda: self.settings.phase_start(self.repo, self.task_dir, data.get("phase"), data["step"]),
+                    lambda: self._commit(f"docs({self.task}): starting {data['step']}"), self._open]
+        if kind in ("step_started", "hook_started"):
+            return [self._open]
+        if kind == "hook_finished":
+            return [self._close]  # a hook's changes go into the next commit
+        if kind == "step_finished":
+            phase = f" (phase {data['phase']})" if data.get("phase") else ""
+            return [self._close, lambda: self._commit(f"docs({self.task}): {data['step']} complete{phase}")]
+        if kind == "run_finished":
+            return [self._close, lambda: self._commit(f"docs({self.task}): run state {data['status']}"), self._end]
+        return []
+
+    def note_reported(self, paths: Iterable[str]) -> None:
+        """Paths an agent reported as its own work (command agent result field ``files``)."""
+        for path in paths:
+            try:
+                self.reported.add(self.repo.rel(self.settings.root / path))
+            except (ValueError, OSError):
+                continue  # outside the repository: never ours to commit
+
+    def _start(self) -> None:
+        with self.repo.locked():
+            now = tree.take(self.repo, self.scope)
+            try:  # the last run stopped inside a step: what changed since it began is that step's work
+                earlier = json.loads(self.baseline.read_text(encoding="utf-8"))
+                self.pending |= {p for p in tree.changed(_snapshot(earlier), now) if not self._specd(p)}
+            except (OSError, ValueError, TypeError, AttributeError):
+                pass
+        dirty = [p for p in now if not self._specd(p) and p not in self.pending]
+        if dirty:
+            self._warn(f"{len(dirty)} path{'s' if len(dirty) != 1 else ''} outside .specd/ "
+                       f"{'have' if len(dirty) != 1 else 'has'} uncommitted changes (see `git status`); specd "
+                       "leaves them out of its commits unless a step changes them")
+
+    def _open(self) -> None:
+        with self.repo.locked():
+            self.before = tree.take(self.repo, self.scope)
+            self.windows.open(self.task, self.before)
+        self.reported = set()
+        atomic.write_json(self.baseline, {p: [e.status, e.digest] for p, e in self.before.items()})
+
+    def _close(self) -> None:
+        if self.before is None:
+            return
+        before, self.before = self.before, None
+        with self.repo.locked():
+            after = tree.take(self.repo, self.scope)
+            self.windows.close()
+            others = self.windows.others()
+        for path in tree.changed(before, after):
+            if self._specd(path):
+                continue  # the task folder is committed anyway; specd's config and other tasks never are
+            now = after[path].digest if path in after else None
+            if path in self.reported or not contested(path, now, others):
+                self.pending.add(path)
+                if path in before:
+                    self.had_edits.add(path)
+
+    def _commit(self, message: str) -> None:
+        with self.repo.locked():
+            after = tree.take(self.repo, self.scope)
+            paths = {p for p in after if tree.inside(p, self.folder)} if self.settings.commit_docs else set()
+            forced = self._transcripts() if self.settings.commit_docs and self.settings.commit_transcripts else []
+            if self.settings.commit_code:
+                paths |= self.pending
+            secrets = {p for p in paths if tree.untracked_secret(p, after)}
+            self._warn_secrets(secrets)
+            paths = {p for p in paths - secrets if tree.committable(self.repo.top, p, after)}
+            if forced:
+                self.repo.run("add", "-f", "--", *forced)
+            if paths:
+                self.repo.run("add", "--", *sorted(paths))
+            paths |= set(forced)
+            staged = self.repo.run("diff", "--cached", "--name-only", "-z", "--", *sorted(paths)) if paths else ""
+            if staged.strip("\0"):
+                self.repo.run("commit", "-q", "--only", "-m", message, "--", *sorted(paths))
+                self._after_commit(paths)
+            self.pending -= paths | secrets
+
+    def _after_commit(self, paths: set[str]) -> None:
+        edited = sorted(paths & self.had_edits)
+        self.had_edits -= paths
+        if edited:
+            self._warn(f"committed {', '.join(edited)}: the step changed {'it' if len(edited) == 1 else 'them'}, "
+                       "but there were uncommitted edits from before the step too; they are in the commit")
+        if self.repo.identity and "identity" not in self.warned:
+            self.warned.add("identity")
+            self._warn("no git identity configured; committed as specd <specd@localhost> "
+                       "(set one with `git config user.email you@example.com`)")
+
+    def _transcripts(self) -> list[str]:
+        folder = self.task_dir / "transcripts"
+        files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+        return [rel for rel in map(self.repo.rel, files) if not tree.is_secret(rel)]
+
+    def _warn_secrets(self, secrets: set[str]) -> None:
+        new = sorted(secrets - self.warned)
+        if new:
+            self.warned |= set(new)
+            self._warn(f"not committing {', '.join(new)}: the name looks like a secret and git does not track it "
+                       "(commit it yourself if it belongs in the repository)")
+
+    def _end(self) -> None:
+        self.baseline.unlink(missing_ok=True)
+
+    def _specd(self, path: str) -> bool:
+        return tree.inside(path, self.specd) or tree.inside(path, self.folder)
+
+    def _warn(self, message: str) -> None:
+        self.events.emit("warning", message=message)
+
+
+def _snapshot(data: Any) -> Snapshot:
+    return {str(p): tree.Entry(str(v[0]), str(v[1])) for p, v in dict(data).items()}
+
