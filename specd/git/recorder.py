@@ -34,14 +34,24 @@ class GitRecorder:
         self.reported: set[str] = set()  # paths the open step's agent said it changed
         self.had_edits: set[str] = set()  # pending paths the user had edited before the step changed them
         self.warned: set[str] = set()
+        self._now: Snapshot | None = None  # the tree as of this event, until specd itself changes the index
         self.baseline = task_dir / ".git-baseline.json"  # survives a crash, so a re-run keeps its attribution
 
     def __call__(self, event: Event) -> None:
-        for action in self._actions(event.kind, event.data):
-            try:
-                action()
-            except (GitFailed, OSError) as exc:
-                self._warn(f"git: {exc}")
+        actions = self._actions(event.kind, event.data)
+        if not actions:
+            return
+        try:
+            # One hold of the lock per event: no other run commits between this step's close and its commit.
+            with self.repo.locked():
+                self._now = None
+                for action in actions:
+                    try:
+                        action()
+                    except (GitFailed, OSError) as exc:
+                        self._warn(f"git: {exc}")
+        except GitFailed as exc:  # the lock itself
+            self._warn(f"git: {exc}")
 
     def _actions(self, kind: str, data: dict[str, Any]) -> list[Callable[[], None]]:
         """What an event asks of git, in order; each action fails (and warns) alone."""
@@ -70,63 +80,66 @@ class GitRecorder:
                 continue  # outside the repository: never ours to commit
 
     def _start(self) -> None:
-        with self.repo.locked():
-            now = tree.take(self.repo, self.scope)
-            try:  # the last run stopped inside a step: what changed since it began is that step's work
-                earlier = json.loads(self.baseline.read_text(encoding="utf-8"))
-                self.pending |= {p for p in tree.changed(_snapshot(earlier), now) if not self._specd(p)}
-            except (OSError, ValueError, TypeError, AttributeError):
-                pass
-        dirty = [p for p in now if not self._specd(p) and p not in self.pending]
+        now = self._snapshot()
+        try:  # the last run stopped inside a step: what changed since it began is that step's work
+            earlier = json.loads(self.baseline.read_text(encoding="utf-8"))
+            self.pending |= {p for p in tree.changed(_snapshot(earlier), now) if p in now and not self._specd(p)}
+        except (OSError, ValueError, TypeError, AttributeError):
+            pass
+        others = self.windows.others()  # what other runs' open steps are changing is not the user's
+        dirty = [p for p, e in now.items() if not self._specd(p) and p not in self.pending
+                 and not contested(p, e.digest, others)]
         if dirty:
             self._warn(f"{len(dirty)} path{'s' if len(dirty) != 1 else ''} outside .specd/ "
                        f"{'have' if len(dirty) != 1 else 'has'} uncommitted changes (see `git status`); specd "
                        "leaves them out of its commits unless a step changes them")
 
     def _open(self) -> None:
-        with self.repo.locked():
-            self.before = tree.take(self.repo, self.scope)
-            self.windows.open(self.task, self.before)
+        self.before = self._snapshot()
+        self.windows.open(self.task, self.before)
         self.reported = set()
         atomic.write_json(self.baseline, {p: [e.status, e.digest] for p, e in self.before.items()})
 
     def _close(self) -> None:
         if self.before is None:
             return
-        before, self.before = self.before, None
-        with self.repo.locked():
-            after = tree.take(self.repo, self.scope)
-            self.windows.close()
-            others = self.windows.others()
-        for path in tree.changed(before, after):
+        before, self.before, after = self.before, None, self._snapshot()
+        self.windows.close()
+        others = self.windows.others()
+        # Only paths dirty now: one that went clean was reverted, or committed by another run.
+        for path in tree.changed(before, after) & after.keys():
             if self._specd(path):
                 continue  # the task folder is committed anyway; specd's config and other tasks never are
-            now = after[path].digest if path in after else None
-            if path in self.reported or not contested(path, now, others):
+            if path in self.reported or not contested(path, after[path].digest, others):
                 self.pending.add(path)
                 if path in before:
                     self.had_edits.add(path)
 
     def _commit(self, message: str) -> None:
-        with self.repo.locked():
-            after = tree.take(self.repo, self.scope)
-            paths = {p for p in after if tree.inside(p, self.folder)} if self.settings.commit_docs else set()
-            forced = self._transcripts() if self.settings.commit_docs and self.settings.commit_transcripts else []
-            if self.settings.commit_code:
-                paths |= self.pending
-            secrets = {p for p in paths if tree.untracked_secret(p, after)}
-            self._warn_secrets(secrets)
-            paths = {p for p in paths - secrets if tree.committable(self.repo.top, p, after)}
-            if forced:
-                self.repo.run("add", "-f", "--", *forced)
-            if paths:
-                self.repo.run("add", "--", *sorted(paths))
-            paths |= set(forced)
-            staged = self.repo.run("diff", "--cached", "--name-only", "-z", "--", *sorted(paths)) if paths else ""
-            if staged.strip("\0"):
-                self.repo.run("commit", "-q", "--only", "-m", message, "--", *sorted(paths))
-                self._after_commit(paths)
-            self.pending -= paths | secrets
+        after = self._snapshot()
+        paths = {p for p in after if tree.inside(p, self.folder)} if self.settings.commit_docs else set()
+        forced = self._transcripts() if self.settings.commit_docs and self.settings.commit_transcripts else []
+        if self.settings.commit_code:
+            paths |= self.pending
+        secrets = {p for p in paths if tree.untracked_secret(p, after)}
+        self._warn_secrets(secrets)
+        paths = {p for p in paths - secrets if tree.committable(self.repo.top, p, after)}
+        self._now = None  # adding and committing change the statuses
+        if forced:
+            self.repo.run("add", "-f", "--", *forced)
+        if paths:
+            self.repo.run("add", "--", *sorted(paths))
+        paths |= set(forced)
+        staged = self.repo.run("diff", "--cached", "--name-only", "-z", "--", *sorted(paths)) if paths else ""
+        if staged.strip("\0"):
+            self.repo.run("commit", "-q", "--only", "-m", message, "--", *sorted(paths))
+            self._after_commit(set(staged.split("\0")))
+        self.pending -= paths | secrets
+
+    def _snapshot(self) -> Snapshot:
+        if self._now is None:
+            self._now = tree.take(self.repo, self.scope)
+        return self._now
 
     def _after_commit(self, paths: set[str]) -> None:
         edited = sorted(paths & self.had_edits)

@@ -66,10 +66,13 @@ class Repo:
         if self._lock is None:
             self._lock = FileLock(str(self.common_dir / "specd-git.lock"), timeout=LOCK_WAIT)
         try:
-            with self._lock:
-                yield
+            self._lock.acquire(poll_interval=0.01)  # many waiting runs: poll often, each holds it briefly
         except Timeout:
             raise GitFailed(["(lock)"], f"another specd held {self._lock.lock_file} for {LOCK_WAIT:g} s") from None
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     def run(self, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0,)) -> str:
         """Run git in the top folder; retry index.lock clashes; raise GitFailed on any other failure."""

@@ -53,7 +53,8 @@ def test_every_commit_holds_only_the_task_folder_and_the_steps_own_files(gp: Git
     assert sorted(outside["docs(t): execute complete"]) == ["src/app.py", "src/new_module.py"]
     others = {s: files for s, files in outside.items() if s not in ("docs(t): plan complete",
                                                                      "docs(t): execute complete")}
-    assert others and not any(others.values()), others
+    assert others
+    assert not any(others.values()), others
     assert gp.git("status", "--porcelain").splitlines() == [" D README.md"]  # still the user's to commit
 
 
