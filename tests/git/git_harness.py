@@ -4,7 +4,8 @@ The agent is a small Python script. On each call it looks up ``rules.json`` (in 
 folder) by ``<task>:<step>``, then ``<step>``, then ``*``, and applies the rule:
 
 - ``write``: ``{path: text}``, relative to the project (``{task}`` and ``{step}`` are filled in);
-- ``report``: list the written paths in the result's ``files`` field.
+- ``report``: list the written paths in the result's ``files`` field;
+- ``kill``: then SIGKILL that pid (specd itself: a crash in the middle of the step).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 AGENT = r'''
-import json, os, sys
+import json, os, signal, sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -32,6 +33,9 @@ for name, text in rule.get("write", {}).items():
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text.format(task=task, step=step))
     written.append(str(path))
+if rule.get("kill"):
+    os.kill(rule["kill"], signal.SIGKILL)
+    sys.exit(1)
 result = {"outcome": "done", "summary": f"{task} {step} done"}
 if rule.get("report"):
     result["files"] = written
@@ -93,7 +97,10 @@ class GitProject:
         return [c for c in commits if c[0] != "initial"]
 
     def rules(self, rules: dict[str, Any]) -> None:
-        (self.dir / "rules.json").write_text(json.dumps(rules), encoding="utf-8")
+        # replaced in one go: a running agent may read it at any moment
+        scratch = self.dir / "rules.tmp"
+        scratch.write_text(json.dumps(rules), encoding="utf-8")
+        scratch.replace(self.dir / "rules.json")
 
     # --- specd -----------------------------------------------------------------------------
     def argv(self, *args: str) -> list[str]:

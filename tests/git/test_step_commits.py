@@ -177,3 +177,23 @@ def test_a_failing_commit_is_a_visible_warning_and_its_work_is_committed_later(g
     assert "docs(t): execute complete" not in commits
     assert "src/app.py" in commits["docs(t): run state COMPLETE"]
     assert gp.git("status", "--porcelain") == ""
+
+
+def test_a_step_interrupted_by_a_crash_is_committed_by_its_rerun(gp: GitProject) -> None:
+    gp.write("notes.txt", NOTES + "\n")
+    gp.new("t")
+    proc = gp.start("t")
+    gp.rules({"execute": {"write": {"src/app.py": "print('agent')\n"}, "kill": proc.pid}})
+    proc.communicate(timeout=120)
+    assert proc.returncode == -9
+    assert not any("src/app.py" in files for _, files in gp.commits())
+
+    gp.rules({"execute": {"write": {"src/app.py": "print('agent')\n"}}})  # the re-run writes the same again
+    result = gp.run("t")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "src/app.py" in dict(gp.commits())["docs(t): execute complete"]
+    dirty = [line for line in warnings(result) if DIRTY in line]
+    assert len(dirty) == 1
+    assert "1 path outside .specd/ has" in dirty[0]  # notes.txt only: the step's own file is not the user's
+    assert NOTES not in gp.git("log", "-p", "--all")
