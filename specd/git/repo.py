@@ -9,6 +9,7 @@ commands do not take that lock, so a transient ``index.lock`` failure is still r
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import time
 from collections.abc import Iterator
@@ -29,7 +30,10 @@ class GitFailed(Exception):
     """A git command that failed; the message names the command and quotes git."""
 
     def __init__(self, args: list[str], output: str) -> None:
-        super().__init__(f"`git {' '.join(args)}` failed: {output.strip() or 'no output'}")
+        command = shlex.join(args)
+        if "--" in args and len(args) - args.index("--") > 2:  # the command, not a list of a thousand paths
+            command = f"{shlex.join(args[:args.index('--') + 1])} <{len(args) - args.index('--') - 1} paths>"
+        super().__init__(f"`git {command}` failed: {output.strip() or 'no output'}")
 
 
 def git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
