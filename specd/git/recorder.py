@@ -34,6 +34,7 @@ class GitRecorder:
         self.reported: set[str] = set()  # paths the open step's agent said it changed
         self.had_edits: set[str] = set()  # pending paths the user had edited before the step changed them
         self.warned: set[str] = set()
+        self.hasher = tree.Hasher()
         self._now: Snapshot | None = None  # the tree as of this event, until specd itself changes the index
         self.baseline = task_dir / ".git-baseline.json"  # survives a crash, so a re-run keeps its attribution
 
@@ -138,7 +139,7 @@ class GitRecorder:
 
     def _snapshot(self) -> Snapshot:
         if self._now is None:
-            self._now = tree.take(self.repo, self.scope)
+            self._now = tree.take(self.repo, self.scope, self.hasher)
         return self._now
 
     def _after_commit(self, paths: set[str]) -> None:

@@ -9,6 +9,8 @@ its index status moved.
 from __future__ import annotations
 
 import hashlib
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
@@ -18,6 +20,7 @@ from specd.git.repo import Repo
 # Names that usually hold secrets; specd never adds one that git does not already track.
 SECRET_NAMES = (".env*", "*.pem", "*.key", "id_rsa*", "credentials*.json", "*.p12")
 GONE = ""  # the digest of a path that no longer exists
+SETTLED_NS = 3_000_000_000
 
 
 @dataclass(frozen=True)
@@ -33,11 +36,39 @@ class Entry:
 Snapshot = dict[str, Entry]
 
 
-def take(repo: Repo, scope: str) -> Snapshot:
+class Hasher:
+    """Content hashes, read again only when a file's stat moved: a big untracked file is hashed once a run.
+
+    A file changed within the last seconds is always read: a second write inside the filesystem's
+    timestamp granularity could otherwise keep the same stat (git's "racy clean" problem).
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, tuple[tuple[int, int, int, int], str]] = {}
+
+    def __call__(self, path: Path) -> str:
+        try:
+            st = path.lstat()
+        except FileNotFoundError:
+            return GONE
+        except OSError as exc:
+            return f"unreadable:{exc.errno}"
+        key = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+        seen = self._seen.get(path)
+        if seen is not None and seen[0] == key:
+            return seen[1]
+        value = digest(path)
+        if time.time_ns() - st.st_ctime_ns > SETTLED_NS:
+            self._seen[path] = (key, value)
+        return value
+
+
+def take(repo: Repo, scope: str, hasher: Callable[[Path], str] | None = None) -> Snapshot:
     """The dirty paths under ``scope`` (a folder relative to the top; "." for all)."""
     # -z: raw names, no quoting; --no-renames: one name per record; -uall: untracked files one by one.
     out = repo.run("status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", scope)
-    return {record[3:]: Entry(record[:2], digest(repo.top / record[3:])) for record in out.split("\0") if record}
+    hash_of = hasher or digest
+    return {record[3:]: Entry(record[:2], hash_of(repo.top / record[3:])) for record in out.split("\0") if record}
 
 
 def changed(before: Snapshot, after: Snapshot) -> set[str]:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import shutil
 
 from git_harness import GitProject, warnings
 
@@ -197,3 +200,38 @@ def test_a_step_interrupted_by_a_crash_is_committed_by_its_rerun(gp: GitProject)
     assert len(dirty) == 1
     assert "1 path outside .specd/ has" in dirty[0]  # notes.txt only: the step's own file is not the user's
     assert NOTES not in gp.git("log", "-p", "--all")
+
+
+def test_a_transient_index_lock_is_retried(gp: GitProject) -> None:
+    # A git in front of the real one: its first two commits meet a lock held by "someone else".
+    real = shutil.which("git")
+    assert real is not None
+    bin_dir, count = gp.dir / "bin", gp.dir / "commit-failures"
+    bin_dir.mkdir()
+    fake = bin_dir / "git"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'for arg in "$@"; do\n'
+        '  if [ "$arg" = commit ]; then\n'
+        f"    n=$(cat '{count}' 2>/dev/null || echo 0)\n"
+        '    if [ "$n" -lt 2 ]; then\n'
+        f"      echo $((n + 1)) > '{count}'\n"
+        "      echo \"fatal: Unable to create '$PWD/.git/index.lock': File exists.\" >&2\n"
+        "      exit 128\n"
+        "    fi\n"
+        "  fi\n"
+        "done\n"
+        f'exec {shlex.quote(real)} "$@"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    gp.rules({"execute": {"write": {"src/app.py": "print('agent')\n"}}})
+    gp.new("t")
+    gp.env["PATH"] = f"{bin_dir}{os.pathsep}{gp.env['PATH']}"
+
+    result = gp.run("t")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert count.read_text(encoding="utf-8").strip() == "2"
+    assert warnings(result) == []
+    subjects = [subject for subject, _ in gp.commits()]
+    assert subjects[0] == "docs(t): starting discuss"
+    assert "src/app.py" in dict(gp.commits())["docs(t): execute complete"]
