@@ -31,8 +31,15 @@ def attach(project: Project, task: str, task_dir: Path, events: EventBus) -> Git
     repo = Repo.open(project.root)
     if repo is None:
         return None
-    ensure_gitignore(project)
-    recorder = GitRecorder(repo, Settings.load(project), task, task_dir, events)
+    try:
+        recorder = GitRecorder(repo, Settings.load(project), task, task_dir, events)
+    except ValueError:  # the task folder resolves outside the work tree (a symlink, say)
+        events.emit("warning", message=f"{task_dir} is outside the git work tree {repo.top}; not committing")
+        return None
+    try:
+        ensure_gitignore(project)
+    except OSError as exc:
+        events.emit("warning", message=f"could not update {project.specd_dir / '.gitignore'}: {exc}")
     events.subscribe(recorder)
     return recorder
 

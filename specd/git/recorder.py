@@ -9,7 +9,6 @@ becomes a visible ``warning`` event; a run never fails because git did.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,6 @@ from specd.git.repo import GitFailed, Repo
 from specd.git.settings import Settings
 from specd.git.tree import Snapshot
 from specd.git.windows import Windows, contested
-from specd.state import atomic
 
 
 class GitRecorder:
@@ -51,7 +49,7 @@ class GitRecorder:
                         action()
                     except (GitFailed, OSError) as exc:
                         self._warn(f"git: {exc}")
-        except GitFailed as exc:  # the lock itself
+        except (GitFailed, OSError) as exc:  # the lock itself (a read-only .git, say)
             self._warn(f"git: {exc}")
 
     def _actions(self, kind: str, data: dict[str, Any]) -> list[Callable[[], None]]:
@@ -82,11 +80,9 @@ class GitRecorder:
 
     def _start(self) -> None:
         now = self._snapshot()
-        try:  # the last run stopped inside a step: what changed since it began is that step's work
-            earlier = json.loads(self.baseline.read_text(encoding="utf-8"))
-            self.pending |= {p for p in tree.changed(_snapshot(earlier), now) if p in now and not self._specd(p)}
-        except (OSError, ValueError, TypeError, AttributeError):
-            pass
+        earlier = tree.load(self.baseline)  # the last run stopped inside a step: what changed since is its work
+        if earlier is not None:
+            self.pending |= {p for p in tree.changed(earlier, now) if p in now and not self._specd(p)}
         others = self.windows.others()  # what other runs' open steps are changing is not the user's
         dirty = [p for p, e in now.items() if not self._specd(p) and p not in self.pending
                  and not contested(p, e.digest, others)]
@@ -99,7 +95,7 @@ class GitRecorder:
         self.before = self._snapshot()
         self.windows.open(self.task, self.before)
         self.reported = set()
-        atomic.write_json(self.baseline, {p: [e.status, e.digest] for p, e in self.before.items()})
+        tree.save(self.before, self.baseline)
 
     def _close(self) -> None:
         if self.before is None:
@@ -119,7 +115,8 @@ class GitRecorder:
     def _commit(self, message: str) -> None:
         after = self._snapshot()
         paths = {p for p in after if tree.inside(p, self.folder)} if self.settings.commit_docs else set()
-        forced = self._transcripts() if self.settings.commit_docs and self.settings.commit_transcripts else []
+        forced = (self.settings.transcripts(self.repo, self.task_dir)
+                  if self.settings.commit_docs and self.settings.commit_transcripts else [])
         if self.settings.commit_code:
             paths |= self.pending
         secrets = {p for p in paths if tree.untracked_secret(p, after)}
@@ -153,11 +150,6 @@ class GitRecorder:
             self._warn("no git identity configured; committed as specd <specd@localhost> "
                        "(set one with `git config user.email you@example.com`)")
 
-    def _transcripts(self) -> list[str]:
-        folder = self.task_dir / "transcripts"
-        files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
-        return [rel for rel in map(self.repo.rel, files) if not tree.is_secret(rel)]
-
     def _warn_secrets(self, secrets: set[str]) -> None:
         new = sorted(secrets - self.warned)
         if new:
@@ -173,8 +165,4 @@ class GitRecorder:
 
     def _warn(self, message: str) -> None:
         self.events.emit("warning", message=message)
-
-
-def _snapshot(data: Any) -> Snapshot:
-    return {str(p): tree.Entry(str(v[0]), str(v[1])) for p, v in dict(data).items()}
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.git.repo import Repo
+from specd.git.tree import is_secret
 from specd.project import Project
 from specd.setup import GITIGNORE
 from specd.state import atomic
@@ -46,6 +47,14 @@ class Settings:
         if phase not in (data.get("phase_start_commits") or {}) and (sha := repo.head()):
             data.setdefault("phase_start_commits", {})[phase] = sha
             atomic.write_json(task_dir / "config.json", data)
+
+
+    @staticmethod
+    def transcripts(repo: Repo, task_dir: Path) -> list[str]:
+        """The task's transcript files, for ``commit_transcripts`` (they are ignored, so added by force)."""
+        folder = task_dir / "transcripts"
+        files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+        return [rel for rel in map(repo.rel, files) if not is_secret(rel)]
 
 
 def ensure_gitignore(project: Project) -> None:

@@ -9,6 +9,7 @@ its index status moved.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 
 from specd.git.repo import Repo
+from specd.state import atomic
 
 # Names that usually hold secrets; specd never adds one that git does not already track.
 SECRET_NAMES = (".env*", "*.pem", "*.key", "id_rsa*", "credentials*.json", "*.p12")
@@ -69,6 +71,19 @@ def take(repo: Repo, scope: str, hasher: Callable[[Path], str] | None = None) ->
     out = repo.run("status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", scope)
     hash_of = hasher or digest
     return {record[3:]: Entry(record[:2], hash_of(repo.top / record[3:])) for record in out.split("\0") if record}
+
+
+def save(snapshot: Snapshot, path: Path) -> None:
+    atomic.write_json(path, {p: [e.status, e.digest] for p, e in snapshot.items()})
+
+
+def load(path: Path) -> Snapshot | None:
+    """A snapshot saved by ``save``; None when there is none (or it is unreadable: then it is no help)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {str(p): Entry(str(v[0]), str(v[1])) for p, v in dict(data).items()}
+    except (OSError, ValueError, TypeError, IndexError, KeyError):
+        return None
 
 
 def changed(before: Snapshot, after: Snapshot) -> set[str]:
