@@ -49,6 +49,7 @@ class GitRecorder:
                         action()
                     except (GitFailed, OSError) as exc:
                         self._warn(f"git: {exc}")
+                self.windows.publish(self.task, self.before, self.pending)
         except (GitFailed, OSError) as exc:  # the lock itself (a read-only .git, say)
             self._warn(f"git: {exc}")
 
@@ -93,7 +94,6 @@ class GitRecorder:
 
     def _open(self) -> None:
         self.before = self._snapshot()
-        self.windows.open(self.task, self.before)
         self.reported = set()
         tree.save(self.before, self.baseline)
 
@@ -101,7 +101,6 @@ class GitRecorder:
         if self.before is None:
             return
         before, self.before, after = self.before, None, self._snapshot()
-        self.windows.close()
         others = self.windows.others()
         # Only paths dirty now: one that went clean was reverted, or committed by another run.
         for path in tree.changed(before, after) & after.keys():
@@ -119,6 +118,8 @@ class GitRecorder:
                   if self.settings.commit_docs and self.settings.commit_transcripts else [])
         if self.settings.commit_code:
             paths |= self.pending
+        else:
+            self.pending.clear()  # the user commits code changes themselves
         secrets = {p for p in paths if tree.untracked_secret(p, after)}
         self._warn_secrets(secrets)
         paths = {p for p in paths - secrets if tree.committable(self.repo.top, p, after)}

@@ -4,7 +4,8 @@ Runs of different tasks share one work tree. While run A's step is open, run B's
 write a file that A's snapshot then sees as changed. Each open step therefore leaves its
 starting snapshot here (one file per process, under the repository's specd lock); a path that
 another open step had in a different state when it began may be that step's work, and is left
-to it unless this step's agent named the path as its own.
+to it unless this step's agent named the path as its own. A run's changes that wait for its next
+commit (a hook's) are listed too, so no other run takes them meanwhile.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from specd.git.tree import Snapshot
 from specd.state import atomic
 
+PENDING = "<pending>"  # never a digest: every state of the path differs from it
 State = dict[str, str]  # path → digest at the step's start, for the paths dirty then
 
 
@@ -25,11 +27,13 @@ class Windows:
         self.folder = common_dir / "specd-steps"
         self.mine = self.folder / f"{os.getpid()}.json"
 
-    def open(self, task: str, before: Snapshot) -> None:
-        atomic.write_json(self.mine, {"task": task, "before": {p: e.digest for p, e in before.items()}})
-
-    def close(self) -> None:
-        self.mine.unlink(missing_ok=True)
+    def publish(self, task: str, before: Snapshot | None, pending: set[str]) -> None:
+        """This run's open step (if any) and its changes not yet committed (which no other run may take)."""
+        if before is None and not pending:
+            self.mine.unlink(missing_ok=True)
+            return
+        state = {p: e.digest for p, e in (before or {}).items()} | dict.fromkeys(pending, PENDING)
+        atomic.write_json(self.mine, {"task": task, "before": state})
 
     def others(self) -> list[State]:
         """The starting states of other live processes' open steps; leftovers of dead ones are removed."""

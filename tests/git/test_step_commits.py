@@ -235,3 +235,19 @@ def test_a_transient_index_lock_is_retried(gp: GitProject) -> None:
     subjects = [subject for subject, _ in gp.commits()]
     assert subjects[0] == "docs(t): starting discuss"
     assert "src/app.py" in dict(gp.commits())["docs(t): execute complete"]
+
+
+def test_auto_commit_code_false_commits_the_task_folder_only(gp: GitProject) -> None:
+    config = json.loads((gp.root / ".specd/config.json").read_text(encoding="utf-8"))
+    gp.write(".specd/config.json", json.dumps({**config, "auto_commit_code": False}))
+    gp.git("commit", "-q", "-am", "no code commits")
+    gp.rules({"execute": {"write": {"src/app.py": "print('agent')\n"}}})
+    gp.new("t")
+
+    result = gp.run("t")
+
+    assert result.returncode == 0, result.stderr
+    commits = gp.commits()
+    assert [s for s, _ in commits][-1] == "docs(t): run state COMPLETE"
+    assert all(f.startswith(".specd/tasks/t/") for s, files in commits if s.startswith("docs(t)") for f in files)
+    assert gp.git("status", "--porcelain").splitlines() == [" M src/app.py"]
