@@ -55,8 +55,9 @@ def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: 
             return replace(limits, run_spent=Usage.from_dict(state.usage))
 
         dispatcher = Dispatcher(project, task, task_dir, config, agent, mode, state.run_id, budget)
-        if git.is_repo(project.root):
-            events.subscribe(git.GitRecorder(project, task, task_dir, events))
+        recorder = git.attach(project, task, task_dir, events)
+        if recorder is not None:
+            dispatcher.agent = git.ReportingAgent(agent, recorder)
             dispatcher.extra = lambda step, phase: git.phase_context(project.root, task_dir, phase)
         events.emit("run_started", task=task, run_id=state.run_id, mode=mode, resumed=resumed,
                     agent=getattr(agent, "name", "agent"))

@@ -1,0 +1,54 @@
+"""Git integration: a commit per step, as specdacular does, holding only that step's own work.
+
+- ``docs(<task>): starting <step>`` before a step, ``docs(<task>): <step> complete`` after;
+- each commit adds explicit paths only (see ``recorder``); options in ``settings``;
+- git calls are serialized per repository and checked (see ``repo``);
+- each phase's start commit is recorded, so its review gets the phase's diff.
+A machine with no git identity still gets commits, as "specd <specd@localhost>", with a warning.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specd.events import EventBus
+from specd.git.recorder import GitRecorder
+from specd.git.repo import FALLBACK_IDENTITY, Repo, git
+from specd.git.reporting import ReportingAgent
+from specd.git.settings import Settings, ensure_gitignore
+from specd.project import Project
+from specd.task import read_config
+
+__all__ = ["FALLBACK_IDENTITY", "GitRecorder", "ReportingAgent", "attach", "git", "is_repo", "phase_context"]
+
+
+def is_repo(root: Path) -> bool:
+    return Repo.open(root) is not None
+
+
+def attach(project: Project, task: str, task_dir: Path, events: EventBus) -> GitRecorder | None:
+    """A recorder listening to the run's events, or None outside a git repository."""
+    repo = Repo.open(project.root)
+    if repo is None:
+        return None
+    try:
+        recorder = GitRecorder(repo, Settings.load(project), task, task_dir, events)
+    except ValueError:  # the task folder resolves outside the work tree (a symlink, say)
+        events.emit("warning", message=f"{task_dir} is outside the git work tree {repo.top}; not committing")
+        return None
+    try:
+        ensure_gitignore(project)
+    except OSError as exc:
+        events.emit("warning", message=f"could not update {project.specd_dir / '.gitignore'}: {exc}")
+    events.subscribe(recorder)
+    return recorder
+
+
+def phase_context(root: Path, task_dir: Path, phase: str | None) -> dict[str, str]:
+    """Header lines for a phase step: its start commit and the diff command review should read."""
+    if not phase:
+        return {}
+    sha = (read_config(task_dir).get("phase_start_commits") or {}).get(phase)
+    if not sha:
+        return {}
+    return {"Phase start commit": sha, "Phase diff": f"git diff {sha} (plus untracked files)"}

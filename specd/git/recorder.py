@@ -1,0 +1,169 @@
+"""The step commits: each holds the task folder and what that step (or its hooks) changed.
+
+Before each step or hook, the recorder notes the dirty paths and their content; after it, the
+paths whose content moved are that step's work. Nothing else is ever added: not the user's own
+edits or untracked files from before, not another task's folder, not a secret-looking file git
+does not already track, not transcripts (unless ``commit_transcripts``). Every git failure
+becomes a visible ``warning`` event; a run never fails because git did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from specd.events import Event, EventBus
+from specd.git import tree
+from specd.git.repo import GitFailed, Repo
+from specd.git.settings import Settings
+from specd.git.tree import Snapshot
+from specd.git.windows import Windows, contested
+
+
+class GitRecorder:
+    def __init__(self, repo: Repo, settings: Settings, task: str, task_dir: Path, events: EventBus) -> None:
+        self.repo, self.settings, self.task, self.task_dir, self.events = repo, settings, task, task_dir, events
+        self.folder, self.specd = repo.rel(task_dir), repo.rel(settings.specd_dir)
+        self.scope = repo.rel(settings.root)
+        self.windows = Windows(repo.common_dir)
+        self.before: Snapshot | None = None  # set while a step or hook is open
+        self.pending: set[str] = set()  # this run's changes outside the task folder, not yet committed
+        self.reported: set[str] = set()  # paths the open step's agent said it changed
+        self.had_edits: set[str] = set()  # pending paths the user had edited before the step changed them
+        self.warned: set[str] = set()
+        self.hasher = tree.Hasher()
+        self._now: Snapshot | None = None  # the tree as of this event, until specd itself changes the index
+        self.baseline = task_dir / ".git-baseline.json"  # survives a crash, so a re-run keeps its attribution
+
+    def __call__(self, event: Event) -> None:
+        actions = self._actions(event.kind, event.data)
+        if not actions:
+            return
+        try:
+            # One hold of the lock per event: no other run commits between this step's close and its commit.
+            with self.repo.locked():
+                self._now = None
+                for action in actions:
+                    try:
+                        action()
+                    except (GitFailed, OSError) as exc:
+                        self._warn(f"git: {exc}")
+                self.windows.publish(self.task, self.before, self.pending)
+        except (GitFailed, OSError) as exc:  # the lock itself (a read-only .git, say)
+            self._warn(f"git: {exc}")
+
+    def _actions(self, kind: str, data: dict[str, Any]) -> list[Callable[[], None]]:
+        """What an event asks of git, in order; each action fails (and warns) alone."""
+        if kind == "run_started":
+            return [self._start]
+        if kind == "step_started" and data.get("attempt", 1) == 1:
+            return [lambda: self.settings.phase_start(self.repo, self.task_dir, data.get("phase"), data["step"]),
+                    lambda: self._commit(f"docs({self.task}): starting {data['step']}"), self._open]
+        if kind in ("step_started", "hook_started"):
+            return [self._open]
+        if kind == "hook_finished":
+            return [self._close]  # a hook's changes go into the next commit
+        if kind == "step_finished":
+            phase = f" (phase {data['phase']})" if data.get("phase") else ""
+            return [self._close, lambda: self._commit(f"docs({self.task}): {data['step']} complete{phase}")]
+        if kind == "run_finished":
+            return [self._close, lambda: self._commit(f"docs({self.task}): run state {data['status']}"), self._end]
+        return []
+
+    def note_reported(self, paths: Iterable[str]) -> None:
+        """Paths an agent reported as its own work (command agent result field ``files``)."""
+        for path in paths:
+            try:
+                self.reported.add(self.repo.rel(self.settings.root / path))
+            except (ValueError, OSError):
+                continue  # outside the repository: never ours to commit
+
+    def _start(self) -> None:
+        now = self._snapshot()
+        earlier = tree.load(self.baseline)  # the last run stopped inside a step: what changed since is its work
+        if earlier is not None:
+            self.pending |= {p for p in tree.changed(earlier, now) if p in now and not self._specd(p)}
+        others = self.windows.others()  # what other runs' open steps are changing is not the user's
+        dirty = [p for p, e in now.items() if not self._specd(p) and p not in self.pending
+                 and not contested(p, e.digest, others)]
+        if dirty:
+            self._warn(f"{len(dirty)} path{'s' if len(dirty) != 1 else ''} outside .specd/ "
+                       f"{'have' if len(dirty) != 1 else 'has'} uncommitted changes (see `git status`); specd "
+                       "leaves them out of its commits unless a step changes them")
+
+    def _open(self) -> None:
+        self.before = self._snapshot()
+        self.reported = set()
+        tree.save(self.before, self.baseline)
+
+    def _close(self) -> None:
+        if self.before is None:
+            return
+        before, self.before, after = self.before, None, self._snapshot()
+        others = self.windows.others()
+        # Only paths dirty now: one that went clean was reverted, or committed by another run.
+        for path in tree.changed(before, after) & after.keys():
+            if self._specd(path):
+                continue  # the task folder is committed anyway; specd's config and other tasks never are
+            if path in self.reported or not contested(path, after[path].digest, others):
+                self.pending.add(path)
+                if path in before:
+                    self.had_edits.add(path)
+
+    def _commit(self, message: str) -> None:
+        after = self._snapshot()
+        paths = {p for p in after if tree.inside(p, self.folder)} if self.settings.commit_docs else set()
+        forced = (self.settings.transcripts(self.repo, self.task_dir)
+                  if self.settings.commit_docs and self.settings.commit_transcripts else [])
+        if self.settings.commit_code:
+            paths |= self.pending
+        else:
+            self.pending.clear()  # the user commits code changes themselves
+        secrets = {p for p in paths if tree.untracked_secret(p, after)}
+        self._warn_secrets(secrets)
+        paths = {p for p in paths - secrets if tree.committable(self.repo.top, p, after)}
+        self._now = None  # adding and committing change the statuses
+        if forced:
+            self.repo.run("add", "-f", "--", *forced)
+        if paths:
+            self.repo.run("add", "--", *sorted(paths))
+        paths |= set(forced)
+        staged = self.repo.run("diff", "--cached", "--name-only", "-z", "--", *sorted(paths)) if paths else ""
+        if staged.strip("\0"):
+            self.repo.run("commit", "-q", "--only", "-m", message, "--", *sorted(paths))
+            self._after_commit(set(staged.split("\0")))
+        self.pending -= paths | secrets
+
+    def _snapshot(self) -> Snapshot:
+        if self._now is None:
+            self._now = tree.take(self.repo, self.scope, self.hasher)
+        return self._now
+
+    def _after_commit(self, paths: set[str]) -> None:
+        edited = sorted(paths & self.had_edits)
+        self.had_edits -= paths
+        if edited:
+            self._warn(f"committed {', '.join(edited)}: the step changed {'it' if len(edited) == 1 else 'them'}, "
+                       "but there were uncommitted edits from before the step too; they are in the commit")
+        if self.repo.identity and "identity" not in self.warned:
+            self.warned.add("identity")
+            self._warn("no git identity configured; committed as specd <specd@localhost> "
+                       "(set one with `git config user.email you@example.com`)")
+
+    def _warn_secrets(self, secrets: set[str]) -> None:
+        new = sorted(secrets - self.warned)
+        if new:
+            self.warned |= set(new)
+            self._warn(f"not committing {', '.join(new)}: the name looks like a secret and git does not track it "
+                       "(commit it yourself if it belongs in the repository)")
+
+    def _end(self) -> None:
+        self.baseline.unlink(missing_ok=True)
+
+    def _specd(self, path: str) -> bool:
+        return tree.inside(path, self.specd) or tree.inside(path, self.folder)
+
+    def _warn(self, message: str) -> None:
+        self.events.emit("warning", message=message)
+

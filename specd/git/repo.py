@@ -1,0 +1,103 @@
+"""One repository as specd talks to it: every git call checked, serialized and retried.
+
+Several `specd continue` processes may share one repository. Git's own ``index.lock`` makes a
+second writer fail instead of wait, so specd holds a lock of its own (in the git common dir,
+shared by all worktrees of the repository) around each group of git calls. The user's own git
+commands do not take that lock, so a transient ``index.lock`` failure is still retried.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+FALLBACK_IDENTITY = ["-c", "user.name=specd", "-c", "user.email=specd@localhost"]
+RETRIES = 6  # backoff 0.05 s doubling: about 3 s in all, enough for a user's `git status` to finish
+LOCK_WAIT = 600.0  # a safety net only: git calls are short, another specd holds the lock for seconds
+# Status and diff may refresh the index opportunistically; that must never take index.lock from a writer.
+QUIET_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+
+
+class GitFailed(Exception):
+    """A git command that failed; the message names the command and quotes git."""
+
+    def __init__(self, args: list[str], output: str) -> None:
+        command = shlex.join(args)
+        if "--" in args and len(args) - args.index("--") > 2:  # the command, not a list of a thousand paths
+            command = f"{shlex.join(args[:args.index('--') + 1])} <{len(args) - args.index('--') - 1} paths>"
+        super().__init__(f"`git {command}` failed: {output.strip() or 'no output'}")
+
+
+def git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """One unlocked git call whose result the caller checks (repository discovery, demo setup)."""
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False,
+                          env={**os.environ, **QUIET_ENV})
+
+
+@dataclass
+class Repo:
+    top: Path  # the work tree's top folder; every path specd hands git is relative to it
+    common_dir: Path
+    identity: list[str] = field(default_factory=list)
+    _lock: FileLock | None = None
+
+    @classmethod
+    def open(cls, folder: Path) -> Repo | None:
+        """The repository holding ``folder``, or None when there is none (or git is missing)."""
+        try:
+            found = git(folder, "rev-parse", "--show-toplevel", "--git-common-dir")
+        except OSError:
+            return None
+        lines = found.stdout.splitlines()
+        if found.returncode != 0 or len(lines) != 2:
+            return None
+        top = Path(lines[0])
+        # `git var` fails exactly when a commit would ask "Please tell me who you are" (config or env).
+        known = all(git(top, "var", f"GIT_{who}_IDENT").returncode == 0 for who in ("AUTHOR", "COMMITTER"))
+        return cls(top, (folder / lines[1]).resolve(), [] if known else FALLBACK_IDENTITY)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """specd's lock for this repository; re-entrant within one process."""
+        if self._lock is None:
+            self._lock = FileLock(str(self.common_dir / "specd-git.lock"), timeout=LOCK_WAIT)
+        try:
+            self._lock.acquire(poll_interval=0.01)  # many waiting runs: poll often, each holds it briefly
+        except Timeout:
+            raise GitFailed(["(lock)"], f"another specd held {self._lock.lock_file} for {LOCK_WAIT:g} s") from None
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    def run(self, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0,)) -> str:
+        """Run git in the top folder; retry index.lock clashes; raise GitFailed on any other failure."""
+        argv = ["--literal-pathspecs", *self.identity, *args]
+        for attempt in range(RETRIES):
+            result = subprocess.run(["git", *argv], cwd=self.top, input=stdin, capture_output=True, text=True,
+                                    check=False, env={**os.environ, **QUIET_ENV})
+            if result.returncode in ok:
+                return result.stdout
+            output = result.stderr + result.stdout
+            if "index.lock" not in output or attempt == RETRIES - 1:
+                raise GitFailed(list(args), output)
+            time.sleep(0.05 * 2**attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def head(self) -> str | None:
+        try:
+            return self.run("rev-parse", "--verify", "--quiet", "HEAD").strip() or None
+        except GitFailed:
+            return None  # no commit yet
+
+    def rel(self, path: Path) -> str:
+        """``path`` as git names it: relative to the top folder, with forward slashes."""
+        return path.resolve().relative_to(self.top.resolve()).as_posix()

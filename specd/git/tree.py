@@ -1,0 +1,137 @@
+"""The work tree as git sees it: which paths are dirty, and what each one holds right now.
+
+A snapshot maps every dirty path (modified, deleted, staged or untracked; ignored files are not
+listed) to its porcelain status and a hash of its content. Two snapshots tell which paths changed
+in between, by content: a path that stays dirty with the same content did not change, however
+its index status moved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path, PurePosixPath
+
+from specd.git.repo import Repo
+from specd.state import atomic
+
+# Names that usually hold secrets; specd never adds one that git does not already track.
+SECRET_NAMES = (".env*", "*.pem", "*.key", "id_rsa*", "credentials*.json", "*.p12")
+GONE = ""  # the digest of a path that no longer exists
+SETTLED_NS = 3_000_000_000
+
+
+@dataclass(frozen=True)
+class Entry:
+    status: str  # porcelain XY: "??" untracked, " M" modified, "D " staged deletion, ...
+    digest: str
+
+    @property
+    def tracked(self) -> bool:
+        return self.status != "??"
+
+
+Snapshot = dict[str, Entry]
+
+
+class Hasher:
+    """Content hashes, read again only when a file's stat moved: a big untracked file is hashed once a run.
+
+    A file changed within the last seconds is always read: a second write inside the filesystem's
+    timestamp granularity could otherwise keep the same stat (git's "racy clean" problem).
+    """
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, tuple[tuple[int, int, int, int], str]] = {}
+
+    def __call__(self, path: Path) -> str:
+        try:
+            st = path.lstat()
+        except FileNotFoundError:
+            return GONE
+        except OSError as exc:
+            return f"unreadable:{exc.errno}"
+        key = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+        seen = self._seen.get(path)
+        if seen is not None and seen[0] == key:
+            return seen[1]
+        value = digest(path)
+        if time.time_ns() - st.st_ctime_ns > SETTLED_NS:
+            self._seen[path] = (key, value)
+        return value
+
+
+def take(repo: Repo, scope: str, hasher: Callable[[Path], str] | None = None) -> Snapshot:
+    """The dirty paths under ``scope`` (a folder relative to the top; "." for all)."""
+    # -z: raw names, no quoting; --no-renames: one name per record; -uall: untracked files one by one.
+    out = repo.run("status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", scope)
+    hash_of = hasher or digest
+    return {record[3:]: Entry(record[:2], hash_of(repo.top / record[3:])) for record in out.split("\0") if record}
+
+
+def save(snapshot: Snapshot, path: Path) -> None:
+    atomic.write_json(path, {p: [e.status, e.digest] for p, e in snapshot.items()})
+
+
+def load(path: Path) -> Snapshot | None:
+    """A snapshot saved by ``save``; None when there is none (or it is unreadable: then it is no help)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {str(p): Entry(str(v[0]), str(v[1])) for p, v in dict(data).items()}
+    except (OSError, ValueError, TypeError, IndexError, KeyError):
+        return None
+
+
+def changed(before: Snapshot, after: Snapshot) -> set[str]:
+    """Paths whose content differs between the snapshots (a clean path counts as unchanged content)."""
+    return {path for path in before.keys() | after.keys() if _content(before, path) != _content(after, path)}
+
+
+def committable(top: Path, path: str, after: Snapshot) -> bool:
+    """Whether ``git add`` can take the path: it exists, or git tracks it (then its deletion is staged).
+
+    A nested repository ("sub/") is never taken: adding it would record a bare gitlink.
+    """
+    entry = after.get(path)
+    if path.endswith("/"):
+        return False
+    if entry is None:  # clean now: tracked and unchanged, or an untracked file that went away
+        return (top / path).is_symlink() or (top / path).exists()
+    return entry.tracked or entry.digest != GONE
+
+
+def is_secret(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return any(fnmatch(name, pattern) for pattern in SECRET_NAMES)
+
+
+def untracked_secret(path: str, after: Snapshot) -> bool:
+    entry = after.get(path)
+    return is_secret(path) and entry is not None and not entry.tracked
+
+
+def inside(path: str, folder: str) -> bool:
+    return folder in (".", "") or path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def digest(path: Path) -> str:
+    try:
+        if path.is_symlink():
+            return "link:" + str(path.readlink())
+        if path.is_dir():
+            return "dir"  # a nested repository: its content is its own business
+        with path.open("rb") as handle:
+            return hashlib.file_digest(handle, "sha1").hexdigest()
+    except FileNotFoundError:
+        return GONE
+    except OSError as exc:  # unreadable: still a state, so a later readable version counts as a change
+        return f"unreadable:{exc.errno}"
+
+
+def _content(snapshot: Snapshot, path: str) -> str | None:
+    entry = snapshot.get(path)
+    return None if entry is None else entry.digest
