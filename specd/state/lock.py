@@ -20,6 +20,11 @@ from types import TracebackType
 
 from filelock import FileLock, Timeout
 
+try:
+    import fcntl
+except ImportError:  # not on Windows; the probe below falls back to filelock
+    fcntl = None  # type: ignore[assignment]
+
 from specd import children
 from specd.errors import LockHeld
 from specd.state import atomic
@@ -93,7 +98,21 @@ class TaskLock:
             else "another process"
 
     def is_held(self) -> bool:
-        """True when a live process holds the lock (probes without keeping it)."""
+        """True when a live process holds the lock (probes without keeping it, and without writing)."""
+        if fcntl is not None:
+            # A shared flock on a read-only descriptor conflicts with the holder's exclusive one, and
+            # works on a read-only or full disk, where `specd status` must still answer.
+            try:
+                fd = os.open(self.path, os.O_RDONLY)
+            except FileNotFoundError:
+                return False
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            finally:
+                os.close(fd)
+            return False
         probe = FileLock(str(self.path), timeout=0)
         try:
             probe.acquire()
