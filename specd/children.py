@@ -86,7 +86,11 @@ _PRCTL = _load_prctl()
 
 
 def die_with_parent() -> Callable[[], None] | None:
-    """A ``preexec_fn`` that makes the child die with this process; None where the OS has no such thing."""
+    """A ``preexec_fn`` that makes the child die with this process; None where the OS has no such thing.
+
+    Linux sends the signal when the *thread* that started the child ends, so start children from a
+    thread that lives as long as they should (specd starts them from its main thread).
+    """
     if _PRCTL is None:
         return None
     prctl, parent = _PRCTL, os.getpid()

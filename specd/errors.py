@@ -57,8 +57,8 @@ _MACHINE = {
     "ENOSPC": ("no space left on the device", "free space on the disk holding {folder} (see `df -h {folder}`)"),
     "EDQUOT": ("disk quota exceeded", "free space within your quota on the disk holding {folder}"),
     "EROFS": ("the file system is read-only", "remount {folder} read-write, or run from a writable copy"),
-    "EACCES": ("permission denied", "make {folder} writable for this user (`ls -ld {folder}`; chmod/chown)"),
-    "EPERM": ("operation not permitted", "make {folder} writable for this user (check `lsattr -d {folder}` "
+    "EACCES": ("permission denied", "give this user access to {folder} (`ls -ld {folder}`; chmod/chown)"),
+    "EPERM": ("operation not permitted", "give this user access to {folder} (check `lsattr -d {folder}` "
                                          "for the immutable flag, and chmod/chown)"),
 }
 

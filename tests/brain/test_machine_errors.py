@@ -10,6 +10,7 @@ lands on specd's first write after that step, at a known point.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import subprocess
 from collections.abc import Callable, Iterator
@@ -17,6 +18,11 @@ from pathlib import Path
 
 import pytest
 from brain_harness import RUN_TIMEOUT, Harness, wait_until
+
+from specd import machine
+from specd.errors import machine_error
+from specd.state.model import RunState
+from specd.state.store import StateStore
 
 HOLD_AGENT = r'''
 import os, sys, time
@@ -157,3 +163,50 @@ def test_unwritable_project_at_the_start_is_reported_not_thrown(h: Harness, moun
     assert "Traceback" not in result.stderr
     assert f"{task_dir}/.run.lock" in result.stderr
     assert "read-only" in result.stderr
+
+
+class FullDisk(StateStore):
+    """A store on a disk that has just filled up: every state write fails, the journal still appends."""
+
+    def save(self, state: RunState) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(self.json_path))
+
+
+def test_when_the_state_cannot_be_written_status_explains_from_the_journal(h: Harness) -> None:
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}]})
+    h.new("t")
+    task_dir = h.task_dir("t")
+    StateStore(task_dir, "t").save(RunState(task="t", status="IN_PROGRESS"))
+    cause = OSError(errno.ENOSPC, "No space left on device", str(task_dir / ".pipeline-state.json"))
+    error = machine.stop_run(cause, FullDisk(task_dir, "t"), "t")
+    assert error is not None
+    assert error.exit_code == 1
+    view = h.status("t")
+    assert view["status"] == "IN_PROGRESS"
+    assert view["status_note"].startswith("interrupted: ")
+    assert "no space left on the device (ENOSPC)" in view["status_note"]
+    assert "specd continue t" in view["status_note"]
+    # Where the state can be written, the reason goes there instead, and the run is BLOCKED.
+    assert machine.stop_run(cause, StateStore(task_dir, "t"), "t") is not None
+    saved = StateStore(task_dir, "t").load()
+    assert saved is not None
+    assert saved.status == "BLOCKED"
+    assert "ENOSPC" in saved.reason
+    assert saved.waiting == {"kind": "machine"}
+
+
+@pytest.mark.parametrize(("code", "words"), [(errno.EACCES, "permission denied"), (errno.EROFS, "read-only"),
+                                             (errno.ENOSPC, "no space left"), (errno.EDQUOT, "quota")])
+def test_machine_errors_name_the_path_and_the_fix(code: int, words: str) -> None:
+    error = machine_error(OSError(code, os.strerror(code), "/data/proj/.specd/tasks/t/events.jsonl"))
+    assert error is not None
+    assert error.exit_code == 1
+    assert error.message.startswith("/data/proj/.specd/tasks/t/events.jsonl: ")
+    assert words in error.message
+    assert "/data/proj/.specd/tasks/t" in (error.fix or "")
+
+
+def test_other_os_errors_are_not_disguised_as_machine_errors() -> None:
+    assert machine_error(OSError(errno.ENOENT, "No such file", "/x")) is None
+    assert machine_error(OSError(errno.EPERM, "Operation not permitted")) is None  # e.g. kill(), not a write
