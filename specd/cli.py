@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "pipeline": ("specd.commands.pipeline", "pipeline", "Validate or show the effective pipeline."),
     "hooks": ("specd.commands.hooks", "hooks", "List the hooks that run around each step, and why."),
     "demo": ("specd.commands.demo", "demo", "Run the whole pipeline on a sample project (no API key)."),
+    "doctor": ("specd.commands.doctor", "doctor", "Check git, the sandbox, agent backends and the pipeline file."),
 }
 
 
@@ -77,7 +78,7 @@ def cli(ctx: click.Context, project_dir: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
-    from specd.errors import EXIT_INTERRUPTED, SpecdError
+    from specd.errors import EXIT_INTERRUPTED, SpecdError, machine_error
 
     try:
         code = cli.main(args=argv, prog_name="specd", standalone_mode=False)
@@ -95,4 +96,10 @@ def main(argv: list[str] | None = None) -> Any:
     except KeyboardInterrupt:
         click.echo("specd: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
+    except OSError as exc:  # the machine refused (disk full, read-only, permissions): a message, not a trace
+        error = machine_error(exc)
+        if error is None:
+            raise
+        click.echo(f"specd: error: {error}", err=True)
+        sys.exit(error.exit_code)
     sys.exit(code if isinstance(code, int) else 0)

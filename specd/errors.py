@@ -44,3 +44,38 @@ class TaskError(SpecdError):
 
 class LockHeld(SpecdError):
     """Another specd process is running the same task."""
+
+
+class MachineError(SpecdError):
+    """The machine refused a write (disk full, read-only, no permission); nothing is wrong with the input."""
+
+    exit_code = EXIT_FAILED
+
+
+# errno name -> (what happened, how to fix it); {folder} is the folder holding the path.
+_MACHINE = {
+    "ENOSPC": ("no space left on the device", "free space on the disk holding {folder} (see `df -h {folder}`)"),
+    "EDQUOT": ("disk quota exceeded", "free space within your quota on the disk holding {folder}"),
+    "EROFS": ("the file system is read-only", "remount {folder} read-write, or run from a writable copy"),
+    "EACCES": ("permission denied", "give this user access to {folder} (`ls -ld {folder}`; chmod/chown)"),
+    "EPERM": ("operation not permitted", "give this user access to {folder} (check `lsattr -d {folder}` "
+                                         "for the immutable flag, and chmod/chown)"),
+}
+
+
+def machine_error(exc: OSError, resume: str | None = None) -> MachineError | None:
+    """``exc`` as a MachineError naming the path and the fix, or None when it is not a machine refusal."""
+    import errno
+    from pathlib import Path
+
+    name = errno.errorcode.get(exc.errno or 0, "")
+    if name not in _MACHINE or (name == "EPERM" and exc.filename is None):
+        return None
+    what, fix = _MACHINE[name]
+    path = str(exc.filename) if exc.filename is not None else None
+    folder = str(Path(path).parent) if path else "the project folder"
+    message = f"{path}: {what} ({name})" if path else f"{what} ({name}); specd could not tell which file"
+    fix = fix.format(folder=folder)
+    if resume:
+        fix += f", then `{resume}` re-runs the interrupted step"
+    return MachineError(message, fix=fix)

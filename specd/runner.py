@@ -9,7 +9,7 @@ from dataclasses import replace
 from types import FrameType
 from typing import Any
 
-from specd import git
+from specd import children, git, machine
 from specd.agents.base import AgentContext, Budget, Usage
 from specd.agents.factory import make_agent
 from specd.brain import Brain
@@ -39,7 +39,8 @@ def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: 
     human = human_for(mode) if human_present(mode) else NoHuman()
     store = StateStore(task_dir, task)
     events.subscribe(store.journal.listener)
-    with TaskLock(task_dir, task), _sigterm_as_interrupt():
+    with TaskLock(task_dir, task) as lock, children.tracked_by(lock), _sigterm_as_interrupt():
+        _report_leftovers(lock, events)
         state = store.load()
         if state is not None and state.status == "COMPLETE":
             events.emit("notice", message=f"task {task!r} is already complete; nothing to do")
@@ -63,7 +64,21 @@ def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: 
                     agent=getattr(agent, "name", "agent"))
         store.save(state)
         brain = Brain(project, task, config, mode, human, events, store, dispatcher, limits)
-        return brain.run(state)
+        try:
+            return brain.run(state)
+        except OSError as exc:  # disk full, read-only: recorded while the lock is still ours
+            error = machine.stop_run(exc, store, task)
+            if error is None:
+                raise
+            raise error from None
+
+
+def _report_leftovers(lock: TaskLock, events: EventBus) -> None:
+    if lock.stopped:
+        events.emit("notice", message=f"stopped {len(lock.stopped)} process(es) left running by the interrupted "
+                                      f"run (pids {', '.join(map(str, lock.stopped))}) before resuming")
+    if lock.swept:
+        events.emit("notice", message=f"removed {len(lock.swept)} scratch file(s) left by the interrupted run")
 
 
 def _prepare(state: RunState, config: PipelineConfig, mode: str, events: EventBus) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from specd import cursor, phases
 from specd.errors import SpecdError
+from specd.machine import interrupted_reason
 from specd.pipeline import load_pipeline
 from specd.pipeline.model import PipelineConfig
 from specd.project import Project
@@ -59,7 +60,9 @@ def _running(store: StateStore, task_dir: Any, task: str, view: dict[str, Any]) 
     lock = TaskLock(task_dir, task)
     if not lock.is_held():
         if view["status"] == "IN_PROGRESS":
-            view["status_note"] = "no specd process is running it (interrupted or killed); `specd continue` resumes"
+            why = interrupted_reason(store)  # set when the run could not save its own end (disk full, read-only)
+            view["status_note"] = (f"interrupted: {why}" if why else "no specd process is running it "
+                                   "(interrupted or killed); `specd continue` resumes")
         return None
     owner = read_owner(lock.owner_path) or {}
     age = store.heartbeat_age()

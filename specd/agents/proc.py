@@ -2,7 +2,9 @@
 
 A separate session means Ctrl-C at specd's terminal does not reach the child
 directly; specd stops the whole group itself (TERM, then KILL), so nothing
-the command spawned is left running behind a stopped run.
+the command spawned is left running behind a stopped run. Every child is
+started through ``popen_child``, so it also dies when specd is killed outright
+(see ``specd.children``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from specd import children
 from specd.redact import redact
 
 GRACE = 5.0  # seconds between TERM and KILL
@@ -56,9 +60,8 @@ def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | N
               timeout: float | None) -> ProcOutcome:
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as sink:
-        proc = subprocess.Popen(command, shell=True, cwd=cwd, env=dict(env), stdout=sink, stderr=subprocess.STDOUT,
-                                stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = popen_child(command, shell=True, cwd=cwd, env=env, stdout=sink, stderr=subprocess.STDOUT,
+                           stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL)
         feeder = threading.Thread(target=_feed, args=(proc, stdin), daemon=True)
         feeder.start()
         try:
@@ -72,8 +75,23 @@ def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | N
             raise
         finally:
             feeder.join(timeout=1)
+            children.ended(proc.pid)
     _redact_file(log)
     return ProcOutcome(proc.returncode if proc.returncode is not None else -1, timed_out, log)
+
+
+def popen_child(args: str | list[str], *, env: Mapping[str, str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen`` for every child specd starts (agents, hooks, the agent's commands, CLI backends).
+
+    The child leads a new session (its own process group, away from specd's
+    terminal), dies with specd, carries the run's owner marker in ``env``, and
+    its group is recorded in the lock's owner file until ``children.ended``.
+    The caller must call ``children.ended(proc.pid)`` once the child is gone.
+    """
+    proc: subprocess.Popen[bytes] = subprocess.Popen(  # preexec_fn: the only way to prctl the child
+        args, env=children.child_env(env), start_new_session=True, preexec_fn=children.die_with_parent(), **kwargs)
+    children.started(proc.pid)
+    return proc
 
 
 def _feed(proc: subprocess.Popen[bytes], text: str | None) -> None:

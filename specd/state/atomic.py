@@ -6,6 +6,7 @@ one, never a torn mix, because rename within a folder is atomic on POSIX.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -14,6 +15,15 @@ from typing import Any
 
 
 def write_text(path: Path, text: str) -> None:
+    try:
+        _replace(path, text)
+    except OSError as exc:
+        # Name the file the user knows, not our scratch file (or nothing, after a failed write on a descriptor).
+        exc.filename = str(path)
+        raise
+
+
+def _replace(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.name}.")
     try:
@@ -24,7 +34,8 @@ def write_text(path: Path, text: str) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # on a read-only disk even this fails; the next run sweeps it
+            Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
 

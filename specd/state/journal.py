@@ -28,6 +28,9 @@ class Journal:
         try:
             os.write(fd, line.encode("utf-8"))
             os.fsync(fd)
+        except OSError as exc:
+            exc.filename = exc.filename or str(self.path)  # os.write names no file; the user needs one
+            raise
         finally:
             os.close(fd)
 

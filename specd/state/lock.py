@@ -2,21 +2,35 @@
 
 filelock's flock-based lock is released by the kernel when its process dies,
 so a lock left by a SIGKILLed run is reclaimed without any guessing. A small
-owner file beside it names the holder's pid for the refusal message.
+owner file beside it names the holder's pid for the refusal message, and the
+process groups of the children it is running: whoever takes the lock next
+reads it first and stops what a killed run left behind (``specd.children``),
+then sweeps the scratch files such a kill leaves (``.tmp-*``, ``.result-*.json``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
+import uuid
 from pathlib import Path
 from types import TracebackType
 
 from filelock import FileLock, Timeout
 
+try:
+    import fcntl
+except ImportError:  # not on Windows; the probe below falls back to filelock
+    fcntl = None  # type: ignore[assignment]
+
+from specd import children
 from specd.errors import LockHeld
+from specd.state import atomic
 from specd.state.model import now
+
+SCRATCH = (".tmp-*", ".result-*.json")  # left by a kill mid-write or mid-step; never wanted afterwards
 
 
 class TaskLock:
@@ -24,6 +38,11 @@ class TaskLock:
         self.path = task_dir / ".run.lock"
         self.owner_path = task_dir / ".run.lock.owner"
         self.task = task
+        self.token = uuid.uuid4().hex  # marks this holder's children (SPECD_OWNER) so no one else's are touched
+        self.stopped: list[int] = []  # pids a killed run left running, stopped on taking the lock
+        self.swept: list[Path] = []  # scratch files that run left behind
+        self._children: list[int] = []
+        self._since = now()
         self._lock = FileLock(str(self.path), timeout=0)
 
     def __enter__(self) -> TaskLock:
@@ -34,14 +53,44 @@ class TaskLock:
                 f"task {self.task!r} is already being run by {self.holder_text()} (lock: {self.path})",
                 fix="wait for that run to finish, or stop it (Ctrl-C or `kill <pid>`) and run this again",
             ) from None
-        self.owner_path.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(),
-                                               "since": now()}), encoding="utf-8")
+        try:
+            previous = read_owner(self.owner_path)
+            if previous is not None and previous.get("host") == socket.gethostname():
+                self.stopped = children.stop_leftovers(previous)
+            self.swept = sweep_scratch(self.path.parent)
+            self._write_owner()
+        except BaseException:
+            self._lock.release()
+            raise
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self.owner_path.unlink(missing_ok=True)
-        self._lock.release()
+        try:
+            with contextlib.suppress(OSError):  # a read-only or full disk must not keep the lock held
+                self.owner_path.unlink(missing_ok=True)
+        finally:
+            self._lock.release()
+
+    def child_started(self, pgid: int) -> None:
+        self._children.append(pgid)
+        self._write_owner(best_effort=True)
+
+    def child_ended(self, pgid: int) -> None:
+        if pgid in self._children:
+            self._children.remove(pgid)
+            self._write_owner(best_effort=True)
+
+    def _write_owner(self, *, best_effort: bool = False) -> None:
+        owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": self._since, "token": self.token,
+                 "children": self._children}
+        try:
+            atomic.write_json(self.owner_path, owner)
+        except OSError:
+            # The record is a backstop (children die with specd anyway); a full disk mid-step
+            # is reported by the state write that follows, not here.
+            if not best_effort:
+                raise
 
     def holder_text(self) -> str:
         owner = read_owner(self.owner_path)
@@ -49,7 +98,21 @@ class TaskLock:
             else "another process"
 
     def is_held(self) -> bool:
-        """True when a live process holds the lock (probes without keeping it)."""
+        """True when a live process holds the lock (probes without keeping it, and without writing)."""
+        if fcntl is not None:
+            # A shared flock on a read-only descriptor conflicts with the holder's exclusive one, and
+            # works on a read-only or full disk, where `specd status` must still answer.
+            try:
+                fd = os.open(self.path, os.O_RDONLY)
+            except FileNotFoundError:
+                return False
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            finally:
+                os.close(fd)
+            return False
         probe = FileLock(str(self.path), timeout=0)
         try:
             probe.acquire()
@@ -65,3 +128,15 @@ def read_owner(path: Path) -> dict[str, object] | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and "pid" in data else None
+
+
+def sweep_scratch(task_dir: Path) -> list[Path]:
+    """Remove scratch files under ``task_dir``; only ever called with the task's lock held."""
+    swept = []
+    for pattern in SCRATCH:
+        for path in task_dir.rglob(pattern):
+            with contextlib.suppress(OSError):
+                if path.is_file() and not path.is_symlink():
+                    path.unlink()
+                    swept.append(path)
+    return swept

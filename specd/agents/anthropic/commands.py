@@ -8,7 +8,9 @@ import signal
 import subprocess
 from pathlib import Path
 
+from specd import children
 from specd.agents.anthropic.sandbox import command_env
+from specd.agents.proc import popen_child
 
 MAX_OUTPUT = 20_000  # characters the model gets back; more only costs tokens
 
@@ -24,18 +26,10 @@ def truncate(text: str, limit: int = MAX_OUTPUT) -> str:
 
 def run(command: str, cwd: Path, timeout: float) -> tuple[str, bool]:
     """Run ``command``; return (report for the model, is_error)."""
-    # A new session puts the command and all its children in one process group,
-    # so a timeout kills the whole tree instead of leaving orphans behind.
-    proc = subprocess.Popen(
-        command,
-        shell=True,
-        cwd=cwd,
-        env=command_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    # popen_child: a new session puts the command and its children in one process group, so a
+    # timeout kills the whole tree; and the command dies with specd, even on SIGKILL.
+    proc = popen_child(command, shell=True, cwd=cwd, env=command_env(), stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -48,6 +42,8 @@ def run(command: str, cwd: Path, timeout: float) -> tuple[str, bool]:
         _kill_group(proc)
         proc.wait()
         raise
+    finally:
+        children.ended(proc.pid)
     text = out.decode("utf-8", "replace")
     return truncate(f"exit code {proc.returncode}\n{text}"), proc.returncode != 0
 

@@ -1,0 +1,172 @@
+"""`specd doctor`'s checks, as plain data: is this machine and project ready for a run?
+
+Each check says ok, warn (a run works, but something is worse than it could
+be) or FAIL (a run would stop). Secrets are reported by presence only.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from specd.errors import SpecdError, machine_error
+from specd.pipeline import load_pipeline
+from specd.project import Project
+from specd.sandbox_probe import bwrap_usable
+
+KEY_NAMES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+LOW_SPACE = 200 * 1024 * 1024  # bytes; below this a long run may fill the disk mid-step
+VERSION_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    level: str  # ok | warn | FAIL
+    detail: str
+    fix: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def run_checks(project: Project) -> list[Check]:
+    checks = _git(project.root)
+    checks.append(_writable(project))
+    checks.append(_sandbox())
+    pipeline, backend = _pipeline(project)
+    checks.append(pipeline)
+    checks.extend(_backends(backend))
+    return checks
+
+
+def _run(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str] | None:
+    try:
+        return subprocess.run(list(argv), cwd=cwd, capture_output=True, text=True, timeout=VERSION_TIMEOUT,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+
+
+def _git(root: Path) -> list[Check]:
+    version = _run("git", "--version")
+    if version is None or version.returncode != 0:
+        return [Check("git", "warn", "git is not installed; steps run but nothing is committed",
+                      "install git to get one commit per step")]
+    checks = [Check("git", "ok", version.stdout.strip())]
+    inside = _run("git", "rev-parse", "--show-toplevel", cwd=root)
+    if inside is None or inside.returncode != 0:
+        checks.append(Check("git repository", "warn", f"{root} is not in a git repository; steps are not "
+                            "committed", f"`git init` in {root} to get one commit per step"))
+        return checks
+    checks.append(Check("git repository", "ok", inside.stdout.strip()))
+    identity = {key: (found.stdout.strip() if (found := _run("git", "config", key, cwd=root)) else "")
+                for key in ("user.name", "user.email")}
+    missing = [key for key, value in identity.items() if not value]
+    if missing:
+        checks.append(Check("git identity", "FAIL", f"no {' or '.join(missing)} configured, so specd cannot "
+                            "commit as you", 'git config --global user.name "Your Name" && '
+                            "git config --global user.email you@example.com"))
+    else:
+        checks.append(Check("git identity", "ok", f"{identity['user.name']} <{identity['user.email']}>"))
+    checks.append(_dirty(root))
+    return checks
+
+
+def _dirty(root: Path) -> Check:
+    status = _run("git", "status", "--porcelain", "-z", "--untracked-files=all", cwd=root)
+    if status is None or status.returncode != 0:
+        return Check("work tree", "warn", "`git status` failed: " + (status.stderr.strip() if status else "timeout"))
+    entries, paths = iter(status.stdout.split("\0")), []
+    for entry in entries:
+        if len(entry) > 3:
+            paths.append(entry[3:])
+            if "R" in entry[:2] or "C" in entry[:2]:
+                next(entries, None)  # -z gives a rename's old path as an entry of its own
+    outside = [p for p in paths if not p.startswith(".specd/")]
+    if not outside:
+        return Check("work tree", "ok", "no uncommitted changes outside .specd/")
+    return Check("work tree", "warn", f"{len(outside)} uncommitted path(s) outside .specd/; specd leaves them "
+                 "out of its commits", "see `git status`; commit or stash them to keep step commits clear")
+
+
+def _writable(project: Project) -> Check:
+    folder = project.specd_dir if project.specd_dir.is_dir() else project.root
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".tmp-doctor-"):
+            pass
+        free = shutil.disk_usage(folder).free
+    except OSError as exc:
+        error = machine_error(exc)
+        return Check("disk", "FAIL", error.message if error else f"{folder}: {exc}",
+                     error.fix if error else "make the folder writable")
+    if free < LOW_SPACE:
+        return Check("disk", "warn", f"{folder} is writable but only {free // 2**20} MiB are free",
+                     f"free space on the disk holding {folder}")
+    return Check("disk", "ok", f"{folder} is writable, {free // 2**30} GiB free")
+
+
+def _sandbox() -> Check:
+    usable, detail = bwrap_usable()
+    if usable:
+        return Check("sandbox", "ok", f"bubblewrap: the agent's commands run sandboxed ({detail})")
+    return Check("sandbox", "warn", f"allowlist only: {detail}",
+                 "install bubblewrap (`apt-get install bubblewrap`) so the agent's commands run sandboxed")
+
+
+def _pipeline(project: Project) -> tuple[Check, str]:
+    try:
+        config = load_pipeline(project)
+    except SpecdError as exc:
+        return Check("pipeline", "FAIL", exc.message, exc.fix), ""
+    steps = sum(len(s) for s in config.pipelines.values())
+    origin = "built-in" if config.builtin else "project"
+    detail = f"{config.source} ({origin}): {len(config.pipelines)} pipelines, {steps} steps"
+    backend = str(config.agent.get("backend", "anthropic"))
+    if config.warnings:
+        return Check("pipeline", "warn", f"{detail}; " + "; ".join(config.warnings)), backend
+    return Check("pipeline", "ok", detail), backend
+
+
+def _backends(configured: str) -> list[Check]:
+    found: dict[str, tuple[bool, str, str]] = {
+        "command": (True, "any shell command (--agent 'cmd:...')", ""),
+        "anthropic": _anthropic(),
+        "claude_code": _claude_code(),
+    }
+    checks = []
+    for name, (ok, detail, fix) in found.items():
+        level = "ok" if ok else ("FAIL" if name == configured else "warn")
+        if name == configured:
+            detail += "; the pipeline's agent"
+            fix += " (or choose another: `--agent 'cmd:...'`, or agent.backend in the pipeline file)"
+        checks.append(Check(f"agent: {name}", level, detail, None if ok else fix))
+    return checks
+
+
+def _anthropic() -> tuple[bool, str, str]:
+    if importlib.util.find_spec("anthropic") is None:
+        return False, "the anthropic SDK is not installed", "pip install anthropic"
+    sdk = f"SDK {importlib.metadata.version('anthropic')}"
+    present = [name for name in KEY_NAMES if os.environ.get(name)]
+    if not present:
+        return False, f"{sdk}; no {' or '.join(KEY_NAMES)} in the environment", "export ANTHROPIC_API_KEY=..."
+    return True, f"{sdk}; {present[0]} is set", ""
+
+
+def _claude_code() -> tuple[bool, str, str]:
+    binary = os.environ.get("SPECD_CLAUDE_BIN") or shutil.which("claude")
+    fix = "install Claude Code (`npm install -g @anthropic-ai/claude-code`) or set SPECD_CLAUDE_BIN"
+    if not binary:
+        return False, "`claude` is not on PATH", fix
+    version = _run(binary, "--version")
+    if version is None or version.returncode != 0:
+        return False, f"{binary} does not run (`{binary} --version` failed)", fix
+    return True, f"{binary}: {version.stdout.strip()}", ""
