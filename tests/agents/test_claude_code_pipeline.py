@@ -1,0 +1,105 @@
+"""Acceptance: the built-in pipeline on a 2-phase task, run by the real Claude Code CLI.
+
+`specd continue t --auto --agent claude_code` runs as a subprocess; each step
+is a real `claude -p` against the fake server, whose responder plays the
+model: it reads specd's prompt header from the request and reports an outcome
+through Claude Code's StructuredOutput tool, answering `revise` to phase 01's
+first review. A convention hook `.specd/hooks/post-review.md` (inline by
+default) checks that an inline hook continues the review's own session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import fake_anthropic as fake
+import pytest
+from claude_cli import claude_binary, claude_env, prompt_text, result_events, schema_outcomes
+
+from specd.state.store import StateStore
+
+ROADMAP = "# Roadmap\n\n### Phase 1: Parser\n\nParse CSV.\n\n### Phase 2: Export\n\nWrite CSV.\n"
+HOOK = "---\ndescription: check the review\n---\n\n# After review\n\nConfirm REVIEW.md was written.\n"
+HEADER = re.compile(r"# specd (step|hook): (\S+) \(pipeline (\S+), (?:phase (\S+)|no phase)\)")
+
+
+class Model:
+    """The fake model: one reply per request, decided from the newest specd header in the conversation."""
+
+    def __init__(self) -> None:
+        self.revised = False
+        self.seen: list[tuple[str, str, str | None]] = []  # (kind, step, phase) per request
+
+    def __call__(self, body: dict[str, Any]) -> fake.Reply:
+        kind, step, _, phase = HEADER.findall(prompt_text(body))[-1]
+        self.seen.append((kind, step, phase or None))
+        outcomes = schema_outcomes(body)
+        outcome = "approve" if "approve" in outcomes else "done"
+        if step == "review" and phase == "01" and not self.revised:
+            self.revised, outcome = True, "revise"
+        said = fake.text(f"Working on {kind} {step} {phase}.")
+        return fake.message(said, fake.tool("StructuredOutput", outcome=outcome, summary=f"{step} {outcome}"))
+
+
+@pytest.fixture
+def model() -> Model:
+    return Model()
+
+
+def test_builtin_pipeline_on_two_phases_with_a_revise_loop(tmp_path: Path, model: Model) -> None:
+    binary = claude_binary()
+    root = tmp_path / "proj"
+    (root / ".specd" / "hooks").mkdir(parents=True)
+    (root / ".specd" / "hooks" / "post-review.md").write_text(HOOK)
+    with fake.FakeAnthropic(responder=model) as server:
+        env = claude_env(os.environ, url=server.url, home=tmp_path / "home", binary=binary)
+        env.update({"NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"})
+
+        def specd(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([sys.executable, "-m", "specd", "--project", str(root), *args], env=env, cwd=root,
+                                  capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600, check=False)
+
+        assert specd("new", "t", "--description", "Add CSV export").returncode == 0
+        task_dir = root / ".specd" / "tasks" / "t"
+        (task_dir / "ROADMAP.md").write_text(ROADMAP)
+        run = specd("continue", "t", "--auto", "--agent", "claude_code")
+        assert run.returncode == 0, run.stdout + run.stderr
+        status = json.loads(specd("status", "t", "--json").stdout)
+
+    state = StateStore(task_dir, "t").load()
+    assert state is not None
+    assert state.status == "COMPLETE"
+    steps = [row for row in status["history"] if row["kind"] == "step"]
+    rows = [(row["step"], row["phase"], row["outcome"]) for row in steps]
+    phase1 = [(step, outcome) for step, phase, outcome in rows if phase == "01"]
+    assert phase1 == [("plan", "done"), ("execute", "done"), ("review", "revise"), ("revise", "done"),
+                      ("execute", "done"), ("review", "approve")]
+    assert [step for step, phase, _ in rows if phase == "02"] == ["plan", "execute", "review"]
+    assert [step for step, phase, _ in rows if phase is None] == ["discuss", "research", "plan"]
+
+    # Each step's cost is exactly what Claude Code reported in its result event (kept in the transcript),
+    # and each step ran in a session of its own, recorded in its history row.
+    recorded = [row for row in state.history if row["kind"] == "step"]
+    assert len(recorded) == len(steps) == 12
+    for shown, row in zip(steps, recorded, strict=True):
+        [final] = result_events(Path(row["transcript"]))
+        assert shown["usage"]["cost_usd"] == final["total_cost_usd"] > 0
+        assert row["session_id"] == final["session_id"]
+    assert len({row["session_id"] for row in recorded}) == 12
+    assert status["usage"]["cost_usd"] == pytest.approx(sum(row["usage"]["cost_usd"]
+                                                            for row in status["history"]), abs=1e-5)
+
+    # Every review was followed by its inline post-review hook, which resumed the review's session:
+    # its request carried the review's own prompt and answer.
+    hooks = [b for b in server.bodies if HEADER.findall(prompt_text(b))[-1][0] == "hook"]
+    assert len(hooks) == 3
+    for body in hooks:
+        steps = [m[1] for m in HEADER.findall(prompt_text(body))]
+        assert steps == ["review", "review"]  # the step's prompt, then the hook's, in one conversation
+        assert "Working on step review" in json.dumps(body["messages"])
