@@ -103,3 +103,79 @@ def test_builtin_pipeline_on_two_phases_with_a_revise_loop(tmp_path: Path, model
         steps = [m[1] for m in HEADER.findall(prompt_text(body))]
         assert steps == ["review", "review"]  # the step's prompt, then the hook's, in one conversation
         assert "Working on step review" in json.dumps(body["messages"])
+
+
+ONE_STEP = "---\ndescription: review\noutcomes: [approve, revise]\n---\n\n# Review\n\nReview src/app.py.\n"
+
+
+class OneStep:
+    """A project whose pipeline is one `review` step, run with `--agent claude_code`."""
+
+    def __init__(self, root: Path, server: fake.FakeAnthropic, home: Path, agent: dict[str, Any]) -> None:
+        self.root = root
+        (root / ".specd" / "workflows").mkdir(parents=True)
+        (root / ".specd" / "workflows" / "review.md").write_text(ONE_STEP)
+        (root / "src").mkdir()
+        (root / "src" / "app.py").write_text("def main():\n    return 1\n")
+        pipeline = {"schema_version": "1.0", "mode": "auto", "agent": {"backend": "claude_code", **agent},
+                    "pipelines": {"main": [{"name": "review", "workflow": "review.md"}]}}
+        (root / ".specd" / "pipeline.json").write_text(json.dumps(pipeline))
+        self.env = claude_env(os.environ, url=server.url, home=home, binary=claude_binary())
+        assert self.specd("new", "t", "--description", "Review main").returncode == 0
+        self.task_dir = root / ".specd" / "tasks" / "t"
+
+    def specd(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "specd", "--project", str(self.root), *args], env=self.env,
+                              cwd=self.root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
+                              check=False)
+
+    def status(self) -> Any:
+        return json.loads(self.specd("status", "t", "--json").stdout)
+
+
+def test_max_turns_blocks_the_step_with_a_one_line_reason(tmp_path: Path) -> None:
+    with fake.FakeAnthropic() as server:
+        project = OneStep(tmp_path / "proj", server, tmp_path / "home", {"max_turns": 1})
+        app = str(project.root / "src" / "app.py")
+        server.push(fake.message(fake.tool("Read", file_path=app)), fake.message(fake.tool("Read", file_path=app)))
+        run = project.specd("continue", "t")
+        status = project.status()
+    assert run.returncode == 1, run.stderr
+    assert status["status"] == "BLOCKED"
+    assert "turn limit (" in status["reason"]
+    assert "max_turns" in status["reason"]
+    assert "\n" not in status["reason"]
+    assert "Traceback" not in run.stderr
+
+
+def test_denied_tools_block_the_step_and_say_which(tmp_path: Path) -> None:
+    with fake.FakeAnthropic() as server:
+        project = OneStep(tmp_path / "proj", server, tmp_path / "home", {"allowed_tools": ["Read"]})
+        server.push(fake.message(fake.tool("Bash", command="pytest -q", description="run the tests")),
+                    fake.message(fake.tool("StructuredOutput", outcome="approve", summary="fine")))
+        run = project.specd("continue", "t")
+        status = project.status()
+    assert run.returncode == 1
+    assert status["status"] == "BLOCKED"
+    assert "denied 1 tool call(s): Bash (pytest -q)" in status["reason"]
+    assert "denied 1 tool call(s): Bash (pytest -q)" in run.stdout + run.stderr
+
+
+def test_a_budget_stop_waits_for_a_human_and_continue_resumes(tmp_path: Path) -> None:
+    with fake.FakeAnthropic() as server:
+        project = OneStep(tmp_path / "proj", server, tmp_path / "home", {})
+        app = str(project.root / "src" / "app.py")
+        server.push(fake.message(fake.tool("Read", file_path=app)),
+                    fake.message(fake.tool("StructuredOutput", outcome="approve", summary="fine")))
+        stopped = project.specd("continue", "t", "--max-cost", "0.000001")
+        waiting = project.status()
+        server.push(fake.message(fake.tool("StructuredOutput", outcome="approve", summary="fine")))
+        resumed = project.specd("continue", "t", "--max-cost", "100")
+        done = project.status()
+    assert stopped.returncode == 3, stopped.stdout + stopped.stderr
+    assert waiting["status"] == "WAITING_FOR_HUMAN"
+    assert "budget" in waiting["reason"]
+    assert waiting["usage"]["cost_usd"] > 0  # what Claude Code spent before it stopped is counted
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert done["status"] == "COMPLETE"
+    assert [(row["step"], row["outcome"]) for row in done["history"]] == [("review", "approve")]
