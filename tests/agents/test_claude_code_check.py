@@ -111,3 +111,20 @@ def test_a_login_on_disk_is_enough(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_an_auth_token_is_enough(tmp_path: Path) -> None:
     check_credentials({"HOME": str(tmp_path), "ANTHROPIC_AUTH_TOKEN": "x" * 20})
     assert list(tmp_path.iterdir()) == []  # nothing was created looking for it
+
+
+def test_the_pipeline_file_takes_the_claude_code_keys(run_cli: Any, make_project: Any) -> None:
+    project = make_project("keys")
+    agent = {"backend": "claude_code", "model": "sonnet", "max_turns": 9, "permission_mode": "default",
+             "allowed_tools": ["Read", "Bash(pytest:*)"], "disallowed_tools": [], "extra_args": ["--add-dir", "x"]}
+    project.pipeline({"schema_version": "1.0", "agent": agent,
+                      "pipelines": {"main": [{"name": "a", "workflow": "execute.md"}]}})
+    ok = run_cli("--project", str(project.root), "pipeline", "validate")
+    assert ok.code == 0, ok.err
+    assert "unknown" not in ok.err.lower()
+
+    project.pipeline({"schema_version": "1.0", "agent": {**agent, "permission_mode": "yolo"},
+                      "pipelines": {"main": [{"name": "a", "workflow": "execute.md"}]}})
+    bad = run_cli("--project", str(project.root), "pipeline", "validate")
+    assert bad.code == 2
+    assert "agent.permission_mode" in bad.err
