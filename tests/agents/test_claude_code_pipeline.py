@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -179,3 +181,44 @@ def test_a_budget_stop_waits_for_a_human_and_continue_resumes(tmp_path: Path) ->
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert done["status"] == "COMPLETE"
     assert [(row["step"], row["outcome"]) for row in done["history"]] == [("review", "approve")]
+
+
+def _claude_pids(root: Path) -> list[int]:
+    """Processes running `claude -p --output-format stream-json` in the project (Linux /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            same = (proc / "cwd").resolve() == root.resolve()
+        except (OSError, ValueError):
+            continue
+        if same and b"stream-json" in cmdline:
+            found.append(int(proc.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/cwd").exists(), reason="needs Linux /proc to find processes")
+def test_ctrl_c_stops_claude_with_the_run(tmp_path: Path) -> None:
+    with fake.FakeAnthropic() as server:
+        project = OneStep(tmp_path / "proj", server, tmp_path / "home", {})
+        server.push(fake.Reply(blocks=[fake.text("slow")], stop_reason="end_turn", delay=120))
+        run = subprocess.Popen([sys.executable, "-m", "specd", "--project", str(project.root), "continue", "t"],
+                               env=project.env, cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL)
+        try:
+            for _ in range(1200):  # wait (up to a generous 120 s) until Claude Code is mid-call
+                if server.bodies:
+                    break
+                time.sleep(0.1)
+            assert server.bodies, "Claude Code never called the fake server"
+            claude = _claude_pids(project.root)
+            assert claude
+            run.send_signal(signal.SIGINT)  # as Ctrl-C at the terminal would
+            run.communicate(timeout=120)
+        finally:
+            if run.poll() is None:
+                run.kill()
+        status = project.status()
+    assert run.returncode == 130
+    assert status["status"] == "ABORTED"
+    assert [pid for pid in claude if Path(f"/proc/{pid}").exists()] == []
