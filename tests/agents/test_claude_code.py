@@ -179,3 +179,23 @@ def caught_argv(project: Any) -> str:
     """The first line of the newest transcript: the argv specd gave Claude Code."""
     newest = max((project.task_dir / "transcripts").rglob("*.jsonl"))
     return newest.read_text().splitlines()[0]
+
+
+def test_an_api_error_is_one_readable_line(cc: Any, project: Any, server: Any) -> None:
+    server.push(fake.error(400))
+    with pytest.raises(AgentFailed) as caught:
+        cc.run(project.request())
+    assert caught.value.reason == "Claude Code failed (error): API Error: 400 fake failure"
+    assert caught.value.transcript is not None
+    assert result_events(caught.value.transcript)[0]["api_error_status"] == 400
+
+
+def test_claude_refusing_its_arguments_is_one_line_from_its_stderr(cc: Any, project: Any, server: Any) -> None:
+    agent = make_claude_code(None, {"extra_args": ["--no-such-flag"]}, cc.ctx)
+    with pytest.raises(AgentFailed) as caught:
+        agent.run(project.request())
+    reason = caught.value.reason
+    assert reason.startswith("Claude Code exited with status 1 before reporting a result:")
+    assert "--no-such-flag" in reason
+    assert "\n" not in reason
+    assert server.bodies == []

@@ -50,8 +50,8 @@ def verdict(log: StreamLog, returncode: int, transcript: Path, session_id: str) 
         raise AgentFailed(f"Claude Code reached its turn limit ({turns} turns) before finishing the step; "
                           "raise max_turns for this step or in the pipeline's agent block", usage, transcript)
     if result.get("is_error") or subtype != "success":
-        raise AgentFailed(_line(f"Claude Code failed ({subtype or 'error'}): {_error_text(result)}"),
-                          usage, transcript)
+        label = subtype if subtype not in ("", "success") else "error"
+        raise AgentFailed(_line(f"Claude Code failed ({label}): {_error_text(result)}"), usage, transcript)
     denied = result.get("permission_denials")
     if isinstance(denied, list) and denied:
         raise AgentFailed(_line(f"Claude Code was denied {len(denied)} tool call(s): {_denials(denied)}; allow "
@@ -74,7 +74,7 @@ def _error_text(result: Mapping[str, Any]) -> str:
         return "; ".join(str(error) for error in errors)
     status = result.get("api_error_status")
     text = str(result.get("result") or "").strip() or "no details"
-    return f"API error {status}: {text}" if status else text
+    return f"API error {status}: {text}" if status and str(status) not in text else text
 
 
 def _denials(denied: Sequence[Any]) -> str:
