@@ -56,3 +56,13 @@ def test_the_budget_remainder_becomes_max_budget_usd(project: Any, budget: Budge
 def test_nothing_left_is_refused(project: Any) -> None:
     with pytest.raises(BudgetExhausted, match=r"run cost budget reached: spent \$3 of \$3"):
         Options.from_settings({}).argv("claude", project.request(budget=Budget(3.0, run_spent=Usage(cost_usd=3))), [])
+
+
+def test_a_binary_gone_since_the_check_fails_the_step_plainly(project: Any, tmp_path: Any) -> None:
+    from specd.agents.base import AgentContext, AgentFailed
+    from specd.agents.claude_code import ClaudeCodeAgent
+    from specd.events import EventBus
+
+    agent = ClaudeCodeAgent(str(tmp_path / "gone" / "claude"), Options(), AgentContext(None, EventBus()))  # type: ignore[arg-type]
+    with pytest.raises(AgentFailed, match=r"could not start .*gone/claude: No such file or directory"):
+        agent.run(project.request())

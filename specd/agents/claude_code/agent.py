@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from specd.agents.base import AgentContext, AgentRequest, AgentResult
+from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult
 from specd.agents.claude_code.options import Options, remaining_budget
 from specd.agents.claude_code.sessions import SessionMap, retry_note
 from specd.agents.claude_code.stream import StreamLog, read_stream
@@ -52,7 +52,10 @@ class ClaudeCodeAgent:
 
     def _run(self, argv: list[str], prompt: str, request: AgentRequest,
              sink: IO[str]) -> tuple[int, StreamLog, list[str]]:
-        proc = _spawn(argv, request.project_root)
+        try:
+            proc = _spawn(argv, request.project_root)
+        except OSError as exc:  # the binary vanished or lost its execute bit since the start-up check
+            raise AgentFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from None
         stderr: list[str] = []
         helpers = [threading.Thread(target=_feed, args=(proc, prompt), daemon=True),
                    threading.Thread(target=_drain, args=(proc, stderr), daemon=True)]
