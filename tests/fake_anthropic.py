@@ -11,6 +11,13 @@ prefix (tools, then system, then message blocks) is hashed at every block;
 ``cache_control`` marks breakpoints; a prefix seen at a breakpoint before is a
 cache read, the rest up to the last breakpoint is a cache write, and what
 follows the last breakpoint is plain input. Tokens are ``len(json) // 4``.
+
+It also serves what the real Claude Code CLI sends (seen on the wire with
+2.1.x): ``POST /v1/messages?beta=true`` (streamed, ``x-api-key``, a
+``anthropic-beta`` list), ``POST /v1/messages/count_tokens``, and a ``HEAD /``
+reachability probe. ``requests`` logs every call with its path and headers;
+``bodies`` holds only the message requests, which are the ones that take a
+scripted reply.
 """
 
 from __future__ import annotations
@@ -178,7 +185,7 @@ class FakeAnthropic:
 
     @property
     def bodies(self) -> list[dict[str, Any]]:
-        return [r["body"] for r in self.requests]
+        return [r["body"] for r in self.requests if _route(r["path"]) == "/v1/messages"]
 
     def next_reply(self, body: dict[str, Any]) -> Reply:
         with self._lock:
@@ -203,16 +210,32 @@ def _handler_for(server: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True  # the client gave up (a timeout test); nothing to answer
 
-        def _post(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            body = json.loads(self.rfile.read(length) or b"{}")
+        def do_HEAD(self) -> None:  # Claude Code probes the base URL before its first call
+            self._log({})
+            self._send(200, b"", "text/plain", {})
+
+        def do_GET(self) -> None:
+            self._log({})
+            self._error(404, "not_found_error", self.path, {})
+
+        def _log(self, body: dict[str, Any]) -> dict[str, str]:
             headers = {k.lower(): v for k, v in self.headers.items()}
             with server._lock:
                 server.requests.append({"path": self.path, "headers": headers, "body": body})
+            return headers
+
+        def _post(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            headers = self._log(body)
             auth = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
             if not auth:
                 return self._error(401, "authentication_error", "missing x-api-key or Authorization", {})
-            if not self.path.rstrip("/").endswith("/v1/messages"):
+            route = _route(self.path)
+            if route == "/v1/messages/count_tokens":
+                count = json.dumps({"input_tokens": sum(n for _, n, _ in _segments(body))}).encode()
+                return self._send(200, count, "application/json", {})
+            if route != "/v1/messages":
                 return self._error(404, "not_found_error", self.path, {})
             reply = server.next_reply(body)
             if reply.delay:
@@ -269,6 +292,11 @@ def _handler_for(server: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                     server.usages.append(dict(msg["usage"]))
 
     return Handler
+
+
+def _route(path: str) -> str:
+    """The path without its query (``?beta=true``) or a trailing slash."""
+    return path.partition("?")[0].rstrip("/")
 
 
 def _events(msg: dict[str, Any]) -> Any:

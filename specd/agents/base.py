@@ -122,6 +122,7 @@ class AgentResult:
     usage: Usage = field(default_factory=Usage)
     transcript: Path | None = None
     data: Mapping[str, Any] = field(default_factory=dict)  # e.g. verdict, issues
+    reported: bool = False
 
 
 class AgentFailed(Exception):

@@ -13,8 +13,8 @@ from typing import Any
 from specd.agents.base import Agent, AgentContext
 from specd.errors import ConfigError, UsageError
 
-SPEC_HELP = ("use --agent anthropic, --agent 'cmd:<shell command>' or --agent 'scripted:<script.yaml>' "
-             "(or set agent.backend in the pipeline file)")
+SPEC_HELP = ("use --agent anthropic, --agent claude_code, --agent 'cmd:<shell command>' or "
+             "--agent 'scripted:<script.yaml>' (or set agent.backend in the pipeline file)")
 
 
 def make_agent(spec: str | None, settings: Mapping[str, Any], ctx: AgentContext, root: Path) -> Agent:
@@ -42,9 +42,9 @@ def make_agent(spec: str | None, settings: Mapping[str, Any], ctx: AgentContext,
 
         return AnthropicAgent({**settings, "model": arg or settings.get("model")} if arg else settings, ctx)
     if backend == "claude_code":
-        raise ConfigError("the claude_code backend is not built into this release",
-                          fix="run Claude Code through the command agent: --agent 'cmd:claude -p' "
-                              "(the prompt arrives on stdin)")
+        from specd.agents.claude_code import make_claude_code
+
+        return make_claude_code(arg, settings, ctx)
     raise UsageError(f"unknown agent backend {backend!r}", fix=SPEC_HELP)
 
 

@@ -34,7 +34,8 @@ def mode_options(default: str, note: str) -> Callable[[click.decorators.FC], cli
 @click.argument("task", required=False)
 @mode_options("interactive", "the default, unless the pipeline file sets mode")
 @click.option("--agent", "agent_spec", metavar="SPEC",
-              help="anthropic | 'cmd:<shell command>' | 'scripted:<script.yaml>' (default: the pipeline's agent).")
+              help="anthropic | claude_code[:model] | 'cmd:<shell command>' | 'scripted:<script.yaml>' "
+                   "(default: the pipeline's agent).")
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop before the run costs more.")
 @click.option("--quiet", "-q", is_flag=True, help="Only warnings, failures and the final summary.")
 @click.option("--json", "as_json", is_flag=True, help="Print every event as one JSON line on stdout (for scripts).")

@@ -1,0 +1,99 @@
+"""The claude_code backend: one ``claude -p`` process per step or hook, read live.
+
+The prompt goes to stdin (argv form, no shell), the working directory is the
+project root, and Claude Code's own flags carry the outcome schema, model,
+turn limit, permissions, budget remainder and session. The process runs in
+its own session so an interrupt stops it and everything it started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
+
+from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult
+from specd.agents.claude_code.options import Options, remaining_budget
+from specd.agents.claude_code.sessions import SessionMap, retry_note
+from specd.agents.claude_code.stream import StreamLog, read_stream
+from specd.agents.claude_code.verdict import verdict
+from specd.agents.proc import stop_group, transcript_path
+from specd.redact import redact
+
+
+class ClaudeCodeAgent:
+    name = "claude_code"
+
+    def __init__(self, binary: str, options: Options, ctx: AgentContext) -> None:
+        self.binary = binary
+        self.options = options
+        self.ctx = ctx
+
+    def run(self, request: AgentRequest) -> AgentResult:
+        sessions = SessionMap(request.task_dir, request.run_id)
+        remaining_budget(request.budget)  # an exhausted budget is refused before a session is opened
+        session = sessions.open(request)
+        argv = self.options.argv(self.binary, request, session.flags())
+        label = request.step + ("-hook" if request.kind == "hook" else "")
+        transcript = transcript_path(request.task_dir, request.run_id, label, ".jsonl")
+        prompt = retry_note(request, session) + request.prompt
+        with transcript.open("w", encoding="utf-8") as sink:
+            sink.write(json.dumps({"type": "specd", "argv": [redact(a) for a in argv[1:]],
+                                   "session": session.id, "resumed": session.resumed}) + "\n")
+            returncode, log, stderr = self._run(argv, prompt, request, sink)
+            for line in stderr:
+                sink.write(json.dumps({"type": "stderr", "text": redact(line)}) + "\n")
+        log.errors.extend(stderr)
+        return verdict(log, returncode, transcript, log.session_id or session.id)
+
+    def _run(self, argv: list[str], prompt: str, request: AgentRequest,
+             sink: IO[str]) -> tuple[int, StreamLog, list[str]]:
+        try:
+            proc = _spawn(argv, request.project_root)
+        except OSError as exc:  # the binary vanished or lost its execute bit since the start-up check
+            raise AgentFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from None
+        stderr: list[str] = []
+        helpers = [threading.Thread(target=_feed, args=(proc, prompt), daemon=True),
+                   threading.Thread(target=_drain, args=(proc, stderr), daemon=True)]
+        for helper in helpers:
+            helper.start()
+        try:
+            log = read_stream(_lines(proc), sink, self.ctx.events, request.step)
+            proc.wait()
+        except BaseException:
+            stop_group(proc)  # Ctrl-C or SIGTERM: Claude Code and its tool processes go with us
+            raise
+        for helper in helpers:
+            helper.join(timeout=5)
+        return proc.returncode, log, [line for line in stderr if line.strip()]
+
+
+def _spawn(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
+    # One place to start the child, so a die-with-parent helper can be swapped in here.
+    return subprocess.Popen(argv, cwd=cwd, env=dict(os.environ), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True)
+
+
+def _lines(proc: subprocess.Popen[bytes]) -> Iterator[str]:
+    assert proc.stdout is not None
+    for raw in proc.stdout:
+        yield raw.decode("utf-8", errors="replace")
+
+
+def _feed(proc: subprocess.Popen[bytes], prompt: str) -> None:
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(prompt.encode("utf-8"))
+        proc.stdin.close()
+    except OSError:
+        pass  # Claude Code exited before reading (a bad flag); its stderr says why
+
+
+def _drain(proc: subprocess.Popen[bytes], into: list[str]) -> None:
+    assert proc.stderr is not None
+    for raw in proc.stderr:
+        into.append(raw.decode("utf-8", errors="replace").rstrip("\n"))

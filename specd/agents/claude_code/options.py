@@ -1,0 +1,99 @@
+"""From the pipeline's ``agent:`` block and a request to Claude Code's command line.
+
+The shipped permissions let the built-in workflows read and edit the project
+and run its tests, and nothing else without asking, which in ``-p`` mode means
+the call is denied and the step says so. README "Use it with Claude Code"
+lists exactly what they allow; a pipeline's ``allowed_tools`` replaces them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from specd.agents.base import AgentRequest, Budget, BudgetExhausted, Usage
+
+PERMISSION_MODE = "acceptEdits"  # edits inside the project need no approval; other tools need a rule
+_TEST_RUNNERS = ("pytest", "python -m pytest", "python3 -m pytest", "uv run pytest", "tox", "nox",
+                 "npm test", "npm run test", "yarn test", "pnpm test", "go test", "cargo test", "make test",
+                 "make check")
+_READ_COMMANDS = ("git status", "git diff", "git log", "git show", "ls", "grep", "rg")
+ALLOWED_TOOLS = ("Read", "Edit", "Write", "Glob", "Grep", "NotebookEdit",
+                 *(f"Bash({command}:*)" for command in (*_TEST_RUNNERS, *_READ_COMMANDS)))
+# Network tools are hidden rather than denied: a denial would block the step, hiding just steers the model.
+DISALLOWED_TOOLS = ("WebFetch", "WebSearch")
+
+
+@dataclass(frozen=True)
+class Options:
+    model: str | None = None
+    max_turns: int | None = None
+    permission_mode: str = PERMISSION_MODE
+    allowed_tools: tuple[str, ...] = ALLOWED_TOOLS
+    disallowed_tools: tuple[str, ...] = DISALLOWED_TOOLS
+    extra_args: tuple[str, ...] = ()
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, Any]) -> Options:
+        turns = settings.get("max_turns")
+        return cls(model=settings.get("model") or None, max_turns=int(turns) if turns else None,
+                   permission_mode=str(settings.get("permission_mode") or PERMISSION_MODE),
+                   allowed_tools=_strings(settings.get("allowed_tools"), ALLOWED_TOOLS),
+                   disallowed_tools=_strings(settings.get("disallowed_tools"), DISALLOWED_TOOLS),
+                   extra_args=_strings(settings.get("extra_args"), ()))
+
+    def argv(self, binary: str, request: AgentRequest, session: list[str]) -> list[str]:
+        """The whole command line; the prompt itself goes to stdin."""
+        argv = [binary, "-p", "--output-format", "stream-json", "--verbose",
+                "--json-schema", json.dumps(outcome_schema(request.outcomes)),
+                "--append-system-prompt", report_note(request.outcomes),
+                "--permission-mode", self.permission_mode, *session]
+        model = request.model or self.model
+        turns = request.max_turns or self.max_turns
+        if model:
+            argv += ["--model", model]
+        if turns:
+            argv += ["--max-turns", str(turns)]
+        budget = remaining_budget(request.budget)
+        if budget is not None:
+            argv += ["--max-budget-usd", f"{budget:.6f}"]
+        # Both lists are variadic in Claude Code's parser; each ends where the next --flag starts.
+        if self.allowed_tools:
+            argv += ["--allowedTools", *self.allowed_tools]
+        if self.disallowed_tools:
+            argv += ["--disallowedTools", *self.disallowed_tools]
+        return argv + list(self.extra_args)
+
+
+def outcome_schema(outcomes: Sequence[str]) -> dict[str, Any]:
+    return {"type": "object", "additionalProperties": False, "required": ["outcome", "summary"],
+            "properties": {"outcome": {"type": "string", "enum": list(outcomes)},
+                           "summary": {"type": "string", "description": "one line: what was done or decided"}}}
+
+
+def report_note(outcomes: Sequence[str]) -> str:
+    return ("You are running a step of a specd pipeline. When the step is finished, report it through "
+            f"structured output exactly once: outcome is one of {', '.join(outcomes)}; summary is one line.")
+
+
+def remaining_budget(budget: Budget) -> float | None:
+    """Dollars this invocation may spend: the tighter of what is left of the run and the step's cap."""
+    limits = []
+    if budget.max_cost_usd is not None:
+        limits.append(budget.max_cost_usd - budget.run_spent.cost_usd)
+    if budget.max_step_cost_usd is not None:
+        limits.append(budget.max_step_cost_usd)
+    if not limits:
+        return None
+    left = min(limits)
+    if left <= 0:
+        raise BudgetExhausted(budget.check(Usage()) or f"cost budget reached (${left:g} left)")
+    return left
+
+
+def _strings(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
+    if value is None:
+        return default
+    return tuple(str(item) for item in value)

@@ -1,0 +1,81 @@
+"""Reading Claude Code's stream-json as it arrives.
+
+Every line goes to the transcript (redacted) before anything else happens, so
+a crash mid-step still leaves the raw stream on disk. Assistant text and tool
+calls become ``agent_text``/``agent_tool`` events for the live view; the
+``result`` event is kept for the verdict.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from specd.events import EventBus
+from specd.redact import redact
+
+SUMMARY_CHARS = 160
+# Which input field says the most about a call of each built-in tool.
+_TOOL_FIELD = {"Bash": "command", "Read": "file_path", "Edit": "file_path", "Write": "file_path",
+               "NotebookEdit": "notebook_path", "Glob": "pattern", "Grep": "pattern", "WebFetch": "url",
+               "WebSearch": "query", "Task": "description", "Agent": "description"}
+REPORT_TOOL = "StructuredOutput"  # how --json-schema output arrives; shown as the step's outcome instead
+
+
+@dataclass
+class StreamLog:
+    """What one invocation said: the final result event, plus enough to explain a failure without one."""
+
+    result: dict[str, Any] | None = None
+    session_id: str | None = None
+    last_text: str = ""
+    errors: list[str] = field(default_factory=list)
+
+
+def read_stream(lines: Iterable[str], transcript: IO[str], events: EventBus, step: str) -> StreamLog:
+    log = StreamLog()
+    for raw in lines:
+        line = raw.rstrip("\n")
+        if not line.strip():
+            continue
+        transcript.write(redact(line) + "\n")
+        transcript.flush()
+        try:
+            event = json.loads(line)
+        except ValueError:
+            log.errors.append(line.strip())  # Claude Code prints plain text when it fails before streaming
+            continue
+        if isinstance(event, dict):
+            _take(event, log, events, step)
+    return log
+
+
+def _take(event: dict[str, Any], log: StreamLog, events: EventBus, step: str) -> None:
+    kind = event.get("type")
+    if isinstance(event.get("session_id"), str):
+        log.session_id = event["session_id"]
+    if kind == "result":
+        log.result = event
+    elif kind == "assistant":
+        message = event.get("message")
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "text" and str(block.get("text", "")).strip():
+                log.last_text = str(block["text"]).strip()
+                events.emit("agent_text", step=step, text=redact(log.last_text))
+            elif block.get("type") == "tool_use" and block.get("name") != REPORT_TOOL:
+                name = str(block.get("name", "?"))
+                events.emit("agent_tool", step=step, tool=name, summary=redact(tool_summary(name, block.get("input"))))
+
+
+def tool_summary(name: str, arguments: Any) -> str:
+    if not isinstance(arguments, Mapping):
+        return ""
+    key = _TOOL_FIELD.get(name)
+    text = str(arguments[key]) if key and key in arguments else json.dumps(arguments, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 1] + "…"

@@ -1,0 +1,68 @@
+"""Finding the real Claude Code CLI for tests, and the environment that points it at the fake server.
+
+Only the Claude Code tests need node. Where the CLI is missing they skip,
+except under CI (``CI`` set), where a missing CLI is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DUMMY_KEY = "sk-ant-test-CLAUDECODE-0123456789"
+# Variables of the machine running the tests that would change what Claude Code does or where it logs in.
+_SCRUB = ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CONFIG_DIR", "ANTHROPIC_MODEL",
+          "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY", "CLAUDECODE")
+
+
+def claude_binary() -> str:
+    candidates = [os.environ.get("SPECD_CLAUDE_BIN"), shutil.which("claude"),
+                  str(REPO / ".ci" / "node" / "node_modules" / ".bin" / "claude")]
+    for candidate in candidates:
+        if candidate and Path(candidate).is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    message = "the Claude Code CLI is not installed (set SPECD_CLAUDE_BIN or put `claude` on PATH)"
+    if os.environ.get("CI"):
+        pytest.fail(f"CI: {message}")
+    pytest.skip(message)
+
+
+def claude_env(base: Mapping[str, str], *, url: str, home: Path, binary: str) -> dict[str, str]:
+    """Claude Code against the fake server: a throwaway HOME, a dummy key, no telemetry or update checks."""
+    home.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in base.items() if k not in _SCRUB}
+    env.update({"HOME": str(home), "ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": DUMMY_KEY,
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+                "SPECD_CLAUDE_BIN": binary})
+    return env
+
+
+def result_events(transcript: Path) -> list[dict[str, Any]]:
+    """The `result` events Claude Code streamed, as specd kept them in the transcript."""
+    events = [json.loads(line) for line in transcript.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [event for event in events if event.get("type") == "result"]
+
+
+def prompt_text(body: Mapping[str, Any]) -> str:
+    """Every text block of every user message of a request, joined (Claude Code adds its own reminders)."""
+    parts: list[str] = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        parts += [str(block.get("text", "")) for block in blocks if isinstance(block, dict)]
+    return "\n".join(parts)
+
+
+def schema_outcomes(body: Mapping[str, Any]) -> list[str]:
+    """The outcomes specd allowed, read from the StructuredOutput tool Claude Code built from --json-schema."""
+    for tool in body.get("tools", []):
+        if tool.get("name") == "StructuredOutput":
+            return list(tool["input_schema"]["properties"]["outcome"]["enum"])
+    return []
