@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from specd import verdict
 from specd.agents.base import Agent, AgentFailed, AgentRequest, AgentResult, Budget, Kind, Usage
 from specd.agents.command import specd_env
 from specd.agents.proc import run_group, transcript_path
@@ -58,8 +59,10 @@ class Dispatcher:
 
     def step(self, step: Step, pipeline: str, phase: str | None, conversation: str, attempt: int) -> AgentResult:
         workflow = self.workflow(step)
-        return self.agent.run(self._request(step, pipeline, phase, "step", workflow, self.allowed(step),
-                                            conversation, attempt))
+        request = self._request(step, pipeline, phase, "step", workflow, self.allowed(step), conversation, attempt)
+        before = verdict.look(request)
+        # Every backend gets the same fallback: an unreported outcome is read from the verdict file.
+        return verdict.settle(request, self.agent.run(request), before)
 
     def hook(self, hook: ResolvedHook, step: Step, pipeline: str, phase: str | None,
              conversation: str) -> HookResult:
@@ -80,7 +83,8 @@ class Dispatcher:
                  outcomes: tuple[str, ...], conversation: str, attempt: int) -> AgentRequest:
         prompt = render_prompt(task=self.task, task_dir=self.task_dir, project_root=self.project.root,
                                step=step.name, pipeline=pipeline, phase=phase, kind=kind, workflow=workflow,
-                               outcomes=outcomes, mode=self.mode, extra=self.extra(step, phase))
+                               outcomes=outcomes, mode=self.mode, extra=self.extra(step, phase),
+                               backend=self.agent.name)
         return AgentRequest(
             task=self.task, task_dir=self.task_dir, project_root=self.project.root, step=step.name,
             pipeline=pipeline, phase=phase, kind=kind, workflow=workflow.path, prompt=prompt, outcomes=outcomes,

@@ -8,6 +8,7 @@ so the loop can record cost even for a step that did not finish:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,7 @@ class Usage:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> Usage:
+        """Lenient, for reading what specd itself saved earlier; agents' reports go through ``parse``."""
         data = data or {}
         return cls(
             int(data.get("input_tokens", 0)),
@@ -64,6 +66,41 @@ class Usage:
             int(data.get("cache_read_input_tokens", 0)),
             float(data.get("cost_usd", 0.0)),
         )
+
+    @classmethod
+    def parse(cls, data: Any, *, where: str) -> Usage:
+        """Strictly, usage that an agent reported: ``ValueError`` names the field and what was wrong.
+
+        A bad value must never count as zero: a negative or made-up cost would defeat the budgets.
+        Keys other than the five known ones are ignored (agents report extra detail).
+        """
+        if not isinstance(data, Mapping):
+            raise ValueError(f"{where}: `usage` must be an object like {{\"input_tokens\": 120, "
+                             f"\"output_tokens\": 40, \"cost_usd\": 0.002}}, not {_shown(data)}")
+        inp, out, write, read = (_count(data, name, where) for name in TOKEN_FIELDS)
+        cost = data.get("cost_usd", 0.0)
+        if "cost_usd" in data and (isinstance(cost, bool) or not isinstance(cost, int | float)
+                                   or not math.isfinite(cost) or cost < 0):
+            raise ValueError(f"{where}: `usage.cost_usd` must be a non-negative number of US dollars, "
+                             f"not {_shown(cost)}")
+        return cls(inp, out, write, read, round(float(cost), 6))
+
+
+TOKEN_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def _count(data: Mapping[str, Any], name: str, where: str) -> int:
+    if name not in data:
+        return 0
+    value = data[name]
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole or value < 0:
+        raise ValueError(f"{where}: `usage.{name}` must be a whole number of tokens (0 or more), not {_shown(value)}")
+    return int(value)
+
+
+def _shown(value: Any) -> str:
+    return "null" if value is None else f"{type(value).__name__} {str(value)[:40]!r}"
 
 
 @dataclass(frozen=True)
@@ -76,18 +113,28 @@ class Budget:
     max_step_tokens: int | None = None
     run_spent: Usage = field(default_factory=Usage)
 
-    def check(self, step_spent: Usage) -> str | None:
-        """Return why the next call must not be made, or None if it may."""
+    def check(self, step_spent: Usage, ahead: Usage | None = None) -> str | None:
+        """Return why the next call must not be made, or None if it may.
+
+        ``ahead`` is an estimate of the next call itself: a call that would pass a limit is refused
+        before it is made, so a budget is a cap and not only a tripwire checked afterwards.
+        """
+        ahead = ahead or Usage()
         run = self.run_spent + step_spent
         limits = [
-            (self.max_cost_usd, run.cost_usd, "run cost", "$"),
-            (self.max_tokens, run.total_tokens, "run tokens", ""),
-            (self.max_step_cost_usd, step_spent.cost_usd, "step cost", "$"),
-            (self.max_step_tokens, step_spent.total_tokens, "step tokens", ""),
+            (self.max_cost_usd, run.cost_usd, ahead.cost_usd, "run cost", "$"),
+            (self.max_tokens, run.total_tokens, ahead.total_tokens, "run tokens", ""),
+            (self.max_step_cost_usd, step_spent.cost_usd, ahead.cost_usd, "step cost", "$"),
+            (self.max_step_tokens, step_spent.total_tokens, ahead.total_tokens, "step tokens", ""),
         ]
-        for limit, spent, what, unit in limits:
-            if limit is not None and spent >= limit:
+        for limit, spent, next_call, what, unit in limits:
+            if limit is None:
+                continue
+            if spent >= limit:
                 return f"{what} budget reached: spent {unit}{spent:g} of {unit}{limit:g}"
+            if next_call and spent + next_call > limit:
+                return (f"{what} budget would be passed: spent {unit}{spent:g} of {unit}{limit:g}, and the next "
+                        f"model call is estimated at up to {unit}{next_call:g}")
         return None
 
 

@@ -48,10 +48,13 @@ class CommandAgent:
 
     @staticmethod
     def environment(request: AgentRequest, result_path: Path) -> dict[str, str]:
+        # A step's own model/max_turns override the pipeline's `agent:` block, as for every backend.
         return specd_env(task=request.task, task_dir=request.task_dir, step=request.step,
                          pipeline=request.pipeline, phase=request.phase, kind=request.kind, mode=request.mode,
                          workflow=str(request.workflow), result=str(result_path), run_id=request.run_id,
-                         attempt=request.attempt)
+                         attempt=request.attempt, model=request.model or request.settings.get("model"),
+                         max_turns=request.max_turns or request.settings.get("max_turns"),
+                         outcomes=request.outcomes)
 
     @staticmethod
     def _result(path: Path, log: Path) -> AgentResult:
@@ -65,15 +68,22 @@ class CommandAgent:
         if not isinstance(data, Mapping) or not isinstance(data.get("outcome", "done"), str):
             raise AgentFailed('$SPECD_RESULT must hold an object like {"outcome": "done", "summary": "..."}',
                               transcript=log)
+        try:
+            usage = Usage.parse(data["usage"], where="$SPECD_RESULT") if "usage" in data else Usage()
+        except ValueError as exc:
+            raise AgentFailed(f"{exc} (the agent's usage is not recorded until it is valid)", transcript=log) from None
         extra = {k: v for k, v in data.items() if k not in ("outcome", "summary", "usage")}
         return AgentResult(outcome=data.get("outcome") or "done", summary=str(data.get("summary", "")),
-                           usage=Usage.from_dict(data.get("usage")), transcript=log, data=extra)
-
+                           usage=usage, transcript=log, data=extra, reported=bool(data.get("outcome")))
 
 
 def specd_env(*, task: str, task_dir: Path, step: str, pipeline: str, phase: str | None, kind: str, mode: str,
-              workflow: str, result: str, run_id: str, attempt: int = 1) -> dict[str, str]:
-    """The SPECD_* variables of the command-agent contract (also given to `run:` hooks)."""
+              workflow: str, result: str, run_id: str, attempt: int = 1, model: object = None,
+              max_turns: object = None, outcomes: tuple[str, ...] = ()) -> dict[str, str]:
+    """The SPECD_* variables of the command-agent contract (also given to `run:` hooks).
+
+    Unset values are empty strings rather than missing, so `${SPECD_MODEL:-default}` works in a shell.
+    """
     return {
         "SPECD_TASK": task,
         "SPECD_TASK_DIR": str(task_dir),
@@ -86,4 +96,7 @@ def specd_env(*, task: str, task_dir: Path, step: str, pipeline: str, phase: str
         "SPECD_RESULT": result,
         "SPECD_RUN_ID": run_id,
         "SPECD_ATTEMPT": str(attempt),
+        "SPECD_MODEL": "" if model is None else str(model),
+        "SPECD_MAX_TURNS": "" if max_turns is None else str(max_turns),
+        "SPECD_OUTCOMES": ",".join(outcomes),
     }

@@ -1,7 +1,12 @@
-"""The prompt an agent receives: a short header, then the workflow body."""
+"""The prompt an agent receives: a short header, then the workflow body.
+
+Workflows describe the decision ("report `revise` when ..."), never a tool; the header is the one
+place that tells the agent how its backend reports an outcome, so one workflow serves every backend.
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from specd.workflow import Workflow
@@ -9,7 +14,7 @@ from specd.workflow import Workflow
 
 def render_prompt(*, task: str, task_dir: Path, project_root: Path, step: str, pipeline: str, phase: str | None,
                   kind: str, workflow: Workflow, outcomes: tuple[str, ...], mode: str,
-                  extra: dict[str, str] | None = None) -> str:
+                  extra: dict[str, str] | None = None, backend: str = "") -> str:
     where = f"phase {phase}" if phase else "no phase"
     try:
         folder = task_dir.relative_to(project_root)
@@ -32,10 +37,36 @@ def render_prompt(*, task: str, task_dir: Path, project_root: Path, step: str, p
         lines.append(f"- Mode: {mode}. A human may answer questions.")
     lines += [
         "- specd owns the run state: never edit .pipeline-state.*, events.jsonl or config.json's stage fields.",
-        "- Finish by reporting exactly one allowed outcome with a one-line summary.",
+        *how_to_report(backend, outcomes),
+        *(_verdict_note(workflow) if kind == "step" else []),
         "",
         "---",
         "",
         workflow.body,
     ]
     return "\n".join(lines)
+
+
+def how_to_report(backend: str, outcomes: tuple[str, ...]) -> list[str]:
+    """Header lines telling the agent how to report its outcome, in its own backend's terms."""
+    first = outcomes[0] if outcomes else "done"
+    if backend == "anthropic":
+        return ["- Finish by calling the `complete_step` tool with exactly one allowed outcome "
+                f"({', '.join(outcomes)}) and a one-line summary."]
+    if backend == "claude_code":
+        return ["- Finish with your final structured output: `outcome` (exactly one of: "
+                f"{', '.join(outcomes)}) and `summary` (one line)."]
+    if backend in ("command", "scripted"):
+        example = json.dumps({"outcome": first, "summary": "one line saying what was done"})
+        return ["- Finish by writing a JSON object to the file named by the environment variable `$SPECD_RESULT`, "
+                f"with `outcome` set to exactly one of: {', '.join(outcomes)}, and a one-line `summary`. Example:",
+                f"  `{example}`"]
+    return [f"- Finish by reporting exactly one allowed outcome ({', '.join(outcomes)}) with a one-line summary."]
+
+
+def _verdict_note(workflow: Workflow) -> list[str]:
+    name = workflow.meta.get("verdict_file")
+    if not name:
+        return []
+    return [f"- This step's verdict file is {name}: if no outcome is reported, its last `Verdict: <outcome>` "
+            "line decides, and a step with neither fails."]

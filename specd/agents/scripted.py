@@ -69,7 +69,10 @@ class ScriptedAgent:
             target.parent.mkdir(parents=True, exist_ok=True)
             with target.open("a", encoding="utf-8") as handle:
                 handle.write(expand(str(content)))
-        usage = Usage.from_dict(entry.get("usage"))
+        try:
+            usage = Usage.parse(entry["usage"], where=f"{self.script}: entry {index}") if "usage" in entry else Usage()
+        except ValueError as exc:
+            raise AgentFailed(str(exc)) from None
         if usage.total_tokens:
             self.ctx.events.emit("usage", step=request.step, **usage.as_dict())
         if not entry.get("sticky"):
@@ -77,7 +80,7 @@ class ScriptedAgent:
         if entry.get("fail"):
             raise AgentFailed(expand(str(entry["fail"])), usage)
         return AgentResult(outcome=str(entry.get("outcome", "done")), summary=expand(str(entry.get("summary", ""))),
-                           usage=usage, data=dict(entry.get("data") or {}))
+                           usage=usage, data=dict(entry.get("data") or {}), reported="outcome" in entry)
 
     def _match(self, request: AgentRequest, consumed: set[int]) -> tuple[int, dict[str, Any]]:
         seen = {"step": request.step, "pipeline": request.pipeline, "phase": request.phase or "",

@@ -38,10 +38,13 @@ def mode_options(default: str, note: str) -> Callable[[click.decorators.FC], cli
                    "(default: the pipeline's agent).")
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop before the run costs more.")
 @click.option("--quiet", "-q", is_flag=True, help="Only warnings, failures and the final summary.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Also show each tool call and a line of the agent's text as they happen (agents that stream "
+                   "them: anthropic, claude_code).")
 @click.option("--json", "as_json", is_flag=True, help="Print every event as one JSON line on stdout (for scripts).")
 @click.pass_context
 def continue_(ctx: click.Context, task: str | None, mode: str | None, agent_spec: str | None,
-              max_cost: float | None, quiet: bool, as_json: bool) -> int:
+              max_cost: float | None, quiet: bool, verbose: bool, as_json: bool) -> int:
     """Run TASK's pipeline from where it stands, until it completes, fails, or
     needs a human.
 
@@ -52,6 +55,8 @@ def continue_(ctx: click.Context, task: str | None, mode: str | None, agent_spec
     Exit codes: 0 complete, 1 a step or hook failed (BLOCKED), 2 bad input,
     3 waiting for a human, 130 interrupted (resume with `specd continue`).
     """
+    if quiet and verbose:
+        raise UsageError("--quiet and --verbose contradict each other", fix="pass one of them")
     project = project_from(ctx)
     task = task or _pick_task(project)
     from specd.ui.human import StreamHuman
@@ -60,7 +65,8 @@ def continue_(ctx: click.Context, task: str | None, mode: str | None, agent_spec
     def human_for(mode: str) -> Human:
         return StreamHuman()
 
-    bus = EventBus(LiveView(quiet=quiet or as_json))
+    # --json keeps stderr quiet; its event lines on stdout already carry the agent's tool calls and text.
+    bus = EventBus(LiveView(quiet=quiet or as_json, verbose=verbose))
     if as_json:
         bus.subscribe(json_lines)
     return run_task(project, task, mode_flag=mode, agent_spec=agent_spec, human_for=human_for, events=bus,

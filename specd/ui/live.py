@@ -16,6 +16,10 @@ def _money(value: Any) -> str:
     return f"${float(value or 0):.4f}"
 
 
+def _clip(text: str) -> str:
+    return text if len(text) <= AGENT_LINE else text[: AGENT_LINE - 1] + "…"
+
+
 class _StepLine:
     """Re-rendered by rich several times a second, so the elapsed time ticks."""
 
@@ -28,11 +32,19 @@ class _StepLine:
         return Text(f"{self.label}  {took:.0f}s{spent}")
 
 
-class LiveView:
-    """Prints one line per step and hook; quiet mode keeps only warnings, failures and the summary."""
+AGENT_LINE = 160  # characters of a tool call or of the agent's text shown in the verbose view
 
-    def __init__(self, quiet: bool = False) -> None:
+
+class LiveView:
+    """Prints one line per step and hook; quiet mode keeps only warnings, failures and the summary.
+
+    Verbose mode adds the agent's tool calls and the first line of its text as they arrive, for the
+    backends that stream them; they print above the live step line, which keeps ticking.
+    """
+
+    def __init__(self, quiet: bool = False, verbose: bool = False) -> None:
         self.quiet = quiet
+        self.verbose = verbose and not quiet
         self.started = time.monotonic()
         self.step_started = self.started
         self.steps: list[str] = []
@@ -47,6 +59,10 @@ class LiveView:
             self.line.tokens += sum(int(v) for k, v in data.items() if k.endswith("tokens"))
             self.line.cost += float(data.get("cost_usd") or 0)
             return
+        if event.kind in ("agent_tool", "agent_text"):
+            if self.verbose:
+                self._agent_line(event.kind, data)
+            return
         handler = getattr(self, f"on_{event.kind}", None)
         if handler is None:
             return
@@ -58,6 +74,16 @@ class LiveView:
     def _say(self, text: str, *, always: bool = False) -> None:
         if always or not self.quiet:
             err().print(text, highlight=False)
+
+    def _agent_line(self, kind: str, d: dict[str, Any]) -> None:
+        if kind == "agent_tool":
+            shown = f"{d.get('tool')} {d.get('summary') or ''}".strip()
+            self._say(f"  [cyan]↳[/cyan] {escape(_clip(shown))}")
+            return
+        lines = [line.strip() for line in str(d.get("text") or "").splitlines() if line.strip()]
+        if lines:
+            more = " …" if len(lines) > 1 else ""
+            self._say(f"  [dim]│ {escape(_clip(lines[0]) + more)}[/dim]")
 
     def on_run_started(self, d: dict[str, Any]) -> None:
         self.task = d["task"]

@@ -156,16 +156,15 @@ def test_persistent_500_blocks_and_continue_resumes_the_step(e2e: E2E) -> None:
 
 def test_max_cost_stops_before_the_budget_is_passed_and_raising_it_completes(e2e: E2E) -> None:
     e2e.server.push(*_full_script())
-    stopped = e2e.cont("--max-cost", "0.004")
+    stopped = e2e.cont("--max-cost", "0.012")
     assert stopped.returncode == 3, stopped.stderr
     status = e2e.status()
     assert status["status"] == "WAITING_FOR_HUMAN"
+    assert "budget would be passed" in status["reason"]
     spent = status["usage"]["cost_usd"]
-    assert spent >= 0.004
-    first_call = e2e.server.usages[0]
-    one_call = (first_call["cache_creation_input_tokens"] * 3.75 + first_call["output_tokens"] * 15) / 1e6
-    assert spent < 0.004 + 2 * one_call  # stopped at the first call after the limit, not later
     calls = len(e2e.server.requests)
+    assert 0 < calls < 7, stopped.stderr  # some calls were made, then one was refused before it was sent
+    assert 0 < spent <= 0.012  # a cap: the run never spent past it
 
     resumed = e2e.cont("--max-cost", "10")
     assert resumed.returncode == 0, resumed.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import fake_anthropic as fake
@@ -44,21 +45,50 @@ def test_run_budget_already_spent_stops_before_any_call(project: Any, server: An
     assert stop.value.usage == Usage()
 
 
+def _first_call_estimate(project: Any, make_agent: Any) -> int:
+    """The estimated prompt tokens of the step's first call, as the refusal reports it (no call is made;
+    a separate conversation, so the step's own starts fresh)."""
+    with pytest.raises(BudgetExhausted, match="budget would be passed") as stop:
+        make_agent().run(project.request(conversation="probe", budget=Budget(max_step_tokens=1)))
+    found = re.search(r"estimated at up to (\d+)", stop.value.reason)
+    assert found, stop.value.reason
+    return int(found.group(1))
+
+
+def test_a_call_whose_prompt_alone_would_pass_the_budget_is_never_sent(
+    project: Any, server: Any, make_agent: Any
+) -> None:
+    with pytest.raises(BudgetExhausted, match=r"run cost budget would be passed: spent \$0 of \$1e-07") as stop:
+        make_agent().run(project.request(budget=Budget(max_cost_usd=1e-7)))
+    assert server.requests == []
+    assert stop.value.usage == Usage()
+    estimate = _first_call_estimate(project, make_agent)
+    assert server.requests == []
+    # Conservative: the estimate is never below what the server then counts for the same prompt.
+    server.push(fake.complete())
+    make_agent().run(project.request())
+    first = server.usages[0]
+    assert estimate >= first["input_tokens"] + first["cache_creation_input_tokens"] + first["cache_read_input_tokens"]
+
+
 def test_step_token_budget_stops_before_the_call_that_would_pass_it(
     project: Any, server: Any, make_agent: Any
 ) -> None:
+    # Room for the first call (a little over its estimate: the probe itself added files the prompt lists),
+    # not for the second, whose prompt repeats the first and the spent tokens count too.
+    limit = int(_first_call_estimate(project, make_agent) * 1.2)
     server.push(fake.message(fake.tool("list_files", pattern="*")), fake.complete())
-    with pytest.raises(BudgetExhausted, match="step tokens budget reached") as stop:
-        make_agent().run(project.request(budget=Budget(max_step_tokens=10)))
+    with pytest.raises(BudgetExhausted, match="step tokens budget") as stop:
+        make_agent().run(project.request(budget=Budget(max_step_tokens=limit)))
     assert len(server.requests) == 1
     assert stop.value.usage.total_tokens == sum(_reported(server).values())
-    assert stop.value.usage.total_tokens >= 10
 
 
 def test_raising_the_budget_resumes_the_step(project: Any, server: Any, make_agent: Any) -> None:
+    limit = int(_first_call_estimate(project, make_agent) * 1.2)
     server.push(fake.message(fake.tool("list_files", pattern="*")))
     with pytest.raises(BudgetExhausted):
-        make_agent().run(project.request(budget=Budget(max_step_tokens=10)))
+        make_agent().run(project.request(budget=Budget(max_step_tokens=limit)))
     server.push(fake.complete("approve"))
     result = make_agent().run(project.request(attempt=2, budget=Budget(max_step_tokens=10**9)))
     assert result.outcome == "approve"

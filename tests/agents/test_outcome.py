@@ -1,4 +1,8 @@
-"""Outcomes: complete_step, the nudge, the Verdict fallback, and failing with a clear message."""
+"""Outcomes: complete_step, the nudge, the Verdict fallback, and failing with a clear message.
+
+The Verdict fallback is the dispatcher's (``specd.verdict``, the same for every backend); ``_settled``
+applies it as the dispatcher does.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,13 @@ from typing import Any
 import fake_anthropic as fake
 import pytest
 
-from specd.agents.base import AgentFailed
+from specd import verdict
+from specd.agents.base import AgentFailed, AgentRequest, AgentResult
+
+
+def _settled(agent: Any, request: AgentRequest) -> AgentResult:
+    before = verdict.look(request)
+    return verdict.settle(request, agent.run(request), before)
 
 
 def _nudge_text(body: dict[str, Any]) -> str:
@@ -16,8 +26,9 @@ def _nudge_text(body: dict[str, Any]) -> str:
 
 def test_nudge_then_complete(project: Any, server: Any, make_agent: Any) -> None:
     server.push(fake.message("I think the work is fine."), fake.complete("approve", "looks good"))
-    result = make_agent().run(project.request())
+    result = _settled(make_agent(), project.request())
     assert result.outcome == "approve"
+    assert result.reported
     assert len(server.bodies) == 2
     assert "without calling complete_step" in _nudge_text(server.bodies[1])
     assert "approve, revise, done" in _nudge_text(server.bodies[1])
@@ -26,28 +37,47 @@ def test_nudge_then_complete(project: Any, server: Any, make_agent: Any) -> None
 def test_verdict_line_is_the_fallback(project: Any, server: Any, make_agent: Any, events: Any) -> None:
     review = project.task_dir / "phases" / "phase-01" / "REVIEW.md"
     review.parent.mkdir(parents=True)
-    review.write_text("# Review: Phase 01\n\n## Findings\n1. wrong value\n\nVerdict: revise\n")
-    server.push(fake.message("Done reviewing."), fake.message("Still done."))
-    result = make_agent().run(project.request(phase="01"))
+    text = "# Review: Phase 01\n\n## Findings\n1. wrong value\n\nVerdict: revise\n"
+    server.push(fake.message(fake.tool("write_file", path=".specd/tasks/t/phases/phase-01/REVIEW.md",
+                                       content=text)),
+                fake.message("Done reviewing."), fake.message("Still done."))
+    result = _settled(make_agent(), project.request(phase="01"))
+    assert review.read_text() == text
     assert result.outcome == "revise"
+    assert not result.reported
     assert result.data["verdict"] == "revise"
+    assert "Verdict line in .specd/tasks/t/phases/phase-01/REVIEW.md" in result.summary
     assert any("Verdict line" in e.data["message"] for e in events if e.kind == "warning")
+
+
+def test_a_verdict_left_from_an_earlier_review_does_not_decide(project: Any, server: Any, make_agent: Any) -> None:
+    (project.task_dir / "REVIEW.md").write_text("Verdict: revise\n")  # written before this step began
+    server.push(fake.message("Done."), fake.message("Really done."))
+    with pytest.raises(AgentFailed, match=r"REVIEW.md still holds 'Verdict: revise' from before this step"):
+        _settled(make_agent(), project.request())
 
 
 def test_no_complete_step_and_no_verdict_fails_saying_so(project: Any, server: Any, make_agent: Any) -> None:
     server.push(fake.message("Done."), fake.message("Really done."))
-    with pytest.raises(AgentFailed, match="without calling complete_step, even after a reminder") as failure:
-        make_agent().run(project.request())
-    assert "REVIEW.md" in failure.value.reason
+    with pytest.raises(AgentFailed, match="reported no outcome and no 'Verdict:' line") as failure:
+        _settled(make_agent(), project.request())
+    assert ".specd/tasks/t/REVIEW.md (the workflow's verdict_file)" in failure.value.reason
     assert failure.value.transcript is not None
     assert failure.value.transcript.is_file()
+    assert failure.value.usage.total_tokens > 0  # what the agent spent still counts
+
+
+def test_no_complete_step_without_a_verdict_file_fails(project: Any, server: Any, make_agent: Any) -> None:
+    server.push(fake.message("Done."), fake.message("Really done."))
+    with pytest.raises(AgentFailed, match="without calling complete_step, even after a reminder"):
+        make_agent().run(project.request(frontmatter={}))
 
 
 def test_verdict_not_among_outcomes_fails(project: Any, server: Any, make_agent: Any) -> None:
-    (project.task_dir / "REVIEW.md").write_text("Verdict: ship-it\n")
-    server.push(fake.message("Done."), fake.message("Done."))
+    server.push(fake.message(fake.tool("write_file", path=".specd/tasks/t/REVIEW.md", content="Verdict: ship-it\n")),
+                fake.message("Done."), fake.message("Done."))
     with pytest.raises(AgentFailed, match="'Verdict: ship-it' is not an allowed outcome"):
-        make_agent().run(project.request())
+        _settled(make_agent(), project.request())
 
 
 def test_disallowed_outcome_is_a_tool_error_the_model_can_fix(project: Any, server: Any, make_agent: Any) -> None:

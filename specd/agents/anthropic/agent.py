@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from specd.agents.anthropic import caching, context, pricing, verdict
+from specd.agents.anthropic import caching, context, pricing
 from specd.agents.anthropic.calls import Caller, Sleep, TurnFailed, build_client, default_sleep
 from specd.agents.anthropic.conversation import HANDOFF_REQUEST, Conversation
 from specd.agents.anthropic.schemas import TOOLS
@@ -118,15 +118,16 @@ class StepRun:
                           "(raise agent.max_turns to allow more)", self.usage, self.transcript.path)
 
     def call(self) -> Any:
-        reason = self.request.budget.check(self.usage)
-        if reason:
-            self.save()
-            self.transcript.write("budget", reason=reason)
-            raise BudgetExhausted(reason, self.usage)
         tools, system, messages = caching.request_parts(
             TOOLS, self.system, self.conv.messages, enabled=bool(self.settings.get("prompt_caching", True)))
         params = {"model": self.model, "max_tokens": int(self.settings.get("max_output_tokens", 32_000)),
                   "system": system, "tools": tools, "messages": messages}
+        # Refused before it is sent, if even this call's prompt alone would pass a budget.
+        reason = self.request.budget.check(self.usage, pricing.estimate_input(params, self.price))
+        if reason:
+            self.save()
+            self.transcript.write("budget", reason=reason)
+            raise BudgetExhausted(reason, self.usage)
         self.log_request()
         turn = self.caller.call(params, self.transcript.write)
         used = pricing.usage_from(turn.usage, self.price)
@@ -182,20 +183,22 @@ class StepRun:
         self.conv.status = "closed"
         self.save()
         self.transcript.write("complete", outcome=done.outcome, summary=done.summary, usage=self.usage.as_dict())
-        return AgentResult(done.outcome, done.summary, self.usage, self.transcript.path, done.data)
+        return AgentResult(done.outcome, done.summary, self.usage, self.transcript.path, done.data, reported=True)
 
     def fallback(self) -> AgentResult:
+        """No complete_step, even after a reminder: the workflow's verdict file (read by the dispatcher,
+        as for every backend) may still decide; without one, the step failed."""
         self.save()
-        try:
-            outcome, path = verdict.outcome(self.request, self.toolbox.outcomes)
-        except ValueError as err:
-            raise AgentFailed(str(err), self.usage, self.transcript.path) from None
-        self.events.emit("warning", message=f"{self.request.step}: no complete_step call; outcome "
-                         f"'{outcome}' taken from the Verdict line in {path.name}")
+        name = self.request.frontmatter.get("verdict_file")
+        if not name:
+            raise AgentFailed(f"the agent ended step {self.request.step} without calling complete_step, even after "
+                              "a reminder", self.usage, self.transcript.path)
+        self.events.emit("warning", message=f"{self.request.step}: no complete_step call; the Verdict line in "
+                         f"{name} decides the outcome")
         self.conv.status = "closed"
         self.save()
-        return AgentResult(outcome, f"outcome from 'Verdict: {outcome}' in {path.name}", self.usage,
-                           self.transcript.path, {"verdict": outcome, "verdict_file": str(path)})
+        self.transcript.write("complete", outcome=None, summary="", usage=self.usage.as_dict())
+        return AgentResult(usage=self.usage, transcript=self.transcript.path)
 
     def save(self) -> None:
         self.store.save(self.conv.snapshot())

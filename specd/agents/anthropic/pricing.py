@@ -9,6 +9,7 @@ run early at a budget, under-counting lets it overspend.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -102,3 +103,19 @@ def usage_from(reported: Any, price: Price) -> Usage:
         price = price.long_prompt[1]
     cost = (inp * price.input + out * price.output + write * price.cache_write + read * price.cache_read) / 1e6
     return Usage(inp, out, write, read, round(cost, 6))
+
+
+CHARS_PER_TOKEN = 3  # a floor: English text and JSON run nearer 4, so this over-counts, which is the safe side
+
+
+def estimate_input(params: Mapping[str, Any], price: Price) -> Usage:
+    """An upper estimate of a call's prompt (system, tools, messages) before it is sent.
+
+    Priced as uncached input: a cache hit would cost less, never more. The reply's output tokens
+    are not guessed; they are counted after the call like everything else.
+    """
+    sent = {key: params.get(key) for key in ("system", "tools", "messages")}
+    tokens = len(json.dumps(sent, ensure_ascii=False, default=str)) // CHARS_PER_TOKEN + 1
+    if price.long_prompt is not None and tokens > price.long_prompt[0]:
+        price = price.long_prompt[1]
+    return Usage(input_tokens=tokens, cost_usd=tokens * price.input / 1e6)

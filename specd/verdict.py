@@ -1,0 +1,98 @@
+"""The fallback outcome, for every backend: a ``Verdict: X`` line in the workflow's ``verdict_file``.
+
+A review workflow names its verdict file in its frontmatter (``verdict_file: REVIEW.md``) and asks
+for a last line like ``Verdict: revise``. When an agent ends such a step without reporting an outcome
+(no ``complete_step`` call, no structured output, no ``$SPECD_RESULT``), that line decides. When
+there is no such line, or only one left over from an earlier visit, the step fails and says so: a
+review that decided nothing must never pass as ``done`` (which the built-in pipeline reads as approval).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from specd.agents.base import AgentFailed, AgentRequest, AgentResult
+
+_VERDICT = re.compile(r"^\s*[*_]*verdict[*_]*\s*:\s*[*_`]*\s*([A-Za-z][\w-]*)", re.IGNORECASE | re.MULTILINE)
+# Words reviewers write for the built-in review outcomes; used only when the outcome is allowed.
+SYNONYMS = {
+    "pass": "approve", "passed": "approve", "approved": "approve", "accept": "approve", "accepted": "approve",
+    "lgtm": "approve", "revision": "revise", "revisions": "revise", "changes-requested": "revise",
+    "needs-revision": "revise", "request-changes": "revise", "escalated": "escalate",
+}
+
+Seen = dict[Path, tuple[int, str] | None]  # verdict file → (mtime_ns, sha256) before the step ran
+
+
+def verdict_file(request: AgentRequest) -> str | None:
+    name = request.frontmatter.get("verdict_file")
+    return str(name) if name else None
+
+
+def candidates(request: AgentRequest, name: str) -> list[Path]:
+    """Where the verdict file may be: the phase folder first (reviews are per phase), then the task folder."""
+    found: list[Path] = []
+    if request.phase:
+        found += [request.task_dir / "phases" / f"phase-{request.phase}" / name,
+                  request.task_dir / "phases" / request.phase / name]
+    found.append(request.task_dir / name)
+    return found
+
+
+def look(request: AgentRequest) -> Seen:
+    """What the verdict files hold before the agent runs, to tell a fresh verdict from a stale one."""
+    name = verdict_file(request)
+    return {path: _stamp(path) for path in candidates(request, name)} if name else {}
+
+
+def settle(request: AgentRequest, result: AgentResult, before: Seen) -> AgentResult:
+    """The result with its outcome decided: as reported, else by the verdict file, else a clear failure."""
+    name = verdict_file(request)
+    if result.reported or name is None:
+        return result
+    tried = candidates(request, name)
+    for path in tried:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        matches = _VERDICT.findall(text)
+        if not matches:
+            continue
+        word = matches[-1].lower()  # the last line wins: a file may quote examples above it
+        if path in before and before[path] == _stamp(path):
+            raise _failure(result, f"{_shown(request, path)} still holds 'Verdict: {word}' from before this step "
+                  f"(this step did not change the file), and the agent reported no outcome")
+        outcome = word if word in request.outcomes else SYNONYMS.get(word, word)
+        if outcome not in request.outcomes:
+            raise _failure(result, f"{_shown(request, path)}: 'Verdict: {word}' is not an allowed outcome of "
+                  f"step {request.step} (allowed: {', '.join(request.outcomes)})")
+        note = f"outcome '{outcome}' from the Verdict line in {_shown(request, path)} (no outcome was reported)"
+        return replace(result, outcome=outcome, summary=result.summary or note,
+                       data={**result.data, "verdict": outcome, "verdict_file": str(path)})
+    names = " or ".join(_shown(request, path) for path in tried)
+    raise _failure(result, f"the agent reported no outcome and no 'Verdict:' line was found in {names} "
+          f"(the workflow's verdict_file); it must report one of {', '.join(request.outcomes)}, or end {name} "
+          "with a line such as 'Verdict: approve'")
+
+
+def _failure(result: AgentResult, reason: str) -> AgentFailed:
+    # Carries what the agent spent, so a failed review still counts against the budgets.
+    return AgentFailed(reason, result.usage, result.transcript)
+
+
+def _stamp(path: Path) -> tuple[int, str] | None:
+    try:
+        return path.stat().st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _shown(request: AgentRequest, path: Path) -> str:
+    try:
+        return str(path.relative_to(request.project_root))
+    except ValueError:
+        return str(path)
