@@ -26,7 +26,7 @@ def answer(state: RunState, config: PipelineConfig, verb: str, note: str = "") -
     kind, name = wait["kind"], str(wait["step"])
     frame = _frame(state, wait)
     if verb == "approve":
-        said = _approve(state, frame, wait)
+        said = _approve(state, frame, wait, note)
     elif verb == "reject":
         if not note.strip():
             raise UsageError("reject needs a note saying what to change", fix="add --note 'what is wrong'")
@@ -53,11 +53,11 @@ def _frame(state: RunState, wait: dict[str, Any]) -> Frame:
     return top
 
 
-def _approve(state: RunState, frame: Frame, wait: dict[str, Any]) -> str:
+def _approve(state: RunState, frame: Frame, wait: dict[str, Any], note: str) -> str:
     kind, name = wait["kind"], str(wait["step"])
     if kind == "gate":
         state.answer = {"answer": "approve", "step": name, "pipeline": frame.pipeline, "phase": frame.phase,
-                        "note": ""}
+                        "note": note}
         return f"step {name!r} runs at the next `specd continue {state.task}`"
     if kind == "max_visits":
         frame.visits[name] = 0

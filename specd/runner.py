@@ -25,7 +25,7 @@ from specd.state.lock import TaskLock
 from specd.state.model import RunState
 from specd.state.store import StateStore
 from specd.task import existing_task
-from specd.waiting import answers_text, held, hint, what
+from specd.waiting import answers_text, held, hint, release_if_gone, what
 
 BUDGET_KEYS = ("max_cost_usd", "max_tokens", "max_step_cost_usd", "max_step_tokens")
 
@@ -46,6 +46,9 @@ def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: 
                                           "--from STEP` runs steps again)")
             return 0
         _refuse_final(task, state)
+        lapsed = release_if_gone(state, config) if state is not None else None
+        if lapsed:
+            events.emit("notice", message=lapsed)
         mode, agent_spec, max_cost = _settings(state, config, mode_flag, agent_spec, max_cost, events)
         if state is not None and approve is not None and held(state):
             events.emit("notice", message=answers.answer(state, config, "approve", approve))

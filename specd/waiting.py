@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from specd.pipeline.model import Step
+from specd.pipeline.model import PipelineConfig, Step
 from specd.state.model import Frame, RunState
 
 # Waits only an answer (approve, reject, skip) moves on; `continue` alone holds them.
@@ -22,6 +22,16 @@ def waiting(kind: str, frame: Frame, step: Step, **extra: Any) -> dict[str, Any]
 
 def held(state: RunState) -> bool:
     return state.status == "WAITING_FOR_HUMAN" and (state.waiting or {}).get("kind") in HELD
+
+
+def release_if_gone(state: RunState, config: PipelineConfig) -> str | None:
+    """A wait on a step the edited pipeline no longer has cannot be answered: it lapses, and says so."""
+    wait = state.waiting or {}
+    if not held(state) or wait.get("step") in [s.name for s in config.pipelines.get(str(wait.get("pipeline")), ())]:
+        return None
+    state.status, state.waiting = "IN_PROGRESS", None
+    return f"the run waited at step {wait.get('step')!r} of {wait.get('pipeline')}, which the pipeline file no " \
+           "longer has; that wait is over"
 
 
 def hint(task: str, state: RunState) -> str:
