@@ -118,12 +118,12 @@ class Brain:
             with Heartbeat(self.store.heartbeat_path):
                 result = self.dispatcher.step(step, frame.pipeline, frame.phase, conversation, cur.attempt)
         except AgentFailed as exc:
-            self._spend(exc.usage)
+            self.spend(exc.usage)
             self._fail(cur, f"step {step.name!r} failed: {exc.reason}", kind="step")
         except BudgetExhausted as exc:
-            self._spend(exc.usage)
+            self.spend(exc.usage)
             self._budget_stop(exc.reason, frame, step)
-        self._spend(result.usage)
+        self.spend(result.usage)
         allowed = self.dispatcher.allowed(step)
         if result.outcome not in allowed:
             self._fail(cur, f"step {step.name!r} reported outcome {result.outcome!r}; allowed: {', '.join(allowed)}",
@@ -164,7 +164,7 @@ class Brain:
                    f"pipeline file, then `specd approve {self.task}`), or `specd continue {self.task} --max-cost USD`",
                    waiting("budget", frame, step, spent_usd=spent, max_cost_usd=self.limits.max_cost_usd))
 
-    def _spend(self, usage: Usage) -> None:
+    def spend(self, usage: Usage) -> None:
         self.state.usage = (Usage.from_dict(self.state.usage) + usage).as_dict()
 
     def _next_phase(self, after: str | None) -> phases.Phase | None:

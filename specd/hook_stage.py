@@ -24,7 +24,7 @@ def run(brain: Brain, stage: str, frame: Frame, step: Step, cur: Current, conver
     brain.events.emit("hook_started", hook=hook.name, point=point, step=step.name, source=hook.source)
     with Heartbeat(brain.store.heartbeat_path):
         result = brain.dispatcher.hook(hook, step, frame.pipeline, frame.phase, conversation)
-    brain._spend(result.usage)
+    brain.spend(result.usage)
     brain.state.history.append(records.entry(cur, kind="hook", hook=f"{point}: {hook.name}", usage=result.usage,
                                              outcome="done" if result.ok else "failed",
                                              summary=result.reason or result.output[-500:]))
