@@ -8,9 +8,9 @@ part is never run again (recorded once).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any
 
-from specd import cursor, gates, phases, records
+from specd import cursor, gates, hook_stage, phases, records
 from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
 from specd.dispatch import Dispatcher
 from specd.errors import STATUS_EXIT
@@ -18,11 +18,11 @@ from specd.events import EventBus
 from specd.human import Human
 from specd.modes import needs_gate
 from specd.pipeline.model import PipelineConfig, Step
-from specd.pipeline.resolve import global_hook, step_hook
 from specd.project import Project
 from specd.state.model import STAGES, Current, Frame, RunState, now
 from specd.state.store import Heartbeat, StateStore
 from specd.task import DEFAULT_STAGES, update_config
+from specd.waiting import hint, waiting
 
 DEFAULT_MAX_VISITS = 10  # with no max_visits, a loop still ends with a human, never forever
 
@@ -30,9 +30,9 @@ DEFAULT_MAX_VISITS = 10  # with no max_visits, a loop still ends with a human, n
 class Stop(Exception):
     """Ends the loop with a status; the state is saved and the run can be resumed."""
 
-    def __init__(self, status: str, reason: str, waiting: dict[str, str] | None = None) -> None:
+    def __init__(self, status: str, reason: str, wait: dict[str, Any] | None = None) -> None:
         super().__init__(reason)
-        self.status, self.reason, self.waiting = status, reason, waiting
+        self.status, self.reason, self.waiting = status, reason, wait
 
 
 @dataclass
@@ -56,7 +56,7 @@ class Brain:
                 if not step.enabled:  # disabled steps run nothing, not even their hooks
                     self.events.emit("step_skipped", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                                      reason="disabled")
-                    frame.index += 1
+                    cursor.route(frame, self.config, step, "next")
                     continue
                 cur = state.current
                 if cur is None or (cur.step, cur.pipeline, cur.phase) != (step.name, frame.pipeline, frame.phase):
@@ -71,12 +71,12 @@ class Brain:
                 self._advance(frame, step, cur)
         except cursor.NoPhases as exc:
             return self._end("WAITING_FOR_HUMAN", f"step {exc.step!r} runs once per phase, but ROADMAP.md and "
-                             "phases/ list none; add `### Phase 1: ...` headings, then `specd continue`",
+                             f"phases/ list none; add `### Phase 1: ...` headings, then `specd continue {self.task}`",
                              {"kind": "no_phases", "step": exc.step})
         except Stop as stop:
             return self._end(stop.status, stop.reason, stop.waiting)
         except KeyboardInterrupt:
-            return self._end("ABORTED", "interrupted; `specd continue` re-runs the interrupted part")
+            return self._end("ABORTED", f"interrupted; `specd continue {self.task}` re-runs the interrupted part")
         return self._end("COMPLETE", "")
 
     def _enter(self, frame: Frame, step: Step) -> Current | None:
@@ -84,14 +84,15 @@ class Brain:
         visit = frame.visits.get(step.name, 0) + 1
         limit = step.max_visits or DEFAULT_MAX_VISITS
         if visit > limit:
-            raise Stop("WAITING_FOR_HUMAN", f"step {step.name!r} reached max_visits ({limit}) in this "
-                       f"iteration; look at the task, then `specd continue` allows {limit} more",
-                       {"kind": "max_visits", "step": step.name})
-        if needs_gate(self.mode, step) and not gates.ask(self, frame, step):
+            raise Stop("WAITING_FOR_HUMAN", f"step {step.name!r} reached max_visits ({limit}) in this iteration; "
+                       f"`specd approve {self.task}` allows {limit} more visits of it in this iteration (and "
+                       f"`specd skip {self.task}` goes on without it)", waiting("max_visits", frame, step, limit=limit))
+        answer = gates.take_answer(self.state, frame, step)
+        if answer is None and needs_gate(self.mode, step) and not gates.ask(self, frame, step):
             return None
         frame.visits[step.name] = visit
-        self.state.current = Current(step.name, frame.pipeline, frame.phase, visit,
-                                     snapshot=records.snapshot(self.store.task_dir))
+        self.state.current = Current(step.name, frame.pipeline, frame.phase, visit, note=(answer or {}).get("note")
+                                     or "", snapshot=records.snapshot(self.store.task_dir))
         self.store.save(self.state)
         return self.state.current
 
@@ -99,34 +100,17 @@ class Brain:
         conversation = f"{frame.pipeline}.{step.name}.{frame.phase or '-'}.v{cur.visit}"
         if stage == "step":
             return self._run_step(frame, step, cur, conversation)
-        point: Literal["pre-step", "pre", "post", "post-step"] = stage  # type: ignore[assignment]
-        hook = (global_hook(self.config, point, self.project) if point in ("pre-step", "post-step")
-                else step_hook(self.config, frame.pipeline, step, point, self.project))  # type: ignore[arg-type]
-        if hook is None:
-            return None
-        self.events.emit("hook_started", hook=hook.name, point=point, step=step.name, source=hook.source)
-        with Heartbeat(self.store.heartbeat_path):
-            result = self.dispatcher.hook(hook, step, frame.pipeline, frame.phase, conversation)
-        self._spend(result.usage)
-        self.state.history.append(records.entry(cur, kind="hook", hook=f"{point}: {hook.name}", usage=result.usage,
-                                                outcome="done" if result.ok else "failed",
-                                                summary=result.reason or result.output[-500:]))
-        self.events.emit("hook_finished", hook=hook.name, point=point, step=step.name, ok=result.ok,
-                         optional=hook.spec.optional, reason=result.reason, output=result.output)
-        if result.ok:
-            return None
-        if hook.spec.optional:
-            records.changelog_hook_failure(self.store.task_dir, hook=hook.name, step=step.name, phase=frame.phase,
-                                           reason=result.reason)
-            return None
-        self._fail(cur, f"required {point} hook {hook.name} failed: {result.reason}", kind="hook")
+        failure = hook_stage.run(self, stage, frame, step, cur, conversation)
+        if failure:
+            self._fail(cur, failure, kind="hook")
         return None
 
     def _run_step(self, frame: Frame, step: Step, cur: Current, conversation: str) -> None:
         reason = self.dispatcher.budget().check(Usage())  # every backend, not only those that check per call
         if reason:
-            self._budget_stop(reason, step)
+            self._budget_stop(reason, frame, step)
         cur.attempt += 1
+        self.dispatcher.note = cur.note
         self.store.save(self.state)  # saved before dispatch: a crash now re-runs this step, once
         self.events.emit("step_started", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                          attempt=cur.attempt)
@@ -134,12 +118,12 @@ class Brain:
             with Heartbeat(self.store.heartbeat_path):
                 result = self.dispatcher.step(step, frame.pipeline, frame.phase, conversation, cur.attempt)
         except AgentFailed as exc:
-            self._spend(exc.usage)
+            self.spend(exc.usage)
             self._fail(cur, f"step {step.name!r} failed: {exc.reason}", kind="step")
         except BudgetExhausted as exc:
-            self._spend(exc.usage)
-            self._budget_stop(exc.reason, step)
-        self._spend(result.usage)
+            self.spend(exc.usage)
+            self._budget_stop(exc.reason, frame, step)
+        self.spend(result.usage)
         allowed = self.dispatcher.allowed(step)
         if result.outcome not in allowed:
             self._fail(cur, f"step {step.name!r} reported outcome {result.outcome!r}; allowed: {', '.join(allowed)}",
@@ -157,25 +141,30 @@ class Brain:
         target = step.target(outcome)
         self.state.current = None
         if target == "fail":
-            raise Stop("FAILED", f"step {step.name!r} ended with outcome {outcome!r}, routed to fail",
-                       {"kind": "fail", "step": step.name})
+            raise Stop("FAILED", f"step {step.name!r} ended with outcome {outcome!r}, routed to fail; "
+                       f"`specd retry {self.task}` runs it again", waiting("fail", frame, step))
+        if target != "repeat":
+            cursor.finish(frame, step.name)
         cursor.route(frame, self.config, step, "next" if target == "stop" else target)
         self.store.save(self.state)
         if target == "stop":
-            raise Stop("WAITING_FOR_HUMAN", f"step {step.name!r} ended with {outcome!r}, which needs a human",
-                       {"kind": "outcome", "step": step.name})
+            raise Stop("WAITING_FOR_HUMAN", f"step {step.name!r} ended with {outcome!r}, which needs a human: "
+                       f"`specd approve {self.task}` goes on, `specd reject {self.task} --note TEXT` sends it back",
+                       waiting("outcome", frame, step, outcome=outcome))
 
     def _fail(self, cur: Current, reason: str, *, kind: str) -> None:
         self.state.failures.append({"at": now(), "step": cur.step, "phase": cur.phase, "kind": kind,
                                     "attempt": cur.attempt, "reason": reason})
-        raise Stop("BLOCKED", reason + "; fix the cause, then `specd continue` retries it",
-                   {"kind": kind, "step": cur.step})
+        raise Stop("BLOCKED", reason + f"; fix the cause, then `specd continue {self.task}` retries it",
+                   {"kind": kind, "step": cur.step, "pipeline": cur.pipeline, "phase": cur.phase})
 
-    def _budget_stop(self, reason: str, step: Step) -> None:
-        raise Stop("WAITING_FOR_HUMAN", f"{reason}; raise the budget (--max-cost or agent.max_cost_usd) and "
-                   "`specd continue`", {"kind": "budget", "step": step.name})
+    def _budget_stop(self, reason: str, frame: Frame, step: Step) -> None:
+        spent = float(self.state.usage.get("cost_usd") or 0)
+        raise Stop("WAITING_FOR_HUMAN", f"{reason}; raise the budget (agent.max_cost_usd / max_tokens in the "
+                   f"pipeline file, then `specd approve {self.task}`), or `specd continue {self.task} --max-cost USD`",
+                   waiting("budget", frame, step, spent_usd=spent, max_cost_usd=self.limits.max_cost_usd))
 
-    def _spend(self, usage: Usage) -> None:
+    def spend(self, usage: Usage) -> None:
         self.state.usage = (Usage.from_dict(self.state.usage) + usage).as_dict()
 
     def _next_phase(self, after: str | None) -> phases.Phase | None:
@@ -187,13 +176,13 @@ class Brain:
         update_config(self.store.task_dir, stage=stage, total=len(known), completed=len(self.state.phases_completed),
                       current=frame.phase, current_status=step.name)
 
-    def _end(self, status: str, reason: str, waiting: dict[str, str] | None = None) -> int:
+    def _end(self, status: str, reason: str, wait: dict[str, Any] | None = None) -> int:
         code = STATUS_EXIT[status]
-        self.state.status, self.state.reason, self.state.waiting = status, reason, waiting
+        self.state.status, self.state.reason, self.state.waiting = status, reason, wait
         self.store.save(self.state)
         if status == "COMPLETE":
             update_config(self.store.task_dir, stage="complete", current=None, current_status="complete",
                           completed=len(self.state.phases_completed))
         self.events.emit("run_finished", task=self.task, status=status, exit_code=code, reason=reason,
-                         usage=self.state.usage)
+                         usage=self.state.usage, hint=hint(self.task, self.state))
         return code

@@ -23,6 +23,13 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "new": ("specd.commands.new", "new", "Create a task folder with its starter documents."),
     "continue": ("specd.commands.continue_", "continue_", "Run a task's pipeline from where it stands."),
     "status": ("specd.commands.status", "status", "Show where every task (or one task) stands."),
+    "approve": ("specd.commands.answer", "approve", "Approve what a waiting task waits for (gate, escalation)."),
+    "reject": ("specd.commands.answer", "reject", "Send a waiting task back to an earlier step, with a note."),
+    "skip": ("specd.commands.answer", "skip", "Skip the step a task waits at (it counts as done)."),
+    "cancel": ("specd.commands.control", "cancel", "Stop a task for good (a running one gracefully)."),
+    "retry": ("specd.commands.control", "retry", "Run the step that failed again, then go on."),
+    "rerun": ("specd.commands.control", "rerun", "Run a task again from a step; earlier history is kept."),
+    "logs": ("specd.commands.logs", "logs", "Show a task's events and step transcripts; -f follows a run."),
     "pipeline": ("specd.commands.pipeline", "pipeline", "Validate or show the effective pipeline."),
     "hooks": ("specd.commands.hooks", "hooks", "List the hooks that run around each step, and why."),
     "demo": ("specd.commands.demo", "demo", "Run the whole pipeline on a sample project (no API key)."),
@@ -83,7 +90,7 @@ def main(argv: list[str] | None = None) -> Any:
     try:
         code = cli.main(args=argv, prog_name="specd", standalone_mode=False)
     except SpecdError as exc:
-        click.echo(f"specd: error: {exc}", err=True)
+        click.echo(f"specd: {exc.label}: {exc}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("specd: interrupted", err=True)

@@ -1,9 +1,14 @@
-"""Moving the cursor stack through nested pipelines and phase loops.
+"""Moving the cursor stack through nested pipelines and phase loops, by step name.
 
-The stack's top frame points at the step to run. A frame whose index points
-at a pipeline reference has a child frame above it running that pipeline;
-when the child runs off its end, ``settle`` pops it and either starts the
-next phase (``foreach: phases``) or moves the parent on.
+The stack's top frame names the step to run. A frame that names a pipeline
+reference has a child frame above it running that pipeline; when the child
+runs off its end, ``settle`` pops it and either starts the next phase
+(``foreach: phases``) or moves the parent on.
+
+Routing rule (the same in every frame): ``next`` is the first step after the
+current one, in file order, that has not finished in this iteration. So an
+edited file re-plans cleanly: nothing finished runs again, nothing unrun is
+passed over.
 """
 
 from __future__ import annotations
@@ -33,37 +38,59 @@ class Position:
     step: Step
 
 
+def names(config: PipelineConfig, pipeline: str) -> list[str]:
+    return [s.name for s in config.steps(pipeline)]
+
+
+def fresh(config: PipelineConfig, pipeline: str, phase: str | None) -> Frame:
+    """A new iteration of ``pipeline``, pointing at its first step."""
+    return Frame(pipeline, names(config, pipeline)[0], phase)
+
+
+def start(config: PipelineConfig) -> list[Frame]:
+    return [fresh(config, "main", None)]
+
+
+def first_open(order: list[str], done: list[str], after: str | None = None) -> str | None:
+    """The first step not finished in this iteration, after ``after`` in file order (or from the top)."""
+    begin = order.index(after) + 1 if after in order else 0
+    return next((name for name in order[begin:] if name not in done), None)
+
+
 def settle(state: RunState, config: PipelineConfig, next_phase: NextPhase) -> Position | None:
     """Descend/ascend until the top frame points at a workflow step; None when the run is done."""
     stack = state.cursor
     while stack:
         frame = stack[-1]
-        steps = config.steps(frame.pipeline)
-        if frame.index >= len(steps):
+        order = names(config, frame.pipeline)
+        if frame.step is not None and (frame.step not in order or frame.step in frame.done):
+            frame.step = first_open(order, frame.done, frame.step if frame.step in order else None)
+        if frame.step is None:
             stack.pop()
             if not stack:
                 return None
             parent = stack[-1]
-            ref = config.steps(parent.pipeline)[parent.index]
+            ref = config.step(parent.pipeline, parent.step or "")
             if ref.foreach == "phases" and frame.phase is not None:
                 if frame.phase not in state.phases_completed:
                     state.phases_completed.append(frame.phase)
                 following = next_phase(frame.phase)
                 if following:
-                    stack.append(Frame(ref.pipeline or "", 0, following.id))
+                    stack.append(fresh(config, ref.pipeline or "", following.id))
                     continue
-            parent.index += 1
+            finish(parent, ref.name)
+            route(parent, config, ref, "next")
             continue
-        step = steps[frame.index]
+        step = config.step(frame.pipeline, frame.step)
         if step.pipeline is None or not step.enabled:
             return Position(frame, step)
         if step.foreach == "phases":
             first = next_phase(None)
             if first is None:
                 raise NoPhases(step.name)
-            stack.append(Frame(step.pipeline, 0, first.id))
+            stack.append(fresh(config, step.pipeline, first.id))
         else:
-            stack.append(Frame(step.pipeline, 0, frame.phase))
+            stack.append(fresh(config, step.pipeline, frame.phase))
     return None
 
 
@@ -72,24 +99,46 @@ def peek(state: RunState, config: PipelineConfig, next_phase: NextPhase) -> Posi
     return settle(copy.deepcopy(state), config, next_phase)
 
 
+def finish(frame: Frame, name: str) -> None:
+    if name not in frame.done:
+        frame.done.append(name)
+
+
 def route(frame: Frame, config: PipelineConfig, step: Step, target: str) -> None:
-    """Move within the frame's pipeline: next, end, repeat, or a jump to a named step."""
-    steps = config.steps(frame.pipeline)
+    """Move within the frame's pipeline: next, end, repeat, or a jump to a named step.
+
+    A jump re-opens its target and every step after it, so revise → execute runs
+    execute and review again.
+    """
+    order = names(config, frame.pipeline)
     if target == "next":
-        frame.index += 1
+        frame.step = first_open(order, frame.done, step.name)
     elif target == "end":
-        frame.index = len(steps)
-    elif target == "repeat":
-        pass
-    else:
-        frame.index = config.index_of(frame.pipeline, target)
+        frame.step = None
+    elif target != "repeat":
+        reopen(frame, order, target)
+
+
+def reopen(frame: Frame, order: list[str], target: str) -> None:
+    later = set(order[order.index(target):])
+    frame.done = [name for name in frame.done if name not in later]
+    frame.step = target
 
 
 def back(frame: Frame, config: PipelineConfig) -> bool:
     """Move to the previous enabled step of this pipeline; False if there is none."""
     steps = config.steps(frame.pipeline)
-    for index in range(frame.index - 1, -1, -1):
+    order = [s.name for s in steps]
+    here = order.index(frame.step) if frame.step in order else len(order)
+    for index in range(here - 1, -1, -1):
         if steps[index].enabled:
-            frame.index = index
+            reopen(frame, order, order[index])
             return True
     return False
+
+
+def previous(config: PipelineConfig, pipeline: str, name: str) -> str | None:
+    """The enabled step before ``name`` in file order: the default `on_reject` target."""
+    steps = config.steps(pipeline)
+    order = [s.name for s in steps]
+    return next((s.name for s in reversed(steps[:order.index(name)]) if s.enabled and s.workflow), None)

@@ -9,13 +9,14 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from specd import verdict
 from specd.agents.base import Agent, AgentFailed, AgentRequest, AgentResult, Budget, Kind, Usage
 from specd.agents.command import specd_env
 from specd.agents.proc import run_group, transcript_path
 from specd.agents.prompt import render_prompt
-from specd.pipeline.model import DEFAULT_HOOK_TIMEOUT, PipelineConfig, Step
+from specd.pipeline.model import DEFAULT_HOOK_TIMEOUT, DEFAULT_STEP_TIMEOUT, PipelineConfig, Step
 from specd.pipeline.resolve import ResolvedHook, resolve_workflow
 from specd.project import Project
 from specd.workflow import Workflow, load_workflow
@@ -40,6 +41,7 @@ class Dispatcher:
     run_id: str
     budget: Callable[[], Budget]
     extra: Callable[[Step, str | None], dict[str, str]] = lambda step, phase: {}
+    note: str = ""  # a human's note for the step being dispatched (approve/reject --note)
 
     _workflows: dict[tuple[Path, int], Workflow] = field(default_factory=dict)
 
@@ -83,15 +85,27 @@ class Dispatcher:
                  outcomes: tuple[str, ...], conversation: str, attempt: int) -> AgentRequest:
         prompt = render_prompt(task=self.task, task_dir=self.task_dir, project_root=self.project.root,
                                step=step.name, pipeline=pipeline, phase=phase, kind=kind, workflow=workflow,
-                               outcomes=outcomes, mode=self.mode, extra=self.extra(step, phase),
+                               outcomes=outcomes, mode=self.mode, extra=self._extra(step, phase, kind),
                                backend=self.agent.name)
         return AgentRequest(
             task=self.task, task_dir=self.task_dir, project_root=self.project.root, step=step.name,
             pipeline=pipeline, phase=phase, kind=kind, workflow=workflow.path, prompt=prompt, outcomes=outcomes,
             mode=self.mode, run_id=self.run_id, conversation=conversation, attempt=attempt, budget=self.budget(),
             model=step.model, max_turns=step.max_turns, context_files=workflow.context,
-            settings=self.config.agent, frontmatter=workflow.meta,
+            settings=self.config.agent, frontmatter=workflow.meta, timeout=self.timeout(step),
         )
+
+    def _extra(self, step: Step, phase: str | None, kind: Kind) -> dict[str, str]:
+        extra = self.extra(step, phase)
+        if self.note and kind == "step":
+            extra = {**extra, "Note from the human (answer this first)": self.note}
+        return extra
+
+    def timeout(self, step: Step) -> float:
+        """Seconds before the step's agent is stopped: the step's, else the agent block's, else an hour."""
+        agent = self.config.agent
+        value: Any = step.timeout or agent.get("timeout") or DEFAULT_STEP_TIMEOUT
+        return float(value)
 
     def _run_hook(self, hook: ResolvedHook, step: Step, pipeline: str, phase: str | None) -> HookResult:
         assert hook.spec.run is not None

@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from specd import cursor, records
 from specd.human import GateInfo
 from specd.pipeline.model import Step
-from specd.state.model import Current, Frame, now
+from specd.state.model import Current, Frame, RunState, now
+from specd.waiting import answers_text, waiting
 
 if TYPE_CHECKING:
     from specd.brain import Brain
+
+
+def take_answer(state: RunState, frame: Frame, step: Step) -> dict[str, Any] | None:
+    """An answer given earlier (`specd approve`, `specd reject`) for this very step, used up here."""
+    answer = state.answer
+    if answer and (answer.get("step"), answer.get("pipeline"), answer.get("phase")) == (
+            step.name, frame.pipeline, frame.phase):
+        state.answer = None
+        return answer
+    return None
 
 
 def ask(brain: Brain, frame: Frame, step: Step) -> bool:
@@ -20,7 +31,7 @@ def ask(brain: Brain, frame: Frame, step: Step) -> bool:
     state = brain.state
     workflow = brain.dispatcher.workflow(step)
     steps = tuple(s.name for s in brain.config.steps(frame.pipeline))
-    done = sum(1 for h in state.history if h["kind"] == "step")
+    done = sum(1 for h in state.history if h["kind"] == "step" and not h.get("superseded"))
     position = f"{done} steps done so far; pipeline {frame.pipeline}"
     position += f", phase {frame.phase}" if frame.phase else ""
     info = GateInfo(brain.task, step.name, frame.pipeline, frame.phase, step.description or workflow.description,
@@ -28,22 +39,31 @@ def ask(brain: Brain, frame: Frame, step: Step) -> bool:
     brain.events.emit("gate", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                       description=info.description)
     answer = brain.human.gate(info)
-    state.checkpoints.append({"at": now(), "step": step.name, "phase": frame.phase,
-                              "answer": answer.action + (f" {answer.target}" if answer.target else "")})
+    state.checkpoints.append({"at": now(), "step": step.name, "pipeline": frame.pipeline, "phase": frame.phase,
+                              "answer": answer.action + (f" {answer.target}" if answer.target else ""),
+                              "note": ""})
     if answer.action == "proceed":
         return True
     if answer.action == "stop":
-        raise Stop("WAITING_FOR_HUMAN", f"stopped at the gate before {step.name!r}",
-                   {"kind": "gate", "step": step.name})
+        raise Stop("WAITING_FOR_HUMAN", f"stopped at the gate before {step.name!r}; answer with "
+                   + answers_text(brain.task), waiting("gate", frame, step))
     if answer.action == "skip":
-        cur = Current(step.name, frame.pipeline, frame.phase, frame.visits.get(step.name, 0))
-        state.history.append(records.entry(cur, kind="step", outcome="skipped", summary="skipped at the gate"))
+        skip(state, brain.config, frame, step, "skipped at the gate")
         brain.events.emit("step_skipped", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                           reason="skipped at the gate")
-        frame.index += 1
     elif answer.action == "jump" and answer.target in steps:
         cursor.route(frame, brain.config, step, answer.target)
     elif answer.action == "back" and not cursor.back(frame, brain.config):
         brain.events.emit("notice", message=f"{step.name!r} is the first step of {frame.pipeline}; staying")
     brain.store.save(state)
     return False
+
+
+def skip(state: RunState, config: Any, frame: Frame, step: Step, summary: str) -> None:
+    """A skipped step counts as finished and is routed as its default outcome, `done`: so skipping
+    review ends the phase instead of going to revise."""
+    cur = Current(step.name, frame.pipeline, frame.phase, frame.visits.get(step.name, 0))
+    state.history.append(records.entry(cur, kind="step", outcome="skipped", summary=summary))
+    target = step.target("done")
+    cursor.finish(frame, step.name)
+    cursor.route(frame, config, step, "next" if target in ("stop", "fail", "repeat") else target)

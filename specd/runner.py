@@ -9,12 +9,12 @@ from dataclasses import replace
 from types import FrameType
 from typing import Any
 
-from specd import children, git, machine
+from specd import answers, children, cursor, git, machine, replan
 from specd.agents.base import AgentContext, Budget, Usage
 from specd.agents.factory import make_agent
 from specd.brain import Brain
 from specd.dispatch import Dispatcher
-from specd.errors import TaskError
+from specd.errors import TaskError, Waiting
 from specd.events import EventBus
 from specd.human import Human, NoHuman
 from specd.modes import human_present, resolve_mode
@@ -25,29 +25,45 @@ from specd.state.lock import TaskLock
 from specd.state.model import RunState
 from specd.state.store import StateStore
 from specd.task import existing_task
+from specd.waiting import answers_text, held, hint, release_if_gone, what
 
 BUDGET_KEYS = ("max_cost_usd", "max_tokens", "max_step_cost_usd", "max_step_tokens")
 
 
 def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: str | None,
-             human_for: Callable[[str], Human], events: EventBus, max_cost: float | None = None) -> int:
+             human_for: Callable[[str], Human], events: EventBus, max_cost: float | None = None,
+             approve: str | None = None) -> int:
+    """Run ``task``; ``approve`` (a note, maybe empty) answers a waiting run first, as `specd approve` would."""
     task_dir = existing_task(project, task)
     config = load_pipeline(project)
     for warning in config.warnings:
         events.emit("warning", message=warning)
-    mode = resolve_mode(mode_flag, config.mode)
-    human = human_for(mode) if human_present(mode) else NoHuman()
     store = StateStore(task_dir, task)
-    events.subscribe(store.journal.listener)
     with TaskLock(task_dir, task) as lock, children.tracked_by(lock), _sigterm_as_interrupt():
         _report_leftovers(lock, events)
         state = store.load()
         if state is not None and state.status == "COMPLETE":
-            events.emit("notice", message=f"task {task!r} is already complete; nothing to do")
+            events.emit("notice", message=f"task {task!r} is already complete; nothing to do (`specd rerun {task} "
+                                          "--from STEP` runs steps again)")
             return 0
+        _refuse_final(task, state)
+        lapsed = release_if_gone(state, config) if state is not None else None
+        if lapsed:
+            events.emit("notice", message=lapsed)
+        mode, agent_spec, max_cost = _settings(state, config, mode_flag, agent_spec, max_cost, events)
+        if state is not None and approve is not None and held(state):
+            events.emit("notice", message=answers.answer(state, config, "approve", approve))
+            store.save(state)
+        if state is not None and held(state) and not _answerable_now(state, mode, max_cost):
+            raise Waiting(f"task {task!r} is waiting for {what(state)}; nothing ran. Answer with "
+                          + answers_text(task), fix=hint(task, state))
+        events.subscribe(store.journal.listener)
+        human = human_for(mode) if human_present(mode) else NoHuman()
         resumed = state is not None
-        state = state or RunState(task=task, pipeline_source=str(config.source), pipeline_digest=config.digest)
+        state = state or RunState(task=task, pipeline_source=str(config.source), pipeline_digest=config.digest,
+                                  cursor=cursor.start(config))
         _prepare(state, config, mode, events)
+        state.agent, state.max_cost = agent_spec, max_cost
         limits = _limits(config, max_cost)
         store.budgets = {k: v for k, v in limits.__dict__.items() if k in BUDGET_KEYS}
         agent = make_agent(agent_spec, config.agent, AgentContext(human, events), project.root)
@@ -81,20 +97,46 @@ def _report_leftovers(lock: TaskLock, events: EventBus) -> None:
         events.emit("notice", message=f"removed {len(lock.swept)} scratch file(s) left by the interrupted run")
 
 
+def _refuse_final(task: str, state: RunState | None) -> None:
+    if state is not None and state.status == "FAILED":
+        raise TaskError(f"task {task!r} FAILED: {state.reason}", fix=f"`specd retry {task}` runs the failed step "
+                        f"again, or `specd rerun {task} --from STEP` starts again from an earlier step")
+    if state is not None and state.status == "CANCELLED":
+        raise TaskError(f"task {task!r} was cancelled", fix=f"`specd rerun {task} --from STEP` starts it again "
+                        "from a step")
+
+
+def _answerable_now(state: RunState, mode: str, max_cost: float | None) -> bool:
+    """A held wait stays held, except where the answer comes with this very run: a person at the
+    gate (interactive, semi-auto), or --max-cost raised past what a budget wait hit."""
+    wait = state.waiting or {}
+    if wait.get("kind") == "gate":
+        return human_present(mode)
+    if wait.get("kind") == "budget" and max_cost is not None:
+        return max_cost > float(wait.get("max_cost_usd") or 0) and max_cost > float(wait.get("spent_usd") or 0)
+    return False
+
+
+def _settings(state: RunState | None, config: PipelineConfig, mode_flag: str | None, agent_spec: str | None,
+              max_cost: float | None, events: EventBus) -> tuple[str, str | None, float | None]:
+    """The run remembers its mode, agent and --max-cost; a flag overrides them, and says so."""
+    if state is None:
+        return resolve_mode(mode_flag, config.mode), agent_spec, max_cost
+    for flag, given, saved in (("mode", mode_flag, state.mode), ("--agent", agent_spec, state.agent),
+                               ("--max-cost", max_cost, state.max_cost)):
+        if given is not None and saved is not None and given != saved:
+            events.emit("notice", message=f"{flag} {given} replaces this run's saved {saved}")
+    mode = resolve_mode(mode_flag or state.mode, config.mode)
+    return mode, agent_spec if agent_spec is not None else state.agent, max_cost if max_cost is not None else \
+        state.max_cost
+
+
 def _prepare(state: RunState, config: PipelineConfig, mode: str, events: EventBus) -> None:
-    waiting = state.waiting or {}
-    if waiting.get("kind") == "max_visits" and state.cursor:
-        state.cursor[-1].visits[waiting["step"]] = 0  # the human has looked; allow another round
-        state.notes.append(f"max_visits reset for {waiting['step']} on resume")
-    if state.pipeline_digest and state.pipeline_digest != config.digest:
-        events.emit("notice", message="the pipeline file changed since this run started; continuing from the "
-                                      "same position in the new pipeline")
+    for notice in replan.replan(state, config):
+        events.emit("notice", message=notice)
+        state.notes.append(notice)
+    if state.pipeline_digest != config.digest:
         state.notes.append(f"pipeline changed: {state.pipeline_digest} → {config.digest}")
-    for frame in state.cursor:
-        if frame.pipeline not in config.pipelines or frame.index > len(config.pipelines[frame.pipeline]):
-            raise TaskError(
-                f"the run's position ({frame.pipeline}[{frame.index}]) does not exist in {config.source}",
-                fix="restore the removed steps, or move .pipeline-state.json aside to start the task's run over")
     state.pipeline_digest, state.pipeline_source = config.digest, str(config.source)
     state.mode, state.status, state.reason, state.waiting = mode, "IN_PROGRESS", "", None
 

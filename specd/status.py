@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
 import os
+import time
+from pathlib import Path
 from typing import Any
 
-from specd import cursor, phases
+from specd import cursor, phases, replan
 from specd.errors import SpecdError
 from specd.machine import interrupted_reason
 from specd.pipeline import load_pipeline
@@ -15,8 +18,11 @@ from specd.state.lock import TaskLock, read_owner
 from specd.state.model import RunState
 from specd.state.store import StateStore
 from specd.task import existing_task, list_tasks, read_config
+from specd.waiting import hint
 
 STALL_SECONDS = 120.0
+HISTORY_KEYS = ("step", "pipeline", "phase", "kind", "hook", "outcome", "summary", "usage", "finished_at",
+                "artifacts", "transcript", "superseded")
 
 
 def task_status(project: Project, task: str, config: PipelineConfig | None = None) -> dict[str, Any]:
@@ -25,10 +31,11 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     state = store.load()
     config = config or load_pipeline(project)
     view: dict[str, Any] = {"task": task, "status": "NOT_STARTED", "stage": read_config(task_dir).get("stage")}
-    probe = state or RunState(task=task)
+    probe = copy.deepcopy(state) if state else RunState(task=task, cursor=cursor.start(config))
     try:
+        view["plan_notices"] = replan.replan(probe, config)  # as `continue` would see the edited file
         pos = cursor.peek(probe, config, lambda after: phases.next_phase(task_dir, after))
-    except (KeyError, IndexError, cursor.NoPhases):
+    except (KeyError, IndexError, ValueError, SpecdError, cursor.NoPhases):
         pos = None  # no phases yet, or the pipeline changed under the run; `continue` explains
     nxt: dict[str, Any] | None = None
     if pos is not None:
@@ -36,40 +43,83 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     if state is not None and state.current is not None:
         cur = state.current
         nxt = {"step": cur.step, "pipeline": cur.pipeline, "phase": cur.phase, "resume_after": cur.completed}
-    view["next"] = None if state is not None and state.status == "COMPLETE" else nxt
+    final = state is not None and state.status in ("COMPLETE", "CANCELLED", "FAILED")
+    view["next"] = None if final else nxt
+    view["plan"] = [] if final or pos is None else remaining(probe, config)
     if state is None:
-        view.update(history=[], usage={}, phases=_phases(task_dir))
+        view.update(history=[], usage={}, phases=_phases(task_dir), hint=f"specd continue {task}")
         return view
     view.update(
         status=state.status, reason=state.reason, waiting=state.waiting, run_id=state.run_id, mode=state.mode,
-        started_at=state.started_at, updated_at=state.updated_at, usage=state.usage,
-        history=[{k: h.get(k) for k in ("step", "pipeline", "phase", "kind", "hook", "outcome", "summary",
-                                        "usage", "finished_at", "artifacts")} for h in state.history],
-        failures=state.failures[-5:], phases=_phases(task_dir), phases_completed=state.phases_completed,
+        agent=state.agent, started_at=state.started_at, updated_at=state.updated_at, usage=state.usage,
+        history=[{k: h.get(k) for k in HISTORY_KEYS} for h in state.history],
+        checkpoints=state.checkpoints[-10:], failures=state.failures[-5:], phases=_phases(task_dir),
+        phases_completed=state.phases_completed,
     )
-    view["running"] = _running(store, task_dir, task, view)
+    view["running"] = _running(store, task_dir, task, state, view)
+    view["hint"] = "" if view["running"] else hint(task, state)
     return view
+
+
+def remaining(state: RunState, config: PipelineConfig) -> list[dict[str, Any]]:
+    """The steps still to run in each open pipeline iteration, innermost first, in file order."""
+    plan: list[dict[str, Any]] = []
+    for depth, frame in enumerate(reversed(state.cursor)):
+        order = cursor.names(config, frame.pipeline)
+        if frame.step not in order:
+            continue
+        start = order.index(frame.step) + (0 if depth == 0 else 1)
+        plan += [{"step": s.name, "pipeline": frame.pipeline, "phase": frame.phase}
+                 for s in config.steps(frame.pipeline)[start:] if s.name not in frame.done and s.enabled]
+    return plan
 
 
 def _phases(task_dir: Any) -> list[str]:
     return [p.id for p in phases.discover(task_dir)]
 
 
-def _running(store: StateStore, task_dir: Any, task: str, view: dict[str, Any]) -> dict[str, Any] | None:
-    """Tell a live run from a dead one: the lock says alive, the heartbeat says progressing."""
+def last_activity(store: StateStore, state: RunState) -> float | None:
+    """Seconds since the agent last showed life: its transcript growing, or an event or save of the run.
+
+    The heartbeat is left out on purpose: it only proves specd is alive, not the agent.
+    """
+    paths = [store.json_path, store.journal.path]
+    folder = store.task_dir / "transcripts" / state.run_id
+    if folder.is_dir():
+        paths += sorted(folder.iterdir())[-3:]
+    times = [_mtime(p) for p in paths]
+    known = [t for t in times if t is not None]
+    return max(0.0, time.time() - max(known)) if known else None
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
+
+
+def _running(store: StateStore, task_dir: Any, task: str, state: RunState,
+             view: dict[str, Any]) -> dict[str, Any] | None:
+    """Tell a live run from a dead one: the lock says alive, the agent's output says progressing."""
     lock = TaskLock(task_dir, task)
     if not lock.is_held():
-        if view["status"] == "IN_PROGRESS":
+        if view["status"] == "IN_PROGRESS" and not state.reason:
             why = interrupted_reason(store)  # set when the run could not save its own end (disk full, read-only)
             view["status_note"] = (f"interrupted: {why}" if why else "no specd process is running it "
-                                   "(interrupted or killed); `specd continue` resumes")
+                                   f"(interrupted or killed); `specd continue {task}` resumes")
         return None
     owner = read_owner(lock.owner_path) or {}
-    age = store.heartbeat_age()
-    stalled = age is not None and age > float(os.environ.get("SPECD_STALL_SECONDS", STALL_SECONDS))
+    threshold = float(os.environ.get("SPECD_STALL_SECONDS", STALL_SECONDS))
+    age, beat = last_activity(store, state), store.heartbeat_age()
+    stalled = age is not None and age > threshold
+    said = f"{age:.0f} s ago" if age is not None else "not yet"
+    view["status_note"] = f"running (pid {owner.get('pid')}, last agent activity {said})"
     if stalled:
-        view["status_note"] = f"stalled: no heartbeat for {age:.0f} s"
-    return {"pid": owner.get("pid"), "heartbeat_age_s": age, "stalled": stalled}
+        view["status_note"] += f"; stalled: the agent has shown nothing for over {threshold:g} s"
+    if beat is not None and beat > threshold:
+        view["status_note"] += f"; specd itself has not beaten its heartbeat for {beat:.0f} s"
+    return {"pid": owner.get("pid"), "last_activity_s": age, "heartbeat_age_s": beat, "stalled": stalled}
 
 
 def all_status(project: Project) -> list[dict[str, Any]]:

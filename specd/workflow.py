@@ -31,7 +31,9 @@ def load_workflow(path: Path) -> Workflow:
         raise ConfigError(f"{path}: cannot read workflow ({exc})", fix="check the file exists and is UTF-8") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 2}" if mark else ""  # +1 for 0-based, +1 for the opening '---'
+        # python-frontmatter hands YAML the text from just after the opening '---' (its line ending
+        # included), so the mark's 0-based line N is the file's line N + 1.
+        line = f":{mark.line + 1}" if mark else ""
         raise ConfigError(f"{path}{line}: invalid YAML frontmatter ({exc})",
                           fix="fix the YAML between the '---' lines") from None
     meta = dict(post.metadata)

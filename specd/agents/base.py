@@ -160,6 +160,7 @@ class AgentRequest:
     context_files: tuple[str, ...] | None = None  # from workflow frontmatter `context:`
     settings: Mapping[str, Any] = field(default_factory=dict)  # pipeline `agent:` block
     frontmatter: Mapping[str, Any] = field(default_factory=dict)
+    timeout: float | None = None  # seconds before the backend stops the agent (the step's `timeout`)
 
 
 @dataclass(frozen=True)

@@ -34,11 +34,13 @@ class CommandAgent:
         log = transcript_path(request.task_dir, request.run_id,
                               request.step + ("-hook" if request.kind == "hook" else ""), ".log")
         env = {**os.environ, **self.environment(request, result_path)}
+        # Both limits hold: the step's timeout and the agent block's command_timeout.
+        timeout = min((t for t in (request.timeout, self.timeout) if t is not None), default=None)
         try:
             outcome = run_group(self.command, cwd=request.project_root, env=env, stdin=request.prompt,
-                                log=log, timeout=self.timeout)
+                                log=log, timeout=timeout)
             if outcome.timed_out:
-                raise AgentFailed(f"agent command timed out after {self.timeout:g} s", transcript=log)
+                raise AgentFailed(f"agent command timed out after {timeout or 0:g} s", transcript=log)
             if outcome.returncode != 0:
                 raise AgentFailed(f"agent command exited with status {outcome.returncode}: "
                                   f"{outcome.tail(TAIL) or '(no output)'}", transcript=log)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import click
+from click.shell_completion import CompletionItem
 
 from specd.project import Project, find_project
 
@@ -22,3 +24,29 @@ def warn(messages: tuple[str, ...] | list[str]) -> None:
 
 def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
+
+
+def complete_tasks(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Task names for shell completion; silent on any trouble, since a shell prompt is no place for errors."""
+    from specd.task import list_tasks
+
+    try:
+        return [CompletionItem(name) for name in list_tasks(project_from(ctx)) if name.startswith(incomplete)]
+    except Exception:  # noqa: BLE001 - completion must never break the user's shell
+        return []
+
+
+def complete_steps(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    """Step names of the effective pipeline, for --from and --step."""
+    from specd.pipeline import load_pipeline
+
+    try:
+        config = load_pipeline(project_from(ctx))
+    except Exception:  # noqa: BLE001 - completion must never break the user's shell
+        return []
+    names = dict.fromkeys(s.name for steps in config.pipelines.values() for s in steps)
+    return [CompletionItem(name) for name in names if name.startswith(incomplete)]
+
+
+def task_argument() -> Callable[[click.decorators.FC], click.decorators.FC]:
+    return click.argument("task", shell_complete=complete_tasks)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import click
 
-from specd.commands.common import project_from
+from specd.commands.common import complete_tasks, project_from
 from specd.errors import UsageError
 from specd.events import Event, EventBus
 from specd.human import Human
@@ -30,35 +31,62 @@ def mode_options(default: str, note: str) -> Callable[[click.decorators.FC], cli
     return decorate
 
 
+def run_options(func: click.decorators.FC) -> click.decorators.FC:
+    """The options every command that runs the loop takes (continue, retry, rerun)."""
+    for option in reversed([
+        mode_options("interactive", "the default, unless the run or the pipeline file says otherwise"),
+        click.option("--agent", "agent_spec", metavar="SPEC",
+                     help="anthropic | claude_code[:model] | 'cmd:<shell command>' | 'scripted:<script.yaml>' "
+                          "(default: the one this run started with, else the pipeline's agent)."),
+        click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD",
+                     help="Stop before the run costs more (remembered by the run)."),
+        click.option("--quiet", "-q", is_flag=True, help="Only warnings, failures and the final summary."),
+        click.option("--verbose", "-v", is_flag=True,
+                     help="Also show each tool call and a line of the agent's text as they happen (agents that "
+                          "stream them: anthropic, claude_code)."),
+        click.option("--json", "as_json", is_flag=True,
+                     help="Print every event as one JSON line on stdout (for scripts)."),
+    ]):
+        func = option(func)
+    return func
+
+
 @click.command("continue")
-@click.argument("task", required=False)
-@mode_options("interactive", "the default, unless the pipeline file sets mode")
-@click.option("--agent", "agent_spec", metavar="SPEC",
-              help="anthropic | claude_code[:model] | 'cmd:<shell command>' | 'scripted:<script.yaml>' "
-                   "(default: the pipeline's agent).")
-@click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop before the run costs more.")
-@click.option("--quiet", "-q", is_flag=True, help="Only warnings, failures and the final summary.")
-@click.option("--verbose", "-v", is_flag=True,
-              help="Also show each tool call and a line of the agent's text as they happen (agents that stream "
-                   "them: anthropic, claude_code).")
-@click.option("--json", "as_json", is_flag=True, help="Print every event as one JSON line on stdout (for scripts).")
+@click.argument("task", required=False, shell_complete=complete_tasks)
+@run_options
+@click.option("--approve", "approve", is_flag=True,
+              help="Approve what the task waits for (as `specd approve` does), then go on.")
+@click.option("--note", default="", metavar="TEXT", help="With --approve: a note for the checkpoint and the step.")
 @click.pass_context
-def continue_(ctx: click.Context, task: str | None, mode: str | None, agent_spec: str | None,
-              max_cost: float | None, quiet: bool, verbose: bool, as_json: bool) -> int:
+def continue_(ctx: click.Context, /, task: str | None, approve: bool, note: str, **options: Any) -> int:
     """Run TASK's pipeline from where it stands, until it completes, fails, or
     needs a human.
 
-    Gates (interactive, semi-auto) read answers from the terminal, or one line
-    at a time from stdin when it is not a terminal: proceed, skip, back,
-    jump <step>, stop. End of input at a gate stops the run (exit 3).
+    A bare `specd continue TASK` reuses the agent, mode and --max-cost the run
+    started with; a flag overrides them (and says so).
 
-    Exit codes: 0 complete, 1 a step or hook failed (BLOCKED), 2 bad input,
-    3 waiting for a human, 130 interrupted (resume with `specd continue`).
+    A task WAITING at a gate or an escalation stays waiting until answered:
+    `specd approve`, `specd reject --note`, `specd skip`, or `--approve` here.
+    Interactive and semi-auto runs may also answer a waiting gate from the
+    terminal, or one line at a time from stdin when it is not a terminal:
+    proceed, skip, back, jump <step>, stop. End of input at a gate stops the
+    run (exit 3).
+
+    Exit codes: 0 complete, 1 a step or hook failed (BLOCKED), 2 bad input
+    (also: a FAILED or CANCELLED task), 3 waiting for a human, 130
+    interrupted (resume with `specd continue TASK`).
     """
-    if quiet and verbose:
-        raise UsageError("--quiet and --verbose contradict each other", fix="pass one of them")
     project = project_from(ctx)
     task = task or _pick_task(project)
+    if note and not approve:
+        raise UsageError("--note goes with --approve here", fix=f"add --approve, or `specd reject {task} --note ...`")
+    return start_run(ctx, task, approve=note if approve else None, **options)
+
+
+def start_run(ctx: click.Context, task: str, *, mode: str | None, agent_spec: str | None, max_cost: float | None,
+              quiet: bool, as_json: bool, verbose: bool = False, approve: str | None = None) -> int:
+    if quiet and verbose:
+        raise UsageError("--quiet and --verbose contradict each other", fix="pass one of them")
     from specd.ui.human import StreamHuman
     from specd.ui.live import LiveView
 
@@ -69,8 +97,8 @@ def continue_(ctx: click.Context, task: str | None, mode: str | None, agent_spec
     bus = EventBus(LiveView(quiet=quiet or as_json, verbose=verbose))
     if as_json:
         bus.subscribe(json_lines)
-    return run_task(project, task, mode_flag=mode, agent_spec=agent_spec, human_for=human_for, events=bus,
-                    max_cost=max_cost)
+    return run_task(project_from(ctx), task, mode_flag=mode, agent_spec=agent_spec, human_for=human_for,
+                    events=bus, max_cost=max_cost, approve=approve)
 
 
 def json_lines(event: Event) -> None:

@@ -9,6 +9,7 @@ import click
 from specd.commands.common import emit_json, project_from, warn
 from specd.pipeline import load_pipeline, load_pipeline_file
 from specd.pipeline.describe import pipeline_view
+from specd.pipeline.workflows import check_workflow_files
 
 
 @click.group()
@@ -26,13 +27,16 @@ def pipeline() -> None:
 @click.pass_context
 def validate(ctx: click.Context, file: Path | None) -> int:
     """Check the effective pipeline (or FILE): version, schema, references,
-    cycles, and that every workflow file exists. Exit 0 if valid, 2 if not."""
+    cycles, and that every workflow file (steps and hooks) exists and its
+    frontmatter parses. Exit 0 if valid, 2 if not."""
     project = project_from(ctx)
     config = load_pipeline_file(file, project) if file else load_pipeline(project)
     warn(config.warnings)
+    workflows = check_workflow_files(config, project)
     steps = sum(len(s) for s in config.pipelines.values())
     origin = "built-in" if config.builtin else "project"
-    click.echo(f"ok: {config.source} ({origin}): {len(config.pipelines)} pipelines, {steps} steps")
+    click.echo(f"ok: {config.source} ({origin}): {len(config.pipelines)} pipelines, {steps} steps, "
+               f"{workflows} workflow files read")
     return 0
 
 

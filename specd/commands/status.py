@@ -4,19 +4,23 @@ from __future__ import annotations
 
 import click
 
-from specd.commands.common import emit_json, project_from
+from specd.commands.common import complete_tasks, emit_json, project_from
 from specd.status import all_status, task_status
 
 
 @click.command()
-@click.argument("task", required=False)
+@click.argument("task", required=False, shell_complete=complete_tasks)
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
 def status(ctx: click.Context, task: str | None, as_json: bool) -> int:
     """Show every task's status, next step and phase, or one TASK in detail.
 
     Statuses: NOT_STARTED, IN_PROGRESS, WAITING_FOR_HUMAN, BLOCKED, COMPLETE,
-    FAILED, ABORTED. A run whose process died is reported as such.
+    FAILED, CANCELLED, ABORTED. A live run shows its pid and how long ago its
+    agent last showed activity; `stalled` when that is longer than
+    SPECD_STALL_SECONDS (default 120). A run whose process died is reported
+    as such. One TASK also shows the remaining plan under the pipeline file
+    as it is now.
     """
     project = project_from(ctx)
     data = task_status(project, task) if task else all_status(project)

@@ -87,6 +87,8 @@ def _step(raw: dict[str, Any], where: str) -> Step:
         max_visits=raw.get("max_visits"),
         foreach=raw.get("foreach"),
         stage=raw.get("stage"),
+        timeout=float(raw["timeout"]) if raw.get("timeout") is not None else None,
+        on_reject=raw.get("on_reject"),
     )
 
 

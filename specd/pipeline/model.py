@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 HookMode = Literal["inline", "subagent"]
 DEFAULT_HOOK_TIMEOUT = 300.0
+DEFAULT_STEP_TIMEOUT = 3600.0  # a hung agent is stopped, never waited on forever
 # Outcome targets with a fixed meaning; anything else must name a step in the same pipeline.
 TARGETS = ("next", "end", "repeat", "stop", "fail")
 
@@ -83,6 +84,8 @@ class Step:
     max_visits: int | None = None
     foreach: str | None = None
     stage: str | None = None
+    timeout: float | None = None  # seconds; None: the agent block's timeout, else DEFAULT_STEP_TIMEOUT
+    on_reject: str | None = None  # where `specd reject` sends the run; None: the previous step
 
     def target(self, outcome: str) -> str:
         """Where an outcome sends the run; unmapped outcomes go to the next step."""

@@ -26,12 +26,23 @@ def new_run_id() -> str:
 
 @dataclass
 class Frame:
-    """One level of the cursor stack: a pipeline, the step index in it, the phase."""
+    """One level of the cursor stack: a pipeline, the step it points at (by name), the phase.
+
+    Names, not indexes, so an edited pipeline file never moves the run onto a different step.
+    ``step`` None means this pipeline iteration has run off its end.
+    """
 
     pipeline: str
-    index: int = 0
+    step: str | None = None
     phase: str | None = None
     visits: dict[str, int] = field(default_factory=dict)  # per step, for this pipeline iteration
+    done: list[str] = field(default_factory=list)  # steps finished in this pipeline iteration
+    index: int | None = None  # only in states saved before names; the runner migrates it on load
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Frame:
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in data.items() if k in known})
 
 
 @dataclass
@@ -48,6 +59,7 @@ class Current:
     summary: str = ""
     started_at: str = field(default_factory=now)
     snapshot: dict[str, str] = field(default_factory=dict)  # task files' sha256 before the step
+    note: str = ""  # a human's note (approve/reject) that goes into this step's prompt
 
 
 @dataclass
@@ -59,11 +71,15 @@ class RunState:
     mode: str = "interactive"
     status: str = "IN_PROGRESS"
     reason: str = ""  # why it stopped: the failure, the gate, the budget
-    waiting: dict[str, Any] | None = None  # what a human must look at: {kind, step}
+    waiting: dict[str, Any] | None = None  # what a human must look at: {kind, step, pipeline, phase, ...}
+    answer: dict[str, Any] | None = None  # a human's answer not yet acted on: {answer, step, pipeline, phase, note}
+    agent: str | None = None  # the --agent spec the run was started with; a bare `continue` reuses it
+    max_cost: float | None = None  # the --max-cost given to the run, reused the same way
+    shape: dict[str, list[str]] = field(default_factory=dict)  # step names per pipeline at the last save
     started_at: str = field(default_factory=now)
     updated_at: str = field(default_factory=now)
     heartbeat_at: str = field(default_factory=now)
-    cursor: list[Frame] = field(default_factory=lambda: [Frame("main")])
+    cursor: list[Frame] = field(default_factory=list)  # empty: not placed yet (runner) or finished
     current: Current | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
     failures: list[dict[str, Any]] = field(default_factory=list)
@@ -79,8 +95,9 @@ class RunState:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> RunState:
         data = dict(data)
-        data["cursor"] = [Frame(**f) for f in data.get("cursor", [])]
+        data["cursor"] = [Frame.from_dict(f) for f in data.get("cursor", [])]
         if data.get("current"):
-            data["current"] = Current(**data["current"])
+            fields = set(Current.__dataclass_fields__)
+            data["current"] = Current(**{k: v for k, v in data["current"].items() if k in fields})
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})

@@ -35,7 +35,7 @@ def render_markdown(state: RunState, budgets: dict[str, Any] | None = None) -> s
                   f"- **Done so far:** {', '.join(cur.completed) or 'nothing yet'}",
                   f"- **Started:** {cur.started_at}"]
     else:
-        where = " › ".join(f"{f.pipeline}[{f.index}]" + (f" phase {f.phase}" if f.phase else "")
+        where = " › ".join(f"{f.pipeline}.{f.step or '(end)'}" + (f" phase {f.phase}" if f.phase else "")
                            for f in state.cursor)
         lines.append(f"- Between steps; cursor at {where or 'the end'}")
     lines += ["", "## Completed stages", "",
@@ -47,7 +47,8 @@ def render_markdown(state: RunState, budgets: dict[str, Any] | None = None) -> s
         arts = ", ".join(f"{a['path']} `{a['sha256'][:8]}`" for a in entry.get("artifacts", []))
         step = entry["step"] + (f" ({entry['hook']})" if entry.get("hook") else "")
         lines.append(f"| {i} | {_cell(step)} | {entry['pipeline']} | {entry.get('phase') or '-'} | "
-                     f"{entry['kind']} | {entry['outcome']} | {entry.get('finished_at', '')} | {tokens} | "
+                     f"{entry['kind']} | {entry['outcome']}{' (superseded)' if entry.get('superseded') else ''} | "
+                     f"{entry.get('finished_at', '')} | {tokens} | "
                      f"${usage.get('cost_usd', 0):.4f} | {_cell(arts)} |")
     lines += ["", "## Iterations and budgets", ""]
     visits = Counter((h["pipeline"], h.get("phase"), h["step"]) for h in state.history

@@ -49,7 +49,6 @@ class LiveView:
         self.step_started = self.started
         self.steps: list[str] = []
         self.task = ""
-        self.mode_flag = ""
         self.line: _StepLine | None = None
         self.spinner: Spinner | None = None
 
@@ -87,7 +86,6 @@ class LiveView:
 
     def on_run_started(self, d: dict[str, Any]) -> None:
         self.task = d["task"]
-        self.mode_flag = "" if d["mode"] == "interactive" else f" --{d['mode']}"
         verb = "resuming" if d.get("resumed") else "starting"
         self._say(f"[bold]{verb}[/bold] {d['task']} (run {d['run_id']}, mode {d['mode']}, agent {d.get('agent')})")
 
@@ -141,6 +139,5 @@ class LiveView:
                   f"{len(self.steps)} steps this run, cost {_money(usage.get('cost_usd'))}", always=True)
         if d.get("reason"):
             self._say(f"  {escape(d['reason'])}", always=True)
-        if d["status"] != "COMPLETE":
-            command = f"specd continue {self.task}{self.mode_flag}"
-            self._say(f"  next: [bold]{command}[/bold]   (see: specd status {self.task})", always=True)
+        if d.get("hint"):
+            self._say(f"  next: [bold]{escape(d['hint'])}[/bold]   (see: specd status {self.task})", always=True)

@@ -11,7 +11,7 @@ from rich.table import Table
 from specd.ui.console import out
 
 COLOURS = {"COMPLETE": "green", "IN_PROGRESS": "cyan", "WAITING_FOR_HUMAN": "yellow", "ABORTED": "yellow",
-           "BLOCKED": "red", "FAILED": "red", "ERROR": "red", "NOT_STARTED": "dim"}
+           "BLOCKED": "red", "FAILED": "red", "ERROR": "red", "NOT_STARTED": "dim", "CANCELLED": "dim"}
 
 
 def _status(row: dict[str, Any]) -> str:
@@ -52,7 +52,8 @@ def render_task(view: dict[str, Any]) -> None:
             usage = entry.get("usage") or {}
             tokens = sum(v for k, v in usage.items() if k.endswith("tokens"))
             name = entry["step"] + (f" [dim]({escape(entry['hook'])})[/dim]" if entry.get("hook") else "")
-            table.add_row(str(i), name, entry.get("phase") or "-", entry["kind"], entry["outcome"],
+            outcome = entry["outcome"] + (" [dim](superseded)[/dim]" if entry.get("superseded") else "")
+            table.add_row(str(i), name, entry.get("phase") or "-", entry["kind"], outcome,
                           str(tokens or "-"), f"${usage.get('cost_usd', 0):.4f}",
                           escape((entry.get("summary") or "")[:60]))
         out().print(table)
@@ -60,5 +61,11 @@ def render_task(view: dict[str, Any]) -> None:
     if usage:
         out().print(f"  run cost ${usage.get('cost_usd', 0):.4f}; tokens in {usage.get('input_tokens', 0)}, "
                     f"out {usage.get('output_tokens', 0)}, cache read {usage.get('cache_read_input_tokens', 0)}")
-    if view["status"] not in ("COMPLETE", "NOT_STARTED"):
-        out().print(f"  resume with: specd continue {view['task']}")
+    for notice in view.get("plan_notices") or []:
+        out().print(f"  [blue]note:[/blue] {escape(notice)}")
+    plan = view.get("plan") or []
+    if plan:
+        out().print("  remaining: " + " → ".join(
+            p["step"] + (f" ({p['phase']})" if p.get("phase") else "") for p in plan))
+    if view.get("hint"):
+        out().print(f"  next: {escape(view['hint'])}")

@@ -10,7 +10,8 @@ on ``cues.json``, which the test may rewrite between runs. A cue is looked up by
 - ``mkdir``: a folder to create inside the task folder;
 - ``hold``: a file name; the agent writes ``held-<step>.json`` (its pid and
   process group) and waits until that file appears in the harness folder;
-- ``exit``: a non-zero exit status.
+- ``exit``: a non-zero exit status;
+- ``cost``: the cost in USD the agent reports for the call.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -85,7 +87,10 @@ def main():
     outcome = outcomes[min(seen, len(outcomes) - 1)]
     result = os.environ.get("SPECD_RESULT")
     if result:
-        Path(result).write_text(json.dumps({"outcome": outcome, "summary": f"{line} -> {outcome}"}))
+        report = {"outcome": outcome, "summary": f"{line} -> {outcome}"}
+        if "cost" in rule:
+            report["usage"] = {"cost_usd": rule["cost"]}
+        Path(result).write_text(json.dumps(report))
 
 
 main()
@@ -165,6 +170,18 @@ class Harness:
         self.children.append(proc)
         return proc
 
+    def run_hint(self, text: str) -> subprocess.CompletedProcess[str]:
+        """Run a hint specd printed exactly as a user pasting it would: a shell in the project, `specd` on PATH."""
+        bin_dir = self.dir / "bin"
+        if not bin_dir.exists():
+            bin_dir.mkdir()
+            shim = bin_dir / "specd"
+            shim.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m specd \"$@\"\n", encoding="utf-8")
+            shim.chmod(0o755)
+        env = {**self.env, "PATH": f"{bin_dir}{os.pathsep}{self.env.get('PATH', '')}"}
+        return subprocess.run(text, shell=True, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env,
+                              cwd=self.root, timeout=RUN_TIMEOUT, check=False)
+
     def status(self, task: str) -> dict[str, Any]:
         result = self.specd("status", task, "--json")
         assert result.returncode == 0, result.stderr
@@ -220,6 +237,13 @@ class Harness:
         for marker in self.dir.glob("held-*.json"):
             with contextlib.suppress(OSError, ValueError, KeyError):
                 kill_group(json.loads(marker.read_text(encoding="utf-8"))["pgid"])
+
+
+def printed_hint(stderr: str) -> str:
+    """The `next: specd ...` command specd printed at the end of a run or when it refused to run."""
+    found = re.findall(r"next: (specd [^\n]*?)(?:\s{3}\(see: .*)?$", stderr, flags=re.MULTILINE)
+    assert found, f"no `next:` hint in:\n{stderr}"
+    return str(found[-1]).strip()
 
 
 def kill_group(pgid: int) -> None:

@@ -41,14 +41,14 @@ def test_semi_auto_at_eof_stops_before_the_paused_step_and_again_on_resume(h: Ha
     assert h.log() == before_gate
     status = h.status("t")
     assert status["status"] == "WAITING_FOR_HUMAN"
-    assert status["waiting"] == {"kind": "gate", "step": "execute"}
+    assert status["waiting"] == {"kind": "gate", "step": "execute", "pipeline": "phase-execution", "phase": "01"}
     assert status["next"] == {"step": "execute", "pipeline": "phase-execution", "phase": "01"}
 
     second = h.cont("t", "--semi-auto")
 
     assert second.returncode == 3, second.stderr
     assert h.log() == before_gate
-    assert h.status("t")["waiting"] == {"kind": "gate", "step": "execute"}
+    assert h.status("t")["waiting"]["step"] == "execute"
 
     h.cues(**{"step:review": {"outcomes": ["approve"]}})
     third = h.cont("t", "--semi-auto", input="proceed\n")

@@ -1,0 +1,81 @@
+"""A human's answer to a waiting run: approve, reject, skip.
+
+Each answer is one checkpoint row {at, step, answer, note} and moves the run as
+the waiting record says; the next `specd continue` acts on it. Nothing runs here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specd import cursor, gates
+from specd.errors import UsageError
+from specd.pipeline.model import PipelineConfig
+from specd.state.model import Frame, RunState, now
+from specd.waiting import held
+
+ANSWERS = ("approve", "reject", "skip")
+
+
+def answer(state: RunState, config: PipelineConfig, verb: str, note: str = "") -> str:
+    """Apply ``verb`` to what ``state`` waits on; returns a sentence saying what happens next."""
+    wait = dict(state.waiting or {})
+    if not held(state):
+        raise UsageError(f"task {state.task!r} is not waiting for an answer (status {state.status})",
+                         fix=f"see `specd status {state.task}`")
+    kind, name = wait["kind"], str(wait["step"])
+    frame = _frame(state, wait)
+    if verb == "approve":
+        said = _approve(state, frame, wait, note)
+    elif verb == "reject":
+        if not note.strip():
+            raise UsageError("reject needs a note saying what to change", fix="add --note 'what is wrong'")
+        said = _reject(state, config, frame, wait, note)
+    elif kind == "outcome":
+        raise UsageError(f"step {name!r} already finished; there is nothing to skip",
+                         fix=f"`specd approve {state.task}` goes on, or `specd reject {state.task} --note TEXT`")
+    else:
+        gates.skip(state, config, frame, config.step(frame.pipeline, name), "skipped by `specd skip`")
+        state.current = None
+        said = f"step {name!r} counts as finished (outcome done); the run goes on from there"
+    state.checkpoints.append({"at": now(), "step": name, "pipeline": wait.get("pipeline"), "phase": wait.get("phase"),
+                              "answer": verb, "note": note, "waiting": kind})
+    state.status, state.waiting = "IN_PROGRESS", None
+    state.reason = f"answered ({verb}); `specd continue {state.task}` goes on"
+    return said
+
+
+def _frame(state: RunState, wait: dict[str, Any]) -> Frame:
+    top = state.cursor[-1] if state.cursor else None
+    if top is None or (top.pipeline, top.phase) != (wait.get("pipeline"), wait.get("phase")):
+        raise UsageError(f"the run of {state.task!r} is no longer where it waited ({wait.get('pipeline')})",
+                         fix=f"`specd continue {state.task}` shows where it stands")
+    return top
+
+
+def _approve(state: RunState, frame: Frame, wait: dict[str, Any], note: str) -> str:
+    kind, name = wait["kind"], str(wait["step"])
+    if kind == "gate":
+        state.answer = {"answer": "approve", "step": name, "pipeline": frame.pipeline, "phase": frame.phase,
+                        "note": note}
+        return f"step {name!r} runs at the next `specd continue {state.task}`"
+    if kind == "max_visits":
+        frame.visits[name] = 0
+        return f"step {name!r} may run {wait.get('limit')} more times in this iteration"
+    if kind == "budget":
+        return "the run goes on if the budget now allows it (raise agent.max_cost_usd, or pass --max-cost)"
+    return f"the run goes on after {name!r}"
+
+
+def _reject(state: RunState, config: PipelineConfig, frame: Frame, wait: dict[str, Any], note: str) -> str:
+    name = str(wait["step"])
+    step = config.step(frame.pipeline, name)
+    target = step.on_reject or cursor.previous(config, frame.pipeline, name)
+    if target is None or target not in cursor.names(config, frame.pipeline):
+        raise UsageError(f"step {name!r} has no step before it in {frame.pipeline} to send the run back to",
+                         fix=f"set \"on_reject\" on step {name!r} in {config.source}, or `specd skip {state.task}`")
+    cursor.reopen(frame, cursor.names(config, frame.pipeline), target)
+    state.current = None
+    state.answer = {"answer": "reject", "step": target, "pipeline": frame.pipeline, "phase": frame.phase,
+                    "note": note}
+    return f"step {target!r} runs again at the next `specd continue {state.task}`, with your note in its prompt"

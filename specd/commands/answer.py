@@ -1,0 +1,44 @@
+"""`specd approve`, `specd reject`, `specd skip`: answer what a waiting task waits for."""
+
+from __future__ import annotations
+
+import click
+
+from specd.commands.common import project_from, task_argument
+from specd.control import answer
+
+
+def _say(task: str, said: str) -> int:
+    click.echo(f"{task}: {said}")
+    click.echo(f"  next: specd continue {task}")
+    return 0
+
+
+@click.command()
+@task_argument()
+@click.option("--note", default="", metavar="TEXT", help="Why; recorded in the checkpoint and given to the step.")
+@click.pass_context
+def approve(ctx: click.Context, task: str, note: str) -> int:
+    """Approve what TASK waits for: at a gate the step runs at the next
+    `specd continue`; at an escalation (an outcome routed to stop, max_visits,
+    a budget) the run goes on as the waiting record says. Nothing runs now."""
+    return _say(task, answer(project_from(ctx), task, "approve", note))
+
+
+@click.command()
+@task_argument()
+@click.option("--note", required=True, metavar="TEXT", help="What to change; it goes into the step's prompt.")
+@click.pass_context
+def reject(ctx: click.Context, task: str, note: str) -> int:
+    """Send TASK back to the step's `on_reject` target (default: the step
+    before the one waiting), which runs again with NOTE in its prompt."""
+    return _say(task, answer(project_from(ctx), task, "reject", note))
+
+
+@click.command()
+@task_argument()
+@click.pass_context
+def skip(ctx: click.Context, task: str) -> int:
+    """Skip the step TASK waits at: it counts as finished with outcome `done`
+    and is routed as `done` (so skipping review ends the phase)."""
+    return _say(task, answer(project_from(ctx), task, "skip"))

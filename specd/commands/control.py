@@ -1,0 +1,48 @@
+"""`specd cancel`, `specd retry`, `specd rerun`: run control outside the loop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from specd import control
+from specd.commands.common import complete_steps, project_from, task_argument
+from specd.commands.continue_ import run_options, start_run
+
+
+@click.command()
+@task_argument()
+@click.pass_context
+def cancel(ctx: click.Context, task: str) -> int:
+    """Cancel TASK: a running task is stopped gracefully (SIGTERM to the specd
+    process holding its lock, which stops its agent and saves), then marked
+    CANCELLED. CANCELLED is final; `specd rerun TASK --from STEP` starts again."""
+    click.echo(f"{task}: {control.cancel(project_from(ctx), task)}")
+    return 0
+
+
+@click.command()
+@task_argument()
+@run_options
+@click.pass_context
+def retry(ctx: click.Context, /, task: str, **options: Any) -> int:
+    """Run the step that FAILED (or BLOCKED) TASK again, then go on as
+    `specd continue` would, with the run's saved agent and mode."""
+    click.echo(f"{task}: {control.retry(project_from(ctx), task)}", err=True)
+    return start_run(ctx, task, **options)
+
+
+@click.command()
+@task_argument()
+@click.option("--from", "step", required=True, metavar="STEP", shell_complete=complete_steps,
+              help="The step to start again from.")
+@click.option("--phase", metavar="P", help="The phase, for a step inside a `foreach: phases` pipeline.")
+@run_options
+@click.pass_context
+def rerun(ctx: click.Context, /, task: str, step: str, phase: str | None, **options: Any) -> int:
+    """Run TASK again from STEP (in phase P). Later history rows are kept and
+    marked superseded, never deleted. Works on COMPLETE, FAILED and CANCELLED
+    tasks too, e.g. after new phases were added to the roadmap."""
+    click.echo(f"{task}: {control.rerun(project_from(ctx), task, step, phase)}", err=True)
+    return start_run(ctx, task, **options)

@@ -1,0 +1,42 @@
+"""`specd logs`."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from specd import logs as log
+from specd.commands.common import complete_steps, project_from, task_argument
+from specd.state.lock import TaskLock
+from specd.state.store import StateStore
+from specd.task import existing_task
+
+
+@click.command()
+@task_argument()
+@click.option("--step", metavar="STEP", shell_complete=complete_steps, help="Only this step's events and transcripts.")
+@click.option("--json", "as_json", is_flag=True, help="Print the events as JSON lines, as recorded.")
+@click.option("--follow", "-f", is_flag=True, help="Keep printing new events while a run goes on; stop when it ends.")
+@click.pass_context
+def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow: bool) -> int:
+    """Show TASK's events (runs, steps, hooks, gates, notices) one line each,
+    then the agent transcript of every step (with --step, only that step's).
+    With -f, follow a running task until its run ends."""
+    project = project_from(ctx)
+    task_dir = existing_task(project, task)
+    store = StateStore(task_dir, task)
+    events = log.follow(store.journal.path, TaskLock(task_dir, task)) if follow else iter(store.journal.read())
+    for event in events:
+        if log.matches(event, step):
+            click.echo(json.dumps(event, default=str) if as_json else log.line(event))
+    if as_json or (follow and step is None):
+        return 0
+    for row, path in log.transcripts(task_dir, store.load(), step):
+        phase = f" phase {row['phase']}" if row.get("phase") else ""
+        click.echo(f"\n--- {row['step']}{phase} ({row.get('kind')}, {row.get('outcome')}): {path} ---")
+        try:
+            click.echo(path.read_text(encoding="utf-8", errors="replace").rstrip() or "(empty)")
+        except OSError as exc:
+            click.echo(f"(transcript unreadable: {exc.strerror})")
+    return 0

@@ -1,0 +1,138 @@
+"""Run control outside the loop: cancel, retry, rerun --from, and answering a waiting run.
+
+Each change is made under the task's lock, to the saved state, and recorded;
+history is only ever added to or marked, never cut.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable
+
+from specd import answers, cursor, phases
+from specd.errors import TaskError, UsageError
+from specd.pipeline import load_pipeline
+from specd.pipeline.model import PipelineConfig
+from specd.project import Project
+from specd.state.lock import TaskLock, read_owner
+from specd.state.model import Frame, RunState, now
+from specd.state.store import StateStore
+from specd.task import existing_task
+
+STOP_WAIT = 60.0  # seconds for a cancelled run to save its state and let go of the lock
+
+
+def edit(project: Project, task: str, change: Callable[[RunState, PipelineConfig], str],
+         *, create: bool = False) -> str:
+    """Load the state under the lock, apply ``change``, save; returns what ``change`` said."""
+    task_dir = existing_task(project, task)
+    config = load_pipeline(project)
+    store = StateStore(task_dir, task)
+    with TaskLock(task_dir, task):
+        state = store.load()
+        if state is None:
+            if not create:
+                raise UsageError(f"task {task!r} has not started yet", fix=f"`specd continue {task}` starts it")
+            state = RunState(task=task, pipeline_source=str(config.source), pipeline_digest=config.digest,
+                             cursor=cursor.start(config))
+        said = change(state, config)
+        store.save(state)
+    return said
+
+
+def answer(project: Project, task: str, verb: str, note: str = "") -> str:
+    return edit(project, task, lambda state, config: answers.answer(state, config, verb, note))
+
+
+def cancel(project: Project, task: str) -> str:
+    """Stop a live run (SIGTERM to the lock's owner, which saves and exits), then mark CANCELLED."""
+    task_dir = existing_task(project, task)
+    lock = TaskLock(task_dir, task)
+    stopped = ""
+    if lock.is_held():
+        owner = read_owner(lock.owner_path) or {}
+        pid = owner.get("pid")
+        if isinstance(pid, int) and pid != os.getpid():
+            os.kill(pid, signal.SIGTERM)
+            stopped = f"stopped the run (pid {pid}); "
+        deadline = time.monotonic() + STOP_WAIT
+        while lock.is_held():
+            if time.monotonic() > deadline:
+                raise TaskError(f"the run of {task!r} (pid {pid}) did not stop within {STOP_WAIT:g} s",
+                                fix=f"stop it yourself (`kill {pid}`), then `specd cancel {task}` again")
+            time.sleep(0.1)
+
+    def mark(state: RunState, config: PipelineConfig) -> str:
+        if state.status == "CANCELLED":
+            return "it was already cancelled"
+        state.checkpoints.append({"at": now(), "step": state.current.step if state.current else None,
+                                  "answer": "cancel", "note": "", "was": state.status})
+        state.status, state.waiting = "CANCELLED", None
+        state.reason = f"cancelled; `specd rerun {task} --from STEP` starts again from a step"
+        return "it is CANCELLED"
+
+    return stopped + edit(project, task, mark, create=True)
+
+
+def retry(project: Project, task: str) -> str:
+    def reopen(state: RunState, config: PipelineConfig) -> str:
+        if state.status not in ("FAILED", "BLOCKED"):
+            raise UsageError(f"task {task!r} has not failed (status {state.status})",
+                             fix=f"`specd continue {task}` goes on from where it stands")
+        step = (state.waiting or {}).get("step") or (state.cursor[-1].step if state.cursor else None)
+        state.checkpoints.append({"at": now(), "step": step, "answer": "retry", "note": "", "was": state.status})
+        state.status, state.waiting, state.reason = "IN_PROGRESS", None, ""
+        return f"step {step!r} runs again"
+
+    return edit(project, task, reopen)
+
+
+def rerun(project: Project, task: str, step: str, phase: str | None) -> str:
+    """Put the cursor at ``step`` (in ``phase``); later history rows are marked superseded, never deleted."""
+    task_dir = existing_task(project, task)
+
+    def reopen(state: RunState, config: PipelineConfig) -> str:
+        known = [p.id for p in phases.discover(task_dir)]
+        if phase is not None and phase not in known:
+            raise UsageError(f"task {task!r} has no phase {phase!r}", fix=f"use one of: {', '.join(known) or '-'}")
+        path = _path_to(config, step, in_phase=phase is not None)
+        frames, here = [], None
+        for pipeline, name, foreach in path:
+            order = cursor.names(config, pipeline)
+            frames.append(Frame(pipeline, name, here, done=order[:order.index(name)]))
+            here = phase if foreach else here
+        first = next((i for i, h in enumerate(state.history) if not h.get("superseded") and
+                      (h.get("step"), h.get("pipeline"), h.get("phase")) == (step, path[-1][0], here)), None)
+        for row in state.history[first if first is not None else len(state.history):]:
+            row["superseded"] = True
+        state.phases_completed = [p for p in state.phases_completed if phase is not None and p < phase]
+        state.cursor, state.current, state.answer = frames, None, None
+        state.checkpoints.append({"at": now(), "step": step, "phase": here, "answer": "rerun", "note": "",
+                                  "was": state.status})
+        state.status, state.waiting, state.reason = "IN_PROGRESS", None, ""
+        marked = len(state.history) - (first if first is not None else len(state.history))
+        return f"the run starts again at {step!r}" + (f" (phase {phase})" if phase else "") + (
+            f"; {marked} later history rows are kept, marked superseded" if marked else "")
+
+    return edit(project, task, reopen, create=True)
+
+
+def _path_to(config: PipelineConfig, step: str, *, in_phase: bool) -> list[tuple[str, str, bool]]:
+    """(pipeline, step name, is a foreach-phases reference) from main down to ``step``; shallowest first."""
+    queue: list[list[tuple[str, str, bool]]] = [[]]
+    while queue:
+        trail = queue.pop(0)
+        pipeline = config.step(trail[-1][0], trail[-1][1]).pipeline if trail else "main"
+        assert pipeline is not None
+        crossed = any(foreach for _, _, foreach in trail)
+        if step in cursor.names(config, pipeline) and crossed == in_phase:
+            return [*trail, (pipeline, step, False)]
+        for ref in config.steps(pipeline):
+            if ref.pipeline and all(p != ref.pipeline for p, _, _ in trail) and len(trail) < 20:
+                queue.append([*trail, (pipeline, ref.name, ref.foreach == "phases")])
+    where = "inside a phase pipeline (drop --phase?)" if in_phase else "outside the phase loop (add --phase?)"
+    raise UsageError(f"no step {step!r} {where} in {config.source}",
+                     fix="name a step shown by `specd pipeline show`")
+

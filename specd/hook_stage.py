@@ -1,0 +1,39 @@
+"""One hook stage of a step (global pre-step, step pre, step post, global post-step)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from specd import records
+from specd.pipeline.model import Step
+from specd.pipeline.resolve import global_hook, step_hook
+from specd.state.model import Current, Frame
+from specd.state.store import Heartbeat
+
+if TYPE_CHECKING:
+    from specd.brain import Brain
+
+
+def run(brain: Brain, stage: str, frame: Frame, step: Step, cur: Current, conversation: str) -> str | None:
+    """Run the hook at this point, if any; returns why a required hook failed (the step must block)."""
+    point: Literal["pre-step", "pre", "post", "post-step"] = stage  # type: ignore[assignment]
+    hook = (global_hook(brain.config, point, brain.project) if point in ("pre-step", "post-step")
+            else step_hook(brain.config, frame.pipeline, step, point, brain.project))  # type: ignore[arg-type]
+    if hook is None:
+        return None
+    brain.events.emit("hook_started", hook=hook.name, point=point, step=step.name, source=hook.source)
+    with Heartbeat(brain.store.heartbeat_path):
+        result = brain.dispatcher.hook(hook, step, frame.pipeline, frame.phase, conversation)
+    brain.spend(result.usage)
+    brain.state.history.append(records.entry(cur, kind="hook", hook=f"{point}: {hook.name}", usage=result.usage,
+                                             outcome="done" if result.ok else "failed",
+                                             summary=result.reason or result.output[-500:]))
+    brain.events.emit("hook_finished", hook=hook.name, point=point, step=step.name, ok=result.ok,
+                      optional=hook.spec.optional, reason=result.reason, output=result.output)
+    if result.ok:
+        return None
+    if hook.spec.optional:
+        records.changelog_hook_failure(brain.store.task_dir, hook=hook.name, step=step.name, phase=frame.phase,
+                                       reason=result.reason)
+        return None
+    return f"required {point} hook {hook.name} failed: {result.reason}"

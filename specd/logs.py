@@ -1,0 +1,84 @@
+"""A task's log for people: the journal's events as lines, the transcripts per step, and following a run."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from specd.state.lock import TaskLock
+from specd.state.model import RunState
+
+POLL = 0.2  # seconds between looks at a followed journal
+
+
+def line(event: dict[str, Any]) -> str:
+    """One readable line per event; unknown kinds still show, as their JSON."""
+    at = str(event.get("at", ""))[11:19]
+    kind = event.get("kind", "?")
+    where = str(event.get("step", "")) + (f" phase {event['phase']}" if event.get("phase") else "")
+    text = {
+        "run_started": lambda: f"run {event.get('run_id')} {'resumed' if event.get('resumed') else 'started'} "
+                               f"(mode {event.get('mode')}, agent {event.get('agent')})",
+        "step_started": lambda: f"▶ {where} (attempt {event.get('attempt', 1)})",
+        "step_finished": lambda: f"✔ {where} → {event.get('outcome')}  {event.get('summary') or ''}".rstrip(),
+        "step_skipped": lambda: f"– {where} skipped ({event.get('reason')})",
+        "hook_started": lambda: f"  hook {event.get('point')} {event.get('hook')} for {where}",
+        "hook_finished": lambda: f"  hook {event.get('point')} {event.get('hook')} "
+                                 + ("ok" if event.get("ok") else f"failed: {event.get('reason')}"),
+        "gate": lambda: f"? gate before {where}",
+        "notice": lambda: f"note: {event.get('message')}",
+        "warning": lambda: f"warning: {event.get('message')}",
+        "run_finished": lambda: f"run finished: {event.get('status')}" + (
+            f" ({event['reason']})" if event.get("reason") else ""),
+    }.get(kind)
+    if text is None:
+        rest = {k: v for k, v in event.items() if k not in ("at", "kind")}
+        return f"{at} {kind} {json.dumps(rest, default=str)[:300]}"
+    return f"{at} {text()}"
+
+
+def matches(event: dict[str, Any], step: str | None) -> bool:
+    return step is None or event.get("step") == step
+
+
+def transcripts(task_dir: Path, state: RunState | None, step: str | None) -> list[tuple[dict[str, Any], Path]]:
+    """(history row, transcript file) for every finished step (or only ``step``) that kept one."""
+    found = []
+    for row in (state.history if state else []):
+        if row.get("transcript") and matches(row, step):
+            path = Path(row["transcript"])
+            found.append((row, path if path.is_absolute() else task_dir / path))
+    return found
+
+
+def read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
+    """Whole lines from ``offset`` on, and the offset after the last whole line (a torn tail waits)."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            data = handle.read()
+    except OSError:
+        return [], offset
+    end = data.rfind(b"\n") + 1
+    events = []
+    for raw in data[:end].splitlines():
+        try:
+            events.append(json.loads(raw))
+        except ValueError:
+            continue
+    return events, offset + end
+
+
+def follow(path: Path, lock: TaskLock) -> Iterator[dict[str, Any]]:
+    """Every event of the journal, then new ones as they come, until no run holds the task's lock."""
+    offset = 0
+    while True:
+        running = lock.is_held()  # looked at before reading, so the last events are never missed
+        events, offset = read_events(path, offset)
+        yield from events
+        if not running:
+            return
+        time.sleep(POLL)

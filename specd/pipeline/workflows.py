@@ -1,0 +1,37 @@
+"""`pipeline validate` reads every workflow a run could reach, so bad frontmatter fails now, not hours in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from specd.errors import ConfigError
+from specd.pipeline.model import PipelineConfig
+from specd.pipeline.resolve import global_hook, resolve_workflow, step_hook
+from specd.project import Project
+from specd.workflow import load_workflow
+
+
+def check_workflow_files(config: PipelineConfig, project: Project) -> int:
+    """Parse each step's and hook's workflow (frontmatter included); raise one error naming every bad file."""
+    paths: dict[Path, None] = {}
+    for name, steps in config.pipelines.items():
+        for step in steps:
+            if step.workflow:
+                paths[resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}").path] = None
+                for point in ("pre", "post"):
+                    hook = step_hook(config, name, step, point, project)
+                    if hook is not None and hook.path is not None:
+                        paths[hook.path] = None
+    for point in ("pre-step", "post-step"):
+        hook = global_hook(config, point, project)  # type: ignore[arg-type]
+        if hook is not None and hook.path is not None:
+            paths[hook.path] = None
+    problems = []
+    for path in paths:
+        try:
+            load_workflow(path)
+        except ConfigError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return len(paths)

@@ -1,0 +1,106 @@
+"""Editing the pipeline file mid-task: the run keeps its place by step name, loses nothing, repeats nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from brain_harness import Harness
+
+from specd import replan
+from specd.pipeline import load_pipeline
+from specd.project import Project
+from specd.state.model import RunState
+
+
+def steps(*names: str, pause: str = "") -> list[dict[str, Any]]:
+    return [{"name": n, "workflow": "work.md", **({"pause_in_semi_auto": True} if n == pause else {})}
+            for n in names]
+
+
+def finished(h: Harness, task: str) -> list[tuple[str, str | None]]:
+    return [(e["step"], e["phase"]) for e in h.status(task)["history"] if e["kind"] == "step"]
+
+
+def stop_before_c(h: Harness) -> None:
+    h.workflow("work.md")
+    h.pipeline({"main": steps("a", "b", "c", "d", pause="c")})
+    h.new("t")
+    first = h.cont("t", "--semi-auto")  # EOF at the gate before c
+    assert first.returncode == 3, first.stderr
+    assert h.log() == ["step a", "step b"]
+
+
+def test_reordered_steps_run_each_unfinished_step_once_in_the_new_order(h: Harness) -> None:
+    stop_before_c(h)
+    h.pipeline({"main": steps("d", "c", "b", "a", pause="c")})
+
+    plan = h.status("t")
+    assert [p["step"] for p in plan["plan"]] == ["d", "c"]  # status shows the plan under the edited file
+    result = h.specd("continue", "t", "--approve")
+
+    assert result.returncode == 0, result.stderr
+    assert h.log() == ["step a", "step b", "step d", "step c"]
+    assert finished(h, "t") == [("a", None), ("b", None), ("d", None), ("c", None)]
+    assert "the pipeline file changed" in result.stderr
+    assert "moved" in result.stderr
+    assert "goes on at 'd'" in result.stderr
+    assert h.status("t")["status"] == "COMPLETE"
+
+
+def test_removing_a_finished_step_and_inserting_a_new_one_loses_and_repeats_nothing(h: Harness) -> None:
+    stop_before_c(h)
+    h.pipeline({"main": steps("b", "x", "c", "d", pause="c")})
+
+    result = h.specd("continue", "t", "--approve")
+
+    assert result.returncode == 0, result.stderr
+    assert h.log() == ["step a", "step b", "step x", "step c", "step d"]
+    assert finished(h, "t") == [("a", None), ("b", None), ("x", None), ("c", None), ("d", None)]
+    assert "added x" in result.stderr
+    assert "removed a" in result.stderr
+
+
+def test_removing_the_step_the_run_waits_at_says_so_and_goes_on_with_the_next_unfinished(h: Harness) -> None:
+    stop_before_c(h)
+    h.pipeline({"main": steps("a", "b", "d")})
+
+    result = h.specd("continue", "t", "--auto")
+
+    assert result.returncode == 0, result.stderr  # the gate it waited at is gone with its step
+    assert "step 'c' of main, where the run stood, was removed" in result.stderr
+    assert h.log() == ["step a", "step b", "step d"]
+
+
+def test_reorder_inside_a_foreach_phases_pipeline_mid_phase(h: Harness) -> None:
+    h.workflow("work.md")
+    h.pipeline({"main": [{"name": "phases", "pipeline": "ph", "foreach": "phases"}],
+                "ph": steps("p1", "p2", "p3", "p4", pause="p3")})
+    h.new("t")
+    (h.task_dir("t") / "ROADMAP.md").write_text("# Roadmap\n\n### Phase 1: One\n\n### Phase 2: Two\n",
+                                               encoding="utf-8")
+    first = h.cont("t", "--semi-auto")
+    assert first.returncode == 3, first.stderr
+    assert h.log() == ["step p1 01", "step p2 01"]
+    h.pipeline({"main": [{"name": "phases", "pipeline": "ph", "foreach": "phases"}],
+                "ph": steps("p4", "p3", "p2", "p1", pause="p3")})
+
+    # --approve answers the waiting gate of phase 01; "proceed" answers phase 02's new gate at p3
+    result = h.specd("continue", "t", "--approve", input="proceed\n")
+
+    assert result.returncode == 0, result.stderr
+    assert h.log() == ["step p1 01", "step p2 01", "step p4 01", "step p3 01",
+                       "step p4 02", "step p3 02", "step p2 02", "step p1 02"]
+    assert sorted(finished(h, "t")) == sorted({(s, p) for s in ("p1", "p2", "p3", "p4") for p in ("01", "02")})
+
+
+def test_a_state_saved_with_an_index_cursor_is_migrated_to_step_names(h: Harness) -> None:
+    h.workflow("work.md")
+    h.pipeline({"main": steps("a", "b", "c")})
+    config = load_pipeline(Project(h.root))
+    old = RunState.from_dict({"task": "t", "pipeline_digest": config.digest,
+                              "cursor": [{"pipeline": "main", "index": 2, "phase": None, "visits": {"a": 1}}]})
+
+    replan.replan(old, config)
+
+    frame = old.cursor[0]
+    assert (frame.step, frame.done, frame.index, frame.visits) == ("c", ["a", "b"], None, {"a": 1})
