@@ -6,12 +6,13 @@ import os
 from typing import Any
 
 from specd import cursor, phases
+from specd.derive import Derived, derive, seed_cursor
 from specd.errors import SpecdError
 from specd.pipeline import load_pipeline
 from specd.pipeline.model import PipelineConfig
-from specd.project import Project
+from specd.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
 from specd.state.lock import TaskLock, read_owner
-from specd.state.model import RunState
+from specd.state.model import Frame, RunState
 from specd.state.store import StateStore
 from specd.task import existing_task, list_tasks, read_config
 
@@ -23,8 +24,15 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     store = StateStore(task_dir, task)
     state = store.load()
     config = config or load_pipeline(project)
-    view: dict[str, Any] = {"task": task, "status": "NOT_STARTED", "stage": read_config(task_dir).get("stage")}
-    probe = state or RunState(task=task)
+    task_config = read_config(task_dir)
+    view: dict[str, Any] = {"task": task, "status": "NOT_STARTED", "stage": task_config.get("stage"),
+                            "folder": project.rel(task_dir)}
+    if state is None:
+        position = derive(task_dir, task_config, config)
+        _describe_derived(view, position, config)
+        probe = RunState(task=task, cursor=seed_cursor(config, position), phases_completed=list(position.done))
+    else:
+        probe = state
     try:
         pos = cursor.peek(probe, config, lambda after: phases.next_phase(task_dir, after))
     except (KeyError, IndexError, cursor.NoPhases):
@@ -35,7 +43,7 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     if state is not None and state.current is not None:
         cur = state.current
         nxt = {"step": cur.step, "pipeline": cur.pipeline, "phase": cur.phase, "resume_after": cur.completed}
-    view["next"] = None if state is not None and state.status == "COMPLETE" else nxt
+    view["next"] = None if view["status"] == "COMPLETE" or (state and state.status == "COMPLETE") else nxt
     if state is None:
         view.update(history=[], usage={}, phases=_phases(task_dir))
         return view
@@ -48,6 +56,19 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     )
     view["running"] = _running(store, task_dir, task, view)
     return view
+
+
+def _describe_derived(view: dict[str, Any], position: Derived, config: PipelineConfig) -> None:
+    """A task specd has not run yet: say where its files put it (specdacular's routing)."""
+    view["derived"] = {"step": position.step, "pipeline": position.pipeline, "phase": position.phase,
+                       "complete": position.complete, "phases_done": list(position.done), "why": position.reason}
+    if position.complete:
+        view["status"] = "COMPLETE"
+        view["status_note"] = f"complete according to its files ({position.reason}); specd has not run it"
+    elif seed_cursor(config, position) != [Frame("main")] or position.done:
+        view["status"] = "IN_PROGRESS"
+        view["status_note"] = (f"no specd run yet; its files say {position.reason}, so `specd continue` starts at "
+                               f"{position.step}" + (f" (phase {position.phase})" if position.phase else ""))
 
 
 def _phases(task_dir: Any) -> list[str]:
@@ -67,6 +88,11 @@ def _running(store: StateStore, task_dir: Any, task: str, view: dict[str, Any]) 
     if stalled:
         view["status_note"] = f"stalled: no heartbeat for {age:.0f} s"
     return {"pid": owner.get("pid"), "heartbeat_age_s": age, "stalled": stalled}
+
+
+def project_notes(project: Project) -> list[str]:
+    """What `specd status` should say about the project as a whole."""
+    return [ORCHESTRATOR_NOTE] if is_orchestrator(read_settings(project)) else []
 
 
 def all_status(project: Project) -> list[dict[str, Any]]:

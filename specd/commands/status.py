@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from specd.commands.common import emit_json, project_from
-from specd.status import all_status, task_status
+from specd.commands.common import emit_json, project_from, warn
+from specd.status import all_status, project_notes, task_status
 
 
 @click.command()
@@ -19,6 +19,7 @@ def status(ctx: click.Context, task: str | None, as_json: bool) -> int:
     FAILED, ABORTED. A run whose process died is reported as such.
     """
     project = project_from(ctx)
+    warn(project_notes(project))  # on stderr, so --json output stays one document
     data = task_status(project, task) if task else all_status(project)
     if as_json:
         emit_json(data)
