@@ -15,6 +15,7 @@ from specd.pipeline.resolve import resolve_workflow
 from specd.pipeline.schema import check_schema, check_version
 from specd.project import Project
 from specd.resources import builtin
+from specd.workflow import check_includes
 
 NAMES = ("pipeline.json", "pipeline.yaml", "pipeline.yml")
 
@@ -113,7 +114,9 @@ def _check_workflows(config: PipelineConfig, project: Project) -> None:
         for step in steps:
             if step.workflow:
                 try:
-                    resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")
+                    found = resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")
+                    if found.origin == "project":
+                        check_includes(found.path)
                 except ConfigError as exc:
                     problems.append(exc.message)
             specs += [(f"{step.where}.hooks.{p}", s) for p, s in step.hooks.items()]
@@ -124,4 +127,5 @@ def _check_workflows(config: PipelineConfig, project: Project) -> None:
             except ConfigError as exc:
                 problems.append(exc.message)
     if problems:
-        raise ConfigError("\n".join(problems), fix="create the missing files or correct the names")
+        raise ConfigError("\n".join(problems),
+                          fix="create the missing files, correct the names, or fix the includes named above")
