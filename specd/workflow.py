@@ -79,7 +79,10 @@ def expand_includes(body: str, path: Path) -> str:
             problems.append(f"{path}: line {line}: include @{include} has no built-in equivalent in specd "
                             f"({looked})")
             return match.group(0)
-        text = frontmatter.loads(candidate.read_text(encoding="utf-8")).content.strip()
+        text = candidate.read_text(encoding="utf-8")
+        if folder == "workflows":  # a workflow's frontmatter is for specd; a template's is part of the template
+            text = frontmatter.loads(text).content
+        text = text.strip()
         note = f" {rest.strip()}" if rest.strip() else ""
         return f"<!-- @{include}{note}: specd's built-in {folder}/{name} -->\n{text}\n"
 

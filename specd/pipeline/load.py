@@ -9,6 +9,7 @@ from typing import Any
 
 from specd.errors import ConfigError
 from specd.pipeline.checks import check_semantics
+from specd.pipeline.compat import specdacular_phase_loop
 from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, HookSpec, PipelineConfig, Step, frozen_map, hook_specs
 from specd.pipeline.parse import json_path, read_data
 from specd.pipeline.resolve import resolve_workflow
@@ -43,24 +44,10 @@ def load_pipeline_file(path: Path, project: Project, *, builtin: bool = False) -
     warnings = check_version(path, data)
     warnings += check_schema(path, data)
     warnings += check_semantics(path, data)
-    warnings += _specdacular_phase_loop(path, data)
+    warnings += specdacular_phase_loop(path, data)
     config = _build(path, data, builtin, tuple(warnings))
     _check_workflows(config, project)
     return config
-
-
-def _specdacular_phase_loop(path: Path, data: dict[str, Any]) -> list[str]:
-    """specdacular's pipeline.json runs ``phase-execution`` once per phase without saying ``foreach``;
-    read such a reference the way specdacular does, and say so (an explicit ``foreach`` silences it)."""
-    notes = []
-    for name, steps in data["pipelines"].items():
-        for i, step in enumerate(steps):
-            if step.get("pipeline") == "phase-execution" and "foreach" not in step:
-                step["foreach"] = "phases"
-                notes.append(f"{path}: {json_path(['pipelines', name, i])}: the reference to 'phase-execution' "
-                             'has no foreach; it runs once per phase, as in specdacular (add "foreach": "phases" '
-                             "to say so explicitly)")
-    return notes
 
 
 def _build(path: Path, data: dict[str, Any], is_builtin: bool, warnings: tuple[str, ...]) -> PipelineConfig:
