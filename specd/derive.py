@@ -77,9 +77,13 @@ def derive(task_dir: Path, config_data: dict[str, Any], pipeline: PipelineConfig
     if stage == "planning" and not (task_dir / "ROADMAP.md").is_file():
         return Derived("plan", "main", None, False, finished, "no ROADMAP.md yet")
     current = _phase_id(info.get("current")) or _first_open(known)
-    if loop is None or current is None:
-        start = loop[0] if loop else pipeline.steps("main")[0].name
-        return Derived(start, "main", None, False, finished, "the roadmap names no current phase")
+    if current is None and known:
+        return Derived(None, "main", None, True, finished, "ROADMAP.md marks every phase done")
+    if loop is None:
+        first = pipeline.steps("main")[0].name
+        return Derived(first, "main", None, False, finished, "the pipeline has no per-phase loop to resume in")
+    if current is None:
+        return Derived(loop[0], "main", None, False, finished, "the roadmap names no phase yet")
     # "planning" with a roadmap means the phase's own plan comes next, whatever files exist.
     status = "planning" if stage == "planning" else STATUSES.get(str(info.get("current_status")).lower(), "pending")
     return _execution(task_dir, loop[1], current, status, _total(info.get("total")), known)
