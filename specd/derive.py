@@ -56,10 +56,12 @@ class Derived:
     reason: str  # which row of the routing matched, for notices
 
 
-def derive(task_dir: Path, config_data: dict[str, Any], pipeline: PipelineConfig) -> Derived:
+def derive(task_dir: Path, config_data: dict[str, Any], pipeline: PipelineConfig,
+           known: list[Phase] | None = None) -> Derived:
+    """The position; ``known`` is ``phases.discover(task_dir)`` when the caller has it already."""
     info = config_data.get("phases")
     info = info if isinstance(info, dict) else {}  # null, "" and [] all mean "no phase fields yet"
-    known = phases.discover(task_dir)
+    known = phases.discover(task_dir) if known is None else known
     stage = _stage(config_data.get("stage"), task_dir, info)
     loop = phase_loop(pipeline)
     finished = tuple(p.id for p in known if p.done)

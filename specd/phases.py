@@ -61,6 +61,7 @@ def sort_key(phase_id: str) -> tuple[int, str, int, str]:
 
 
 def discover(task_dir: Path) -> list[Phase]:
+    """Every phase the roadmap or the folders name, in order (each call reads the files afresh)."""
     found: dict[str, Phase] = {}
     roadmap = task_dir / "ROADMAP.md"
     if roadmap.is_file():
@@ -84,17 +85,19 @@ def _from_roadmap(text: str) -> list[Phase]:
     section: tuple[int, int] | None = None  # (heading level, index in phases) a Status line applies to
     fenced = False
     for line in text.splitlines():
-        if FENCE.match(line):
+        first = line.lstrip()[:1]
+        # Most lines are prose: decide by their first character before trying any pattern.
+        if first in ("`", "~") and FENCE.match(line):
             fenced = not fenced
+        elif fenced or not first:
             continue
-        if fenced:
-            continue
-        if heading := HEADING.match(line):
-            phases.append(Phase(normalise(heading.group(2)), (heading.group(3) or "").strip()))
-            section = (len(heading.group(1)), len(phases) - 1)
-        elif (other := OTHER_HEADING.match(line)) and section and len(other.group(1)) <= section[0]:
-            section = None
-        elif item := CHECKLIST.match(line):
+        elif first == "#":
+            if heading := HEADING.match(line):
+                phases.append(Phase(normalise(heading.group(2)), (heading.group(3) or "").strip()))
+                section = (len(heading.group(1)), len(phases) - 1)
+            elif (other := OTHER_HEADING.match(line)) and section and len(other.group(1)) <= section[0]:
+                section = None
+        elif first in "-*+" and (item := CHECKLIST.match(line)):
             phases.append(Phase(normalise(item.group(2)), item.group(3).strip(), item.group(1) != " "))
         elif section and (status := STATUS.match(line)) and status.group(1).lower() in DONE_WORDS:
             old = phases[section[1]]

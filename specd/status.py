@@ -27,14 +27,17 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     task_config = read_config(task_dir)
     view: dict[str, Any] = {"task": task, "status": "NOT_STARTED", "stage": task_config.get("stage"),
                             "folder": project.rel(task_dir)}
+    known = phases.discover(task_dir)
     if state is None:
-        position = derive(task_dir, task_config, config)
+        position = derive(task_dir, task_config, config, known)
         _describe_derived(view, position, config)
         probe = RunState(task=task, cursor=seed_cursor(config, position), phases_completed=list(position.done))
     else:
         probe = state
     try:
-        pos = cursor.peek(probe, config, lambda after: phases.next_phase(task_dir, after))
+        # A probe built here is thrown away, so it can be moved itself; the real state is only peeked at.
+        move = cursor.settle if state is None else cursor.peek
+        pos = move(probe, config, lambda after: phases.next_phase(task_dir, after))
     except (KeyError, IndexError, cursor.NoPhases):
         pos = None  # no phases yet, or the pipeline changed under the run; `continue` explains
     nxt: dict[str, Any] | None = None
@@ -45,14 +48,14 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
         nxt = {"step": cur.step, "pipeline": cur.pipeline, "phase": cur.phase, "resume_after": cur.completed}
     view["next"] = None if view["status"] == "COMPLETE" or (state and state.status == "COMPLETE") else nxt
     if state is None:
-        view.update(history=[], usage={}, phases=_phases(task_dir))
+        view.update(history=[], usage={}, phases=[p.id for p in known])
         return view
     view.update(
         status=state.status, reason=state.reason, waiting=state.waiting, run_id=state.run_id, mode=state.mode,
         started_at=state.started_at, updated_at=state.updated_at, usage=state.usage,
         history=[{k: h.get(k) for k in ("step", "pipeline", "phase", "kind", "hook", "outcome", "summary",
                                         "usage", "finished_at", "artifacts")} for h in state.history],
-        failures=state.failures[-5:], phases=_phases(task_dir), phases_completed=state.phases_completed,
+        failures=state.failures[-5:], phases=[p.id for p in known], phases_completed=state.phases_completed,
     )
     view["running"] = _running(store, task_dir, task, view)
     return view
@@ -69,10 +72,6 @@ def _describe_derived(view: dict[str, Any], position: Derived, config: PipelineC
         view["status"] = "IN_PROGRESS"
         view["status_note"] = (f"no specd run yet; its files say {position.reason}, so `specd continue` starts at "
                                f"{position.step}" + (f" (phase {position.phase})" if position.phase else ""))
-
-
-def _phases(task_dir: Any) -> list[str]:
-    return [p.id for p in phases.discover(task_dir)]
 
 
 def _running(store: StateStore, task_dir: Any, task: str, view: dict[str, Any]) -> dict[str, Any] | None:
