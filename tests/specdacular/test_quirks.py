@@ -89,6 +89,14 @@ def test_a_name_in_both_folders_is_an_error_naming_both(sp: Project) -> None:
     assert [(r["task"], r["status"]) for r in rows] == [("twice", "ERROR")]
 
 
+def test_new_refuses_a_name_the_features_folder_already_holds(sp: Project) -> None:
+    sp.task("old", {"stage": "complete"}, folder="features")
+    result = sp.specd("new", "old")
+    assert result.returncode == 2
+    assert ".specd/features/old" in result.stderr
+    assert not (sp.root / ".specd/tasks/old").exists()
+
+
 def test_unreadable_config_json_names_the_file(sp: Project) -> None:
     sp.task("broken", '{"stage": "execution", ')
     sp.task("fine", {"stage": "discussion"}, gray=[False])
