@@ -1,7 +1,12 @@
-"""A task's phases, from ROADMAP.md and the ``phases/phase-NN[.M]/`` folders.
+"""A task's phases, from ROADMAP.md and the ``phases/phase-NN[.M]/`` (or older ``plans/``) folders.
 
 Decimal fix phases sort as numbers (02 < 02.1 < 02.10 < 03) and are re-read
 after every step, because revise adds them while the run goes on.
+
+ROADMAP.md is read with a line scan, not a markdown parser: `specd status`
+reads every task's roadmap, and projects hold thousands of tasks. Phase
+numbers are compared as digit strings, never ``int()``-ed, so a roadmap
+saying ``### Phase 99999…`` cannot blow up or slow down a scan.
 """
 
 from __future__ import annotations
@@ -10,11 +15,18 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from markdown_it import MarkdownIt
-
-HEADING = re.compile(r"^Phase\s+(\d+(?:\.\d+)?)\s*[:.\-–—]\s*(.*)$", re.IGNORECASE)
-CHECKLIST = re.compile(r"^\[([ xX])\]\s+\*\*Phase\s+(\d+(?:\.\d+)?)\s*[:.\-–—]?\s*(.*?)\*\*", re.IGNORECASE)
+NUMBER = r"(\d+(?:\.\d+)?)"
+HEADING = re.compile(r"^(#{2,4})\s+Phase\s+" + NUMBER + r"\s*(?:[:.\-–—]\s*(.*?))?\s*#*\s*$", re.IGNORECASE)
+# `- [x] **Phase 1: Name** — text` as specdacular writes it; the bold is optional.
+CHECKLIST = re.compile(r"^\s*[-*+]\s+\[([ xX])\]\s+(?:\*\*)?Phase\s+" + NUMBER + r"\s*[:.\-–—]?\s*([^*—]*)",
+                       re.IGNORECASE)
+# `**Status:** Complete`, `Status: completed`, `- Status: done` under a phase heading.
+STATUS = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?Status:?(?:\*\*)?:?\s*(?:\*\*)?\s*(\w+)", re.IGNORECASE)
+DONE_WORDS = {"complete", "completed", "done", "approved"}
+OTHER_HEADING = re.compile(r"^(#{1,6})\s")
+FENCE = re.compile(r"^\s*(```|~~~)")
 FOLDER = re.compile(r"^phase-(\d+(?:\.\d+)?)$")
+PHASE_FOLDERS = ("phases", "plans")  # specdacular's older tasks keep phase plans under plans/
 
 
 @dataclass(frozen=True)
@@ -24,21 +36,32 @@ class Phase:
     done: bool = False
 
     @property
-    def key(self) -> tuple[int, int]:
+    def key(self) -> tuple[int, str, int, str]:
         return sort_key(self.id)
+
+    @property
+    def major(self) -> str:
+        return self.id.partition(".")[0]
+
+
+def _digits(raw: str) -> str:
+    return raw.lstrip("0") or "0"
 
 
 def normalise(raw: str) -> str:
-    major, _, minor = raw.partition(".")
-    return f"{int(major):02d}" + (f".{int(minor)}" if minor else "")
+    major, _, minor = str(raw).strip().partition(".")
+    return _digits(major).zfill(2) + (f".{_digits(minor)}" if minor else "")
 
 
-def sort_key(phase_id: str) -> tuple[int, int]:
+def sort_key(phase_id: str) -> tuple[int, str, int, str]:
+    """Numeric order on digit strings: a longer number is larger; no phase has a minor part below -1."""
     major, _, minor = phase_id.partition(".")
-    return int(major), (int(minor) if minor else -1)
+    major, minor_digits = _digits(major), _digits(minor) if minor else ""
+    return len(major), major, (len(minor_digits) if minor else -1), minor_digits
 
 
 def discover(task_dir: Path) -> list[Phase]:
+    """Every phase the roadmap or the folders name, in order (each call reads the files afresh)."""
     found: dict[str, Phase] = {}
     roadmap = task_dir / "ROADMAP.md"
     if roadmap.is_file():
@@ -46,37 +69,66 @@ def discover(task_dir: Path) -> list[Phase]:
             old = found.get(phase.id)
             found[phase.id] = Phase(phase.id, (old.name if old and old.name else phase.name),
                                     phase.done or bool(old and old.done))
-    folder = task_dir / "phases"
-    if folder.is_dir():
-        for sub in folder.iterdir():
-            match = FOLDER.match(sub.name)
-            if sub.is_dir() and match:
-                pid = normalise(match.group(1))
-                found.setdefault(pid, Phase(pid, ""))
+    for folder in PHASE_FOLDERS:
+        root = task_dir / folder
+        if root.is_dir():
+            for sub in root.iterdir():
+                match = FOLDER.match(sub.name)
+                if match and sub.is_dir():
+                    pid = normalise(match.group(1))
+                    found.setdefault(pid, Phase(pid, ""))
     return sorted(found.values(), key=lambda p: p.key)
 
 
 def _from_roadmap(text: str) -> list[Phase]:
     phases: list[Phase] = []
-    tokens = MarkdownIt().parse(text)
-    for i, token in enumerate(tokens):
-        if token.type != "inline":
+    section: tuple[int, int] | None = None  # (heading level, index in phases) a Status line applies to
+    fenced = False
+    for line in text.splitlines():
+        first = line.lstrip()[:1]
+        # Most lines are prose: decide by their first character before trying any pattern.
+        if first in ("`", "~") and FENCE.match(line):
+            fenced = not fenced
+        elif fenced or not first:
             continue
-        before = tokens[i - 1] if i else None
-        if before is not None and before.type == "heading_open" and before.tag in ("h2", "h3", "h4"):
-            match = HEADING.match(token.content.strip())
-            if match:
-                phases.append(Phase(normalise(match.group(1)), match.group(2).strip()))
-            continue
-        match = CHECKLIST.match(token.content.strip())
-        if match:
-            phases.append(Phase(normalise(match.group(2)), match.group(3).strip(), match.group(1) != " "))
+        elif first == "#":
+            if heading := HEADING.match(line):
+                phases.append(Phase(normalise(heading.group(2)), (heading.group(3) or "").strip()))
+                section = (len(heading.group(1)), len(phases) - 1)
+            elif (other := OTHER_HEADING.match(line)) and section and len(other.group(1)) <= section[0]:
+                section = None
+        elif first in "-*+" and (item := CHECKLIST.match(line)):
+            phases.append(Phase(normalise(item.group(2)), item.group(3).strip(), item.group(1) != " "))
+        elif section and (status := STATUS.match(line)) and status.group(1).lower() in DONE_WORDS:
+            old = phases[section[1]]
+            phases[section[1]] = Phase(old.id, old.name, True)
     return phases
 
 
+def phase_dir(task_dir: Path, phase_id: str) -> Path:
+    """Where a phase's files live: ``phases/phase-NN`` (or an older ``plans/phase-NN`` that exists)."""
+    for folder in PHASE_FOLDERS:
+        root = task_dir / folder
+        if root.is_dir():
+            for sub in root.iterdir():
+                match = FOLDER.match(sub.name)
+                if match and normalise(match.group(1)) == phase_id and sub.is_dir():
+                    return sub
+    return task_dir / "phases" / f"phase-{phase_id}"
+
+
+def has_plan(task_dir: Path, phase_id: str) -> bool:
+    """specdacular writes ``PLAN.md``; its older tasks wrote ``01-PLAN.md``, ``02-PLAN.md``…"""
+    folder = phase_dir(task_dir, phase_id)
+    return folder.is_dir() and any(p.name.upper().endswith("PLAN.MD") for p in folder.iterdir())
+
+
 def next_phase(task_dir: Path, after: str | None) -> Phase | None:
-    """The first phase after ``after`` (or the first of all), reading the files afresh."""
+    """The first phase after ``after`` (or the first of all) not marked done, reading the files afresh.
+
+    A phase ROADMAP.md marks done (``- [x]`` or a ``Status: complete`` line) is never run again.
+    """
     for phase in discover(task_dir):
-        if after is None or phase.key > sort_key(after):
+        if (after is None or phase.key > sort_key(after)) and not phase.done:
             return phase
     return None

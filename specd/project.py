@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+from specd.errors import ConfigError
 
 SPECD_DIR = ".specd"
 
@@ -29,6 +33,11 @@ class Project:
         return self.specd_dir / "tasks"
 
     @property
+    def features_dir(self) -> Path:
+        """Where specdacular's older releases kept tasks; still read, never written."""
+        return self.specd_dir / "features"
+
+    @property
     def config_file(self) -> Path:
         return self.specd_dir / "config.json"
 
@@ -49,3 +58,31 @@ def find_project(start: Path | None = None, explicit: Path | None = None) -> Pro
         if (folder / SPECD_DIR).is_dir():
             return Project(folder)
     return Project(here)
+
+
+def read_settings(project: Project) -> dict[str, Any]:
+    """The project's ``.specd/config.json`` (specdacular writes it): absent means defaults.
+
+    Only the keys specd acts on are checked; anything else in it belongs to other tools.
+    """
+    path = project.config_file
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc})",
+                          fix="fix the JSON syntax in that file, or delete it to use the defaults") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object, got {type(data).__name__}",
+                          fix='write it as an object, e.g. {"auto_commit_docs": true}')
+    return data
+
+
+def is_orchestrator(settings: dict[str, Any]) -> bool:
+    return str(settings.get("type", "")).strip().lower() == "orchestrator"
+
+
+ORCHESTRATOR_NOTE = ("this is a specdacular orchestrator project (\"type\": \"orchestrator\" in .specd/config.json); "
+                     "specd does not run orchestrator projects: run each sub-project's tasks from that project's "
+                     "own folder")

@@ -6,6 +6,7 @@ import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -13,18 +14,19 @@ from specd import answers, children, cursor, git, machine, replan
 from specd.agents.base import AgentContext, Budget, Usage
 from specd.agents.factory import make_agent
 from specd.brain import Brain
+from specd.derive import derive, seed_cursor
 from specd.dispatch import Dispatcher
-from specd.errors import TaskError, Waiting
+from specd.errors import ConfigError, TaskError, Waiting
 from specd.events import EventBus
 from specd.human import Human, NoHuman
 from specd.modes import human_present, resolve_mode
 from specd.pipeline import load_pipeline
 from specd.pipeline.model import PipelineConfig
-from specd.project import Project
+from specd.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
 from specd.state.lock import TaskLock
 from specd.state.model import RunState
 from specd.state.store import StateStore
-from specd.task import existing_task
+from specd.task import existing_task, read_config
 from specd.waiting import answers_text, held, hint, release_if_gone, what
 
 BUDGET_KEYS = ("max_cost_usd", "max_tokens", "max_step_cost_usd", "max_step_tokens")
@@ -34,6 +36,9 @@ def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: 
              human_for: Callable[[str], Human], events: EventBus, max_cost: float | None = None,
              approve: str | None = None) -> int:
     """Run ``task``; ``approve`` (a note, maybe empty) answers a waiting run first, as `specd approve` would."""
+    if is_orchestrator(read_settings(project)):
+        raise ConfigError(f"{project.config_file}: {ORCHESTRATOR_NOTE}",
+                          fix=f"cd into a sub-project and run `specd continue {task}` there")
     task_dir = existing_task(project, task)
     config = load_pipeline(project)
     for warning in config.warnings:
@@ -60,8 +65,10 @@ def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: 
         events.subscribe(store.journal.listener)
         human = human_for(mode) if human_present(mode) else NoHuman()
         resumed = state is not None
-        state = state or RunState(task=task, pipeline_source=str(config.source), pipeline_digest=config.digest,
-                                  cursor=cursor.start(config))
+        if state is None:
+            state = _first_state(task, task_dir, config, events)
+            if state is None:
+                return 0
         _prepare(state, config, mode, events)
         state.agent, state.max_cost = agent_spec, max_cost
         limits = _limits(config, max_cost)
@@ -129,6 +136,22 @@ def _settings(state: RunState | None, config: PipelineConfig, mode_flag: str | N
     mode = resolve_mode(mode_flag or state.mode, config.mode)
     return mode, agent_spec if agent_spec is not None else state.agent, max_cost if max_cost is not None else \
         state.max_cost
+
+
+def _first_state(task: str, task_dir: Path, config: PipelineConfig, events: EventBus) -> RunState | None:
+    """A task specd has never run starts where its files put it (specdacular's routing), not at step one."""
+    position = derive(task_dir, read_config(task_dir), config)
+    if position.complete:
+        events.emit("notice", message=f"task {task!r} is already complete according to its files "
+                                      f"({position.reason}); nothing to do")
+        return None
+    state = RunState(task=task, pipeline_source=str(config.source), pipeline_digest=config.digest,
+                     cursor=seed_cursor(config, position), phases_completed=list(position.done))
+    if state.cursor != cursor.start(config) or position.done:
+        where = f"{position.step}" + (f" (phase {position.phase})" if position.phase else "")
+        events.emit("notice", message=f"no specd run yet; starting at {where} because {position.reason}")
+        state.notes.append(f"position derived from the task's files: {where} ({position.reason})")
+    return state
 
 
 def _prepare(state: RunState, config: PipelineConfig, mode: str, events: EventBus) -> None:

@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from specd import cursor, phases, replan
+from specd.derive import Derived, derive, seed_cursor
 from specd.errors import SpecdError
 from specd.machine import interrupted_reason
 from specd.pipeline import load_pipeline
 from specd.pipeline.model import PipelineConfig
-from specd.project import Project
+from specd.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
 from specd.state.lock import TaskLock, read_owner
 from specd.state.model import RunState
 from specd.state.store import StateStore
@@ -30,8 +31,16 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     store = StateStore(task_dir, task)
     state = store.load()
     config = config or load_pipeline(project)
-    view: dict[str, Any] = {"task": task, "status": "NOT_STARTED", "stage": read_config(task_dir).get("stage")}
-    probe = copy.deepcopy(state) if state else RunState(task=task, cursor=cursor.start(config))
+    task_config = read_config(task_dir)
+    view: dict[str, Any] = {"task": task, "status": "NOT_STARTED", "stage": task_config.get("stage"),
+                            "folder": project.rel(task_dir)}
+    known = phases.discover(task_dir)
+    if state is None:
+        position = derive(task_dir, task_config, config, known)
+        _describe_derived(view, position, config)
+        probe = RunState(task=task, cursor=seed_cursor(config, position), phases_completed=list(position.done))
+    else:
+        probe = copy.deepcopy(state)
     try:
         view["plan_notices"] = replan.replan(probe, config)  # as `continue` would see the edited file
         pos = cursor.peek(probe, config, lambda after: phases.next_phase(task_dir, after))
@@ -43,17 +52,18 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     if state is not None and state.current is not None:
         cur = state.current
         nxt = {"step": cur.step, "pipeline": cur.pipeline, "phase": cur.phase, "resume_after": cur.completed}
-    final = state is not None and state.status in ("COMPLETE", "CANCELLED", "FAILED")
+    final = view["status"] == "COMPLETE" or (state is not None and state.status in ("COMPLETE", "CANCELLED",
+                                                                                     "FAILED"))
     view["next"] = None if final else nxt
     view["plan"] = [] if final or pos is None else remaining(probe, config)
     if state is None:
-        view.update(history=[], usage={}, phases=_phases(task_dir), hint=f"specd continue {task}")
+        view.update(history=[], usage={}, phases=[p.id for p in known], hint=f"specd continue {task}")
         return view
     view.update(
         status=state.status, reason=state.reason, waiting=state.waiting, run_id=state.run_id, mode=state.mode,
         agent=state.agent, started_at=state.started_at, updated_at=state.updated_at, usage=state.usage,
         history=[{k: h.get(k) for k in HISTORY_KEYS} for h in state.history],
-        checkpoints=state.checkpoints[-10:], failures=state.failures[-5:], phases=_phases(task_dir),
+        checkpoints=state.checkpoints[-10:], failures=state.failures[-5:], phases=[p.id for p in known],
         phases_completed=state.phases_completed,
     )
     view["running"] = _running(store, task_dir, task, state, view)
@@ -74,8 +84,17 @@ def remaining(state: RunState, config: PipelineConfig) -> list[dict[str, Any]]:
     return plan
 
 
-def _phases(task_dir: Any) -> list[str]:
-    return [p.id for p in phases.discover(task_dir)]
+def _describe_derived(view: dict[str, Any], position: Derived, config: PipelineConfig) -> None:
+    """A task specd has not run yet: say where its files put it (specdacular's routing)."""
+    view["derived"] = {"step": position.step, "pipeline": position.pipeline, "phase": position.phase,
+                       "complete": position.complete, "phases_done": list(position.done), "why": position.reason}
+    if position.complete:
+        view["status"] = "COMPLETE"
+        view["status_note"] = f"complete according to its files ({position.reason}); specd has not run it"
+    elif seed_cursor(config, position) != cursor.start(config) or position.done:
+        view["status"] = "IN_PROGRESS"
+        view["status_note"] = (f"no specd run yet; its files say {position.reason}, so `specd continue` starts at "
+                               f"{position.step}" + (f" (phase {position.phase})" if position.phase else ""))
 
 
 def last_activity(store: StateStore, state: RunState) -> float | None:
@@ -120,6 +139,11 @@ def _running(store: StateStore, task_dir: Any, task: str, state: RunState,
     if beat is not None and beat > threshold:
         view["status_note"] += f"; specd itself has not beaten its heartbeat for {beat:.0f} s"
     return {"pid": owner.get("pid"), "last_activity_s": age, "heartbeat_age_s": beat, "stalled": stalled}
+
+
+def project_notes(project: Project) -> list[str]:
+    """What `specd status` should say about the project as a whole."""
+    return [ORCHESTRATOR_NOTE] if is_orchestrator(read_settings(project)) else []
 
 
 def all_status(project: Project) -> list[dict[str, Any]]:

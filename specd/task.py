@@ -37,24 +37,40 @@ def task_dir(project: Project, name: str) -> Path:
 
 
 def existing_task(project: Project, name: str) -> Path:
-    folder = task_dir(project, name)
-    if not (folder / "config.json").is_file():
+    """The task's folder: ``.specd/tasks/<name>`` or specdacular's legacy ``.specd/features/<name>``."""
+    check_name(name)
+    found = [folder / name for folder in (project.tasks_dir, project.features_dir) if _is_task(folder / name)]
+    if len(found) > 1:
+        raise TaskError(f"task {name!r} exists twice: {found[0]} and {found[1]}; specd cannot tell which to use",
+                        fix=f"merge them into one folder, or rename one (e.g. move {found[1]} to another name)")
+    if not found:
         known = list_tasks(project)
         raise TaskError(
-            f"no task {name!r} in {project.tasks_dir}",
+            f"no task {name!r} in {project.tasks_dir} (or {project.features_dir})",
             fix=f"create it with `specd new {name}`" + (f", or use one of: {', '.join(known)}" if known else ""),
         )
-    return folder
+    return found[0]
+
+
+def _is_task(folder: Path) -> bool:
+    return (folder / "config.json").is_file()
 
 
 def list_tasks(project: Project) -> list[str]:
-    if not project.tasks_dir.is_dir():
-        return []
-    return sorted(p.name for p in project.tasks_dir.iterdir() if (p / "config.json").is_file())
+    """Every task in ``tasks/`` and legacy ``features/``; a name in both is listed once (and errors on use)."""
+    names: set[str] = set()
+    for root in (project.tasks_dir, project.features_dir):
+        if root.is_dir():
+            names.update(p.name for p in root.iterdir() if _is_task(p))
+    return sorted(names)
 
 
 def create_task(project: Project, name: str, description: str) -> Path:
     folder = task_dir(project, name)
+    legacy = project.features_dir / name
+    if legacy.exists():
+        raise TaskError(f"task {name!r} already exists at {legacy} (specdacular's features folder)",
+                        fix=f"pick another name, or continue it with `specd continue {name}`")
     if folder.exists():
         raise TaskError(f"task {name!r} already exists at {folder}",
                         fix=f"pick another name, or continue it with `specd continue {name}`")
@@ -81,10 +97,13 @@ def read_config(folder: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TaskError(f"{path}: missing", fix="recreate the task with `specd new`") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError too
         raise TaskError(f"{path}: invalid JSON ({exc})", fix="fix the JSON syntax in that file") from None
+    except OSError as exc:
+        raise TaskError(f"{path}: cannot read it ({exc.strerror or exc})", fix="check the file's permissions") from None
     if not isinstance(data, dict):
-        raise TaskError(f"{path}: expected a JSON object", fix="restore the file from git")
+        raise TaskError(f"{path}: expected a JSON object, got {type(data).__name__}",
+                        fix="restore the file from git")
     return data
 
 
@@ -93,5 +112,7 @@ def update_config(folder: Path, *, stage: str | None = None, **phases: Any) -> N
     data = read_config(folder)
     if stage:
         data["stage"] = stage
-    data.setdefault("phases", {}).update(phases)
+    if not isinstance(data.get("phases"), dict):  # specdacular may leave it null, "" or []
+        data["phases"] = {}
+    data["phases"].update(phases)
     atomic.write_json(folder / "config.json", data)

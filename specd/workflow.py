@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -11,6 +12,13 @@ import frontmatter
 import yaml
 
 from specd.errors import ConfigError
+from specd.resources import builtin_dir
+
+# specdacular's workflows pull shared text in with a line `@~/.claude/specdacular/<kind>/<file>` (or
+# `@./.claude/...` for a project-local install). Claude Code expands such lines; every other agent would
+# see a dangling path. specd inlines its own equivalent instead, found by kind and file name.
+INCLUDE = re.compile(r"^[ \t]*@((?:~/|\./)?\.claude/specdacular/([\w.-]+)/(?:[\w.-]+/)*([\w.-]+))(.*)$", re.MULTILINE)
+EQUIVALENTS = {"workflows": "workflows", "templates": "templates"}
 
 
 @dataclass(frozen=True)
@@ -50,10 +58,49 @@ def load_workflow(path: Path) -> Workflow:
     ordered = tuple(dict.fromkeys([*outcomes, "done"]))
     return Workflow(
         path=path,
-        body=post.content.strip() + "\n",
+        body=expand_includes(post.content, path).strip() + "\n",
         description=str(meta.get("description", "")).strip(),
         outcomes=ordered,
         context=tuple(context) if context is not None else None,
         stage=str(meta["stage"]) if meta.get("stage") else None,
         meta=meta,
     )
+
+
+def expand_includes(body: str, path: Path) -> str:
+    """Replace each specdacular include line with specd's built-in file of the same kind and name."""
+    problems: list[str] = []
+
+    def inline(match: re.Match[str]) -> str:
+        include, kind, name, rest = match.groups()
+        folder = EQUIVALENTS.get(kind)
+        candidate = builtin_dir(folder) / name if folder else None
+        if candidate is None or not candidate.is_file():
+            line = body.count("\n", 0, match.start()) + 1
+            looked = f"looked for {candidate}" if candidate else f"specd has no built-in {kind}/"
+            problems.append(f"{path}: line {line}: include @{include} has no built-in equivalent in specd "
+                            f"({looked})")
+            return match.group(0)
+        text = candidate.read_text(encoding="utf-8")
+        if folder == "workflows":  # a workflow's frontmatter is for specd; a template's is part of the template
+            text = frontmatter.loads(text).content
+        text = text.strip()
+        note = f" {rest.strip()}" if rest.strip() else ""
+        return f"<!-- @{include}{note}: specd's built-in {folder}/{name} -->\n{text}\n"
+
+    expanded = INCLUDE.sub(inline, body)
+    if problems:
+        raise ConfigError("\n".join(problems),
+                          fix="remove those include lines, or paste the text the workflow needs into it "
+                              "(specd itself validates the task, loads its context and commits)")
+    return expanded
+
+
+def check_includes(path: Path) -> None:
+    """Raise ConfigError now, at load time, for an include no step could ever expand."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return  # load_workflow reports unreadable files with its own message when the step runs
+    if ".claude/specdacular/" in text:
+        expand_includes(text, path)

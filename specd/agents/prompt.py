@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from specd.phases import phase_dir
 from specd.workflow import Workflow
 
 
@@ -27,8 +28,8 @@ def render_prompt(*, task: str, task_dir: Path, project_root: Path, step: str, p
         f"- Task folder: {folder}/ (project root: {project_root})",
         f"- Allowed outcomes: {', '.join(outcomes)}",
     ]
-    if phase:
-        lines.append(f"- Phase folder: {folder}/phases/phase-{phase}/")
+    if phase:  # older specdacular tasks keep their phase plans under plans/, not phases/
+        lines.append(f"- Phase folder: {folder}/{phase_dir(task_dir, phase).relative_to(task_dir)}/")
     for key, value in (extra or {}).items():
         lines.append(f"- {key}: {value}")
     if mode == "auto":

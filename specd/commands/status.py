@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from specd.commands.common import complete_tasks, emit_json, project_from
-from specd.status import all_status, task_status
+from specd.commands.common import complete_tasks, emit_json, project_from, warn
+from specd.status import all_status, project_notes, task_status
 
 
 @click.command()
@@ -23,6 +23,7 @@ def status(ctx: click.Context, task: str | None, as_json: bool) -> int:
     as it is now.
     """
     project = project_from(ctx)
+    warn(project_notes(project))  # on stderr, so --json output stays one document
     data = task_status(project, task) if task else all_status(project)
     if as_json:
         emit_json(data)

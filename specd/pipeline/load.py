@@ -9,12 +9,14 @@ from typing import Any
 
 from specd.errors import ConfigError
 from specd.pipeline.checks import check_semantics
+from specd.pipeline.compat import specdacular_phase_loop
 from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, HookSpec, PipelineConfig, Step, frozen_map, hook_specs
 from specd.pipeline.parse import json_path, read_data
 from specd.pipeline.resolve import resolve_workflow
 from specd.pipeline.schema import check_schema, check_version
 from specd.project import Project
 from specd.resources import builtin
+from specd.workflow import check_includes
 
 NAMES = ("pipeline.json", "pipeline.yaml", "pipeline.yml")
 
@@ -42,6 +44,7 @@ def load_pipeline_file(path: Path, project: Project, *, builtin: bool = False) -
     warnings = check_version(path, data)
     warnings += check_schema(path, data)
     warnings += check_semantics(path, data)
+    warnings += specdacular_phase_loop(path, data)
     config = _build(path, data, builtin, tuple(warnings))
     _check_workflows(config, project)
     return config
@@ -100,7 +103,9 @@ def _check_workflows(config: PipelineConfig, project: Project) -> None:
         for step in steps:
             if step.workflow:
                 try:
-                    resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")
+                    found = resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")
+                    if found.origin == "project":
+                        check_includes(found.path)
                 except ConfigError as exc:
                     problems.append(exc.message)
             specs += [(f"{step.where}.hooks.{p}", s) for p, s in step.hooks.items()]
@@ -111,4 +116,5 @@ def _check_workflows(config: PipelineConfig, project: Project) -> None:
             except ConfigError as exc:
                 problems.append(exc.message)
     if problems:
-        raise ConfigError("\n".join(problems), fix="create the missing files or correct the names")
+        raise ConfigError("\n".join(problems),
+                          fix="create the missing files, correct the names, or fix the includes named above")
