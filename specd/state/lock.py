@@ -7,6 +7,7 @@ owner file beside it names the holder's pid for the refusal message.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import socket
@@ -49,14 +50,40 @@ class TaskLock:
             else "another process"
 
     def is_held(self) -> bool:
-        """True when a live process holds the lock (probes without keeping it)."""
-        probe = FileLock(str(self.path), timeout=0)
-        try:
-            probe.acquire()
-        except Timeout:
-            return True
-        probe.release()
+        """True when a live process holds the lock. Only reads: creates no file (status is read-only)."""
+        owner = read_owner(self.owner_path)
+        if owner is None:
+            return False  # the holder writes its owner file right after taking the lock
+        pid = owner.get("pid")
+        if owner.get("host") == socket.gethostname() and isinstance(pid, int) and not _alive(pid):
+            return False  # SIGKILLed: the kernel freed the lock, the owner file stayed behind
+        return _flocked(self.path)  # alive (or elsewhere): the lock itself says, in case the pid was reused
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
         return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _flocked(path: Path) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY)  # never O_CREAT
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 def read_owner(path: Path) -> dict[str, object] | None:
