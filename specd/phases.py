@@ -12,9 +12,11 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-HEADING = re.compile(r"^Phase\s+(\d+(?:\.\d+)?)\s*[:.\-–—]\s*(.*)$", re.IGNORECASE)
-CHECKLIST = re.compile(r"^\[([ xX])\]\s+\*\*Phase\s+(\d+(?:\.\d+)?)\s*[:.\-–—]?\s*(.*?)\*\*", re.IGNORECASE)
-FOLDER = re.compile(r"^phase-(\d+(?:\.\d+)?)$")
+# ASCII digits, at most 6: "²" or a 5,000-digit number is not a phase number (int() would refuse it).
+HEADING = re.compile(r"^Phase\s+([0-9]{1,6}(?:\.[0-9]{1,6})?)\s*[:.\-–—]\s*(.*)$", re.IGNORECASE)
+CHECKLIST = re.compile(r"^\[([ xX])\]\s+\*\*Phase\s+([0-9]{1,6}(?:\.[0-9]{1,6})?)\s*[:.\-–—]?\s*(.*?)\*\*",
+                       re.IGNORECASE)
+FOLDER = re.compile(r"^phase-([0-9]{1,6}(?:\.[0-9]{1,6})?)$")
 
 
 @dataclass(frozen=True)

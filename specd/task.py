@@ -81,7 +81,7 @@ def read_config(folder: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise TaskError(f"{path}: missing", fix="recreate the task with `specd new`") from None
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
         raise TaskError(f"{path}: invalid JSON ({exc})", fix="fix the JSON syntax in that file") from None
     if not isinstance(data, dict):
         raise TaskError(f"{path}: expected a JSON object", fix="restore the file from git")
@@ -93,5 +93,7 @@ def update_config(folder: Path, *, stage: str | None = None, **phases: Any) -> N
     data = read_config(folder)
     if stage:
         data["stage"] = stage
-    data.setdefault("phases", {}).update(phases)
+    if not isinstance(data.get("phases"), dict):  # null, "" or [] written by hand: specd's field, rebuilt
+        data["phases"] = {}
+    data["phases"].update(phases)
     atomic.write_json(folder / "config.json", data)
