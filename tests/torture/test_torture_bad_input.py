@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import size
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from torture_size import size
 
 from specd.state.model import Current, RunState
 from tests.conftest import RunCli
