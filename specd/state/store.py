@@ -15,7 +15,7 @@ import json
 import os
 import threading
 import time
-from dataclasses import asdict, fields
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -137,11 +137,16 @@ class StateStore:
 
 
 def _snapshot(state: RunState) -> dict[str, Any]:
-    """Everything but the history, without copying the history (``asdict`` would, on every save)."""
-    data = {f.name: getattr(state, f.name) for f in fields(state) if f.name not in ("history", "cursor", "current")}
-    data["cursor"] = [asdict(frame) for frame in state.cursor]
-    data["current"] = asdict(state.current) if state.current else None
+    """Everything but the history, shallow: ``asdict`` deep-copies (the history, every visit count) on
+    every save, which made a save's cost grow with the run. json.dumps reads the live objects instead."""
+    data = {f.name: getattr(state, f.name) for f in fields(state) if f.name != "history"}
+    data["cursor"] = [_shallow(frame) for frame in state.cursor]
+    data["current"] = _shallow(state.current) if state.current else None
     return data
+
+
+def _shallow(record: Any) -> dict[str, Any]:
+    return {f.name: getattr(record, f.name) for f in fields(record)}
 
 
 class Heartbeat:
