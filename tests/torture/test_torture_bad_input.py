@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +77,13 @@ class Project:
             codes.append(result.code)
         if expect_bad:
             assert 2 in codes, f"{path.name}: a known-bad input was accepted everywhere"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def report_counts() -> Iterator[None]:
+    yield
+    print(f"\nbad-input torture: {sum(COUNTS.values())} inputs tried: "  # noqa: T201
+          + ", ".join(f"{name} {count}" for name, count in sorted(COUNTS.items())))
 
 
 @pytest.fixture
@@ -201,7 +208,7 @@ def mutate(data: Any, path: list[int], value: Any) -> Any:
 
 
 MUTATED_PIPELINE = st.builds(mutate, st.just(BASE), st.lists(st.integers(0, 20), max_size=6), JSON)
-EXAMPLES = size(40, 400)
+EXAMPLES = size(40, 500)
 TEXT_FILES = ("ROADMAP.md", "STATE.md", "events.jsonl")
 
 
