@@ -47,6 +47,7 @@ class StateStore:
         self._rewrite = True  # the history file must be written whole (fresh run, or migrated state)
         self._written: tuple[str, str] | None = None  # the last snapshot written: exact and loose keys
         self._events_sealed = False
+        self._listing = False  # loaded without history: must never be saved (it would drop the rows)
 
     def load(self, *, with_history: bool = True) -> RunState | None:
         """The run state, or None before the first run. ``with_history=False`` skips the rows (listings)."""
@@ -63,6 +64,7 @@ class StateStore:
             state = decode.decode(data, rows)
         except decode.Bad as bad:
             raise decode.error(self.json_path, bad) from None
+        self._listing = not with_history
         if with_history:
             self._persisted = len(state.history)
             self._rewrite = count is None  # version 1: rows were inside the JSON; write them out once
@@ -71,6 +73,8 @@ class StateStore:
 
     def save(self, state: RunState) -> None:
         """Append the new history rows, then rewrite the snapshot if anything in it changed."""
+        if self._listing:
+            raise RuntimeError("a state loaded with with_history=False cannot be saved")  # a bug, not bad input
         rows = state.history
         appended = len(rows) != self._persisted
         if self._rewrite or len(rows) < self._persisted:
@@ -91,6 +95,10 @@ class StateStore:
         if not self._events_sealed:
             seal_tail(self.journal.path)  # a run killed mid-append left a torn event line
             self._events_sealed = True
+
+    def history_changed(self) -> None:
+        """Rows already saved were changed in place (e.g. marked superseded): the next save writes them all."""
+        self._rewrite = True
 
     def finish(self, state: RunState) -> None:
         """The end of a run: save, then render the markdown view once."""

@@ -148,3 +148,31 @@ def test_missing_counted_rows_are_a_clear_error(tmp_path: Path) -> None:
         StateStore(tmp_path, "t").load()
     assert str(store.history_path) in str(info.value)
     assert "counts 2" in str(info.value)
+
+
+def test_rows_marked_in_place_are_written_after_history_changed(tmp_path: Path) -> None:
+    store = StateStore(tmp_path, "t")
+    state = RunState(task="t")
+    state.history += [row("a", 0), row("b", 1)]
+    store.save(state)
+    state.history[0]["superseded"] = True
+    store.history_changed()
+    store.save(state)
+    loaded = StateStore(tmp_path, "t").load()
+    assert loaded is not None
+    assert loaded.history[0].get("superseded") is True
+
+
+def test_a_listing_load_cannot_be_saved(tmp_path: Path) -> None:
+    store = StateStore(tmp_path, "t")
+    state = RunState(task="t")
+    state.history.append(row("a", 0))
+    store.save(state)
+    lister = StateStore(tmp_path, "t")
+    light = lister.load(with_history=False)
+    assert light is not None
+    with pytest.raises(RuntimeError):
+        lister.save(light)
+    full = StateStore(tmp_path, "t").load()
+    assert full is not None
+    assert len(full.history) == 1
