@@ -41,6 +41,8 @@ def decode(data: Any, history: list[dict[str, Any]] | None) -> RunState:
     rows = data.get("history", []) if history is None else history
     for name in ("task", "run_id", "mode", "status"):
         _text(data, name, name)
+    for name in ("reason", "pipeline_digest", "pipeline_source", "started_at", "updated_at", "heartbeat_at"):
+        _optional_text(data, name, name)
     if data.get("status") not in STATUSES:
         raise Bad("status", f"must be one of {', '.join(STATUSES)}")
     if "cursor" not in data:
@@ -55,9 +57,11 @@ def decode(data: Any, history: list[dict[str, Any]] | None) -> RunState:
     for name in ("usage", "waiting"):
         if data.get(name) is not None:
             _obj(data[name], name)
+    _usage(data.get("usage"), "usage")
     for i, row in enumerate(_list(rows, "history")):
         for key in ROW_TEXT:
             _text(_obj(row, f"history[{i}]"), key, f"history[{i}].{key}")
+        _usage(row.get("usage"), f"history[{i}].usage")
     known = {f.name for f in fields(RunState)} - {"cursor", "current", "history", "version"}
     state = RunState(**{k: v for k, v in data.items() if k in known})
     state.cursor = [_frame(f, f"cursor[{i}]") for i, f in enumerate(cursor)]
@@ -89,7 +93,18 @@ def _current(raw: Any) -> Current:
     for i, stage in enumerate(_list(raw.get("completed", []), "current.completed")):
         _text({"v": stage}, "v", f"current.completed[{i}]")
     _obj(raw.get("snapshot", {}), "current.snapshot")
+    for key in ("outcome", "summary", "started_at"):
+        _optional_text(raw, key, f"current.{key}")
     return Current(**_known(raw, Current))
+
+
+def _usage(value: Any, where: str) -> None:
+    """Token and cost totals are added up on every step; each must be a number."""
+    if value is None:
+        return
+    for key, number in _obj(value, where).items():
+        if isinstance(number, bool) or not isinstance(number, (int, float)):
+            raise Bad(f"{where}.{key}", f"must be a number, not {_kind(number)}")
 
 
 def _known(raw: dict[str, Any], cls: type) -> dict[str, Any]:

@@ -61,6 +61,10 @@ CASES = {
     "version is text": (_set(("version",), "2"), "version"),
     "notes hold an object": (_set(("notes",), [{}]), "notes[0]"),
     "top level is a list": (lambda d: None, "(top level)"),
+    "updated_at is a bool": (_set(("updated_at",), True), "updated_at"),
+    "run cost is text": (_set(("usage",), {"cost_usd": "0.1"}), "usage.cost_usd"),
+    "row tokens are text": (_set(("history", 0, "usage"), {"input_tokens": "9"}), "history[0].usage.input_tokens"),
+    "current summary is a list": (_set(("current", "summary"), []), "current.summary"),
 }
 
 

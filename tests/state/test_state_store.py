@@ -176,3 +176,16 @@ def test_a_listing_load_cannot_be_saved(tmp_path: Path) -> None:
     full = StateStore(tmp_path, "t").load()
     assert full is not None
     assert len(full.history) == 1
+
+
+def test_markdown_renders_rows_it_does_not_recognise(tmp_path: Path) -> None:
+    store = StateStore(tmp_path, "t")
+    state = RunState(task="t")
+    state.history.append({"step": "a", "pipeline": "main", "kind": "step", "outcome": "done", "usage": [1],
+                          "artifacts": ["x", {"path": "p"}]})
+    state.checkpoints.append({"answer": "proceed"})
+    state.failures.append({})
+    store.finish(state)
+    text = store.md_path.read_text(encoding="utf-8")
+    assert "| 1 | a | main |" in text
+    assert "proceed" in text
