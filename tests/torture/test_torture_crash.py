@@ -35,7 +35,7 @@ with open(here / "groups.txt", "a") as groups:
 step, phase = os.environ["SPECD_STEP"], os.environ["SPECD_PHASE"]
 with open(here / "ledger.txt", "a") as log:
     log.write(f"step {step} {phase}".strip() + "\n")
-time.sleep(random.uniform(0, 0.12))
+time.sleep(random.uniform(0.05, 0.3))
 if step == "b":
     Path(os.environ["SPECD_TASK_DIR"], "ROADMAP.md").write_text("### Phase 1: One\n\n### Phase 2: Two\n")
 '''
@@ -43,7 +43,7 @@ HOOK = 'echo "hook $SPECD_STEP $SPECD_PHASE" | sed "s/ *$//" >> "$CRASH_DIR/ledg
 ORDER = [("a", None), ("b", None), ("x", "01"), ("y", "01"), ("x", "02"), ("y", "02")]
 EXPECTED_LEDGER = [line for step, phase in ORDER
                    for line in (f"step {step} {phase or ''}".strip(), f"hook {step} {phase or ''}".strip())]
-RUNS, KILLS_PER_RUN = size(3, 60), size(8, 10)
+RUNS, KILLS_PER_RUN = size(3, 25), size(8, 10)
 TOTALS = {"runs": 0, "kills": 0}
 
 
@@ -66,7 +66,7 @@ def one_run(tmp: Path, seed: int) -> int:
                                     stderr=subprocess.PIPE, text=True, env=env, cwd=h.root, start_new_session=True)
             h.children.append(proc)
             try:
-                proc.wait(timeout=rng.uniform(0.2, 1.6) if attempt < KILLS_PER_RUN else RUN_TIMEOUT)
+                proc.wait(timeout=rng.uniform(0.3, 1.2) if attempt < KILLS_PER_RUN else RUN_TIMEOUT)
             except subprocess.TimeoutExpired:
                 proc.send_signal(signal.SIGKILL)
                 proc.wait(timeout=10)
