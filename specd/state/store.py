@@ -45,6 +45,7 @@ class StateStore:
         self.budgets: dict[str, Any] = {}
         self._persisted = 0  # history rows already on disk (and counted by the snapshot)
         self._rewrite = True  # the history file must be written whole (fresh run, or migrated state)
+        self._changed = False  # rows already on disk were changed in place (see history_changed)
         self._written: tuple[str, str] | None = None  # the last snapshot written: exact and loose keys
         self._events_sealed = False
         self._listing = False  # loaded without history: must never be saved (it would drop the rows)
@@ -77,14 +78,17 @@ class StateStore:
             raise RuntimeError("a state loaded with with_history=False cannot be saved")  # a bug, not bad input
         rows = state.history
         appended = len(rows) != self._persisted
-        if self._rewrite or len(rows) < self._persisted:
+        # Rows removed or changed in place: the snapshot's smaller count goes first, so a kill between the
+        # two writes leaves the old file's prefix, which is loadable (rows past the count are ignored).
+        reshaped = not self._rewrite and (self._changed or len(rows) < self._persisted)
+        if self._rewrite:  # fresh or migrated: the rows first, so the snapshot never counts rows not on disk
             self.history.rewrite(rows)
             self._rewrite = False
-        elif appended:
+        elif appended and not reshaped:
             self.history.append(rows, self._persisted)
         self._persisted = len(rows)
         exact, loose = keys = self._keys(state)
-        if self._written is not None and (exact == self._written[0] or (
+        if not reshaped and self._written is not None and (exact == self._written[0] or (
                 not appended and loose == self._written[1] and self._written[1] != "")):
             # Unchanged, or only stages that ran nothing were ticked off: re-running those on resume runs
             # nothing again, so they need no durable write.
@@ -92,13 +96,16 @@ class StateStore:
         state.updated_at = state.heartbeat_at = now()
         atomic.write_json(self.json_path, {**_snapshot(state), "history_len": len(rows)})
         self._written = keys
+        if reshaped:
+            self.history.rewrite(rows)
+            self._changed = False
         if not self._events_sealed:
             seal_tail(self.journal.path)  # a run killed mid-append left a torn event line
             self._events_sealed = True
 
     def history_changed(self) -> None:
         """Rows already saved were changed in place (e.g. marked superseded): the next save writes them all."""
-        self._rewrite = True
+        self._changed = True
 
     def finish(self, state: RunState) -> None:
         """The end of a run: save, then render the markdown view once."""

@@ -189,3 +189,17 @@ def test_markdown_renders_rows_it_does_not_recognise(tmp_path: Path) -> None:
     text = store.md_path.read_text(encoding="utf-8")
     assert "| 1 | a | main |" in text
     assert "proceed" in text
+
+
+def test_kill_between_snapshot_and_history_rewrite_after_a_shrink_stays_loadable(tmp_path: Path) -> None:
+    store = StateStore(tmp_path, "t")
+    state = RunState(task="t")
+    state.history += [row("a", 0), row("b", 1), row("c", 2)]
+    store.save(state)
+    old_rows = store.history_path.read_bytes()
+    del state.history[1:]
+    store.save(state)
+    store.history_path.write_bytes(old_rows)  # as if killed after the snapshot, before the rewrite
+    loaded = StateStore(tmp_path, "t").load()
+    assert loaded is not None
+    assert [r["step"] for r in loaded.history] == ["a"]
