@@ -61,6 +61,8 @@ def decode(data: Any, history: list[dict[str, Any]] | None) -> RunState:
     for i, row in enumerate(_list(rows, "history")):
         for key in ROW_TEXT:
             _text(_obj(row, f"history[{i}]"), key, f"history[{i}].{key}")
+        for key in ("phase", "hook", "summary", "finished_at"):
+            _optional_text(row, key, f"history[{i}].{key}")
         _usage(row.get("usage"), f"history[{i}].usage")
     known = {f.name for f in fields(RunState)} - {"cursor", "current", "history", "version"}
     state = RunState(**{k: v for k, v in data.items() if k in known})

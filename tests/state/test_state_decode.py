@@ -64,6 +64,7 @@ CASES = {
     "updated_at is a bool": (_set(("updated_at",), True), "updated_at"),
     "run cost is text": (_set(("usage",), {"cost_usd": "0.1"}), "usage.cost_usd"),
     "row tokens are text": (_set(("history", 0, "usage"), {"input_tokens": "9"}), "history[0].usage.input_tokens"),
+    "row phase is a list": (_set(("history", 0, "phase"), []), "history[0].phase"),
     "current summary is a list": (_set(("current", "summary"), []), "current.summary"),
 }
 
