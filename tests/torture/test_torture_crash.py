@@ -43,7 +43,7 @@ HOOK = 'echo "hook $SPECD_STEP $SPECD_PHASE" | sed "s/ *$//" >> "$CRASH_DIR/ledg
 ORDER = [("a", None), ("b", None), ("x", "01"), ("y", "01"), ("x", "02"), ("y", "02")]
 EXPECTED_LEDGER = [line for step, phase in ORDER
                    for line in (f"step {step} {phase or ''}".strip(), f"hook {step} {phase or ''}".strip())]
-RUNS, KILLS_PER_RUN = size(3, 45), size(8, 10)
+RUNS, KILLS_PER_RUN = size(3, 55), size(8, 10)
 TOTALS = {"runs": 0, "kills": 0}
 
 
