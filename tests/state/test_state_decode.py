@@ -12,7 +12,8 @@ import pytest
 from specd.errors import TaskError
 from specd.state.model import Current, RunState
 from specd.state.store import StateStore
-from tests.conftest import RunCli
+
+RunCli = Callable[..., Any]  # tests/conftest.py's run_cli fixture: (*args) -> Result(code, out, err)
 
 
 def good_state() -> dict[str, Any]:

@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 from torture_size import size
 
 from specd.state.model import Current, RunState
-from tests.conftest import RunCli
+
+RunCli = Callable[..., Any]  # tests/conftest.py's run_cli fixture: (*args) -> Result(code, out, err)
 
 SCRIPT = "entries:\n  - sticky: true\n    summary: ok\n"
 BASE = {"schema_version": "1.0", "mode": "auto",
