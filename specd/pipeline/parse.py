@@ -21,6 +21,7 @@ import yaml
 from specd.errors import ConfigError
 
 MAX_DEPTH = 100  # a real pipeline nests about 6 deep; past this, parsers and validators recurse too far
+MAX_NODES = 200_000  # values with aliases expanded; a real pipeline has a few hundred
 _LONG_NUMBER = re.compile(r"[0-9]{4300,}")
 
 
@@ -124,20 +125,36 @@ def _yaml(path: Path, text: str) -> Any:
 
 def _check_yaml_depth(path: Path, text: str) -> None:
     """The parser is iterative; the composer that follows is recursive. Count depth on the events,
-    and refuse an alias inside its own anchor (a structure containing itself)."""
+    refuse an alias inside its own anchor (a structure containing itself), and count nodes with aliases
+    expanded, because the digest and the schema check walk them expanded ("billion laughs")."""
     open_anchors: list[str | None] = []
+    sizes: list[int] = [0]  # nodes inside each open collection, aliases expanded
+    anchored: dict[str, int] = {}
     for event in yaml.parse(text, Loader=Yaml12Loader):
         mark = event.start_mark
         where = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             open_anchors.append(event.anchor)
+            sizes.append(1)
             if len(open_anchors) > MAX_DEPTH:
                 raise _too_deep(path, *where)
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            open_anchors.pop()
-        elif isinstance(event, yaml.AliasEvent) and event.anchor in open_anchors:
-            raise ConfigError(f"{path}:{where[0]}:{where[1]}: alias *{event.anchor} refers to the structure "
-                              "that contains it", fix="write that part out instead of referring to itself")
+            anchor, size = open_anchors.pop(), sizes.pop()
+            sizes[-1] += size
+            if anchor:
+                anchored[anchor] = size
+        elif isinstance(event, yaml.AliasEvent):
+            if event.anchor in open_anchors:
+                raise ConfigError(f"{path}:{where[0]}:{where[1]}: alias *{event.anchor} refers to the structure "
+                                  "that contains it", fix="write that part out instead of referring to itself")
+            sizes[-1] += anchored.get(event.anchor or "", 1)
+        elif isinstance(event, yaml.ScalarEvent):
+            sizes[-1] += 1
+            if event.anchor:
+                anchored[event.anchor] = 1
+        if sizes[-1] > MAX_NODES:
+            raise ConfigError(f"{path}:{where[0]}:{where[1]}: more than {MAX_NODES:,} values once aliases are "
+                              "expanded", fix="write the repeated parts out, or use fewer nested aliases")
 
 
 def _too_deep(path: Path, line: int, column: int) -> ConfigError:

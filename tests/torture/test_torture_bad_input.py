@@ -131,6 +131,8 @@ KNOWN_BAD_YAML: dict[str, str] = {
     "yaml nested 5,000 deep": 'schema_version: "1.0"\nx: ' + "[" * 5000 + "]" * 5000 + "\n",
     "yaml block nested 3,000 deep": 'schema_version: "1.0"\n' + "".join("  " * i + "k:\n" for i in range(3000)),
     "4,301 digit yaml number": 'schema_version: "1.0"\nmode: ' + "9" * 4301 + "\n",
+    "billion laughs": 'schema_version: "1.0"\na: &a [x, x, x, x, x, x, x, x, x]\n' + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 9)}]\n" for i in range(8)),
     "self-referring alias": 'schema_version: "1.0"\nx: &a [*a]\npipelines: {main: [{name: a, workflow: w.md}]}\n',
 }
 GOOD_YAML = {  # YAML 1.1 would turn these into booleans; YAML 1.2 keeps them strings
