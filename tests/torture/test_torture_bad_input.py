@@ -181,8 +181,9 @@ def test_yaml_12_words_stay_strings(project: Project, run_cli: RunCli, case: str
 def test_a_long_chain_of_references_loads(project: Project, run_cli: RunCli) -> None:
     project.reset()
     (project.root / ".specd" / "pipeline.json").write_text(json.dumps(chain(1100)), encoding="utf-8")
-    result = run_cli("--project", str(project.root), "pipeline", "validate")
-    assert result.code == 0, result.err
+    for args in (("pipeline", "validate"), ("pipeline", "show"), ("pipeline", "show", "--json"), ("hooks",)):
+        result = run_cli("--project", str(project.root), *args)
+        assert result.code == 0, (args, result.err)
 
 
 @pytest.mark.parametrize("case", sorted(KNOWN_BAD_TASK))
