@@ -179,7 +179,7 @@ class Brain:
     def _end(self, status: str, reason: str, wait: dict[str, Any] | None = None) -> int:
         code = STATUS_EXIT[status]
         self.state.status, self.state.reason, self.state.waiting = status, reason, wait
-        self.store.save(self.state)
+        self.store.finish(self.state)  # saves, then renders .pipeline-state.md once
         if status == "COMPLETE":
             update_config(self.store.task_dir, stage="complete", current=None, current_status="complete",
                           completed=len(self.state.phases_completed))

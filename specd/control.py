@@ -38,6 +38,7 @@ def edit(project: Project, task: str, change: Callable[[RunState, PipelineConfig
             state = RunState(task=task, pipeline_source=str(config.source), pipeline_digest=config.digest,
                              cursor=cursor.start(config))
         said = change(state, config)
+        store.history_changed()  # a rerun marks saved rows superseded in place; answers are rare, so rewrite
         store.save(state)
     return said
 

@@ -71,6 +71,8 @@ class Dispatcher:
         if hook.spec.run:
             return self._run_hook(hook, step, pipeline, phase)
         assert hook.path is not None
+        if not hook.path.is_file():  # removed after the run started: a failed hook, not bad input
+            return HookResult(False, f"hook workflow {hook.path} is missing (removed after the run started)")
         conv = conversation if hook.spec.mode == "inline" else f"{conversation}.{hook.point}-hook"
         request = self._request(step, pipeline, phase, "hook", load_workflow(hook.path), ("done", "fail"), conv, 1)
         try:

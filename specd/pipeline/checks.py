@@ -71,24 +71,31 @@ def _refs(steps: list[dict[str, Any]]) -> list[tuple[int, str]]:
 
 
 def _cycles(path: Path, pipelines: dict[str, list[dict[str, Any]]]) -> list[str]:
-    """Depth-first search; report each cycle once with the path that forms it."""
+    """Depth-first search, iterative (a chain of 1,000+ references must not hit the recursion limit);
+    report each cycle once with the path that forms it."""
     done: set[str] = set()
     found: list[str] = []
-
-    def visit(name: str, trail: list[str], places: list[str]) -> None:
-        if name in trail:
-            start = trail.index(name)
-            cycle = " → ".join([*trail[start:], name])
-            found.append(f"{path}: reference cycle {cycle} (at {', '.join(places[start:])})")
-            return
-        if name in done:
-            return
-        for i, target in _refs(pipelines[name]):
-            visit(target, [*trail, name], [*places, f"pipelines.{name}[{i}].pipeline"])
-        done.add(name)
-
-    for name in pipelines:
-        visit(name, [], [])
+    for root in pipelines:
+        if root in done:
+            continue
+        # Each entry: a pipeline on the current trail, the place that led to it, and its remaining refs.
+        trail: list[tuple[str, str, list[tuple[int, str]]]] = [(root, "", list(reversed(_refs(pipelines[root]))))]
+        while trail:
+            name, _, todo = trail[-1]
+            if not todo:
+                done.add(name)
+                trail.pop()
+                continue
+            i, target = todo.pop()
+            place = f"pipelines.{name}[{i}].pipeline"
+            names = [n for n, _, _ in trail]
+            if target in names:
+                start = names.index(target)
+                cycle = " → ".join([*names[start:], target])
+                places = [p for _, p, _ in trail[start + 1:]] + [place]
+                found.append(f"{path}: reference cycle {cycle} (at {', '.join(places)})")
+            elif target not in done:
+                trail.append((target, place, list(reversed(_refs(pipelines[target])))))
     return list(dict.fromkeys(found))
 
 

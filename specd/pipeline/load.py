@@ -40,6 +40,14 @@ def load_pipeline(project: Project) -> PipelineConfig:
 
 
 def load_pipeline_file(path: Path, project: Project, *, builtin: bool = False) -> PipelineConfig:
+    try:
+        return _load(path, project, builtin)
+    except RecursionError:  # YAML aliases can nest deeper than the text shows; parse.py checks the text
+        raise ConfigError(f"{path}: nested too deeply (YAML anchors and aliases that refer to each other?)",
+                          fix="write the nested parts out instead of referring to them with aliases") from None
+
+
+def _load(path: Path, project: Project, builtin: bool) -> PipelineConfig:
     data = read_data(path)
     warnings = check_version(path, data)
     warnings += check_schema(path, data)

@@ -88,5 +88,10 @@ def _resolved(point: HookPoint, spec: HookSpec, source: HookSource, project: Pro
     if spec.run:
         return ResolvedHook(point, spec, source, None)
     assert spec.workflow is not None  # the schema guarantees one of run/workflow
-    return ResolvedHook(point, spec, source, resolve_workflow(spec.workflow, project, where=where,
-                                                              hook=True).path)
+    try:
+        path = resolve_workflow(spec.workflow, project, where=where, hook=True).path
+    except ConfigError:
+        # Loading checked every hook file; this one went away since. Running it fails the hook (an optional
+        # one only warns), rather than ending the run as bad input with the step left IN_PROGRESS.
+        path = candidates(spec.workflow, project, hook=True)[0][0]
+    return ResolvedHook(point, spec, source, path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any, cast
@@ -23,7 +24,7 @@ def check_version(path: Path, data: dict[str, Any]) -> list[str]:
         return [f'{path}: no schema_version; add "schema_version": "1.0" so future specd releases can '
                 "read this file safely"]
     major = str(raw).strip().split(".")[0]
-    if not major.isdigit():
+    if not re.fullmatch(r"[0-9]{1,6}", major):  # ASCII only: "²".isdigit() is True, int("²") fails
         raise ConfigError(
             f"{path}: schema_version: {raw!r} is not a version number",
             fix='write it as "1.0"',
@@ -91,6 +92,9 @@ def _describe(error: ValidationError) -> str:
                 "with workflow or run, mode, optional, timeout")
     if v == "pattern":
         return f"{error.instance!r} is not a valid name: use letters, digits, '-', '_' and '.'"
+    if v == "maxLength":
+        return (f"{str(error.instance)[:40]!r}… is {len(str(error.instance))} characters; names are at most "
+                f"{value} (they become parts of file names)")
     if v == "minItems":
         return "must list at least one step"
     return error.message

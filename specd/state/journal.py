@@ -1,13 +1,15 @@
 """``events.jsonl``: an append-only journal of everything the loop reported.
 
 Appends are one ``write`` of one line, flushed and fsynced; a process killed
-mid-write can leave a torn last line, which ``read`` drops.
+mid-write can leave a torn last line, which ``read`` drops. ``seal_tail``
+ends such a line before the next append, so the torn bytes do not swallow it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +41,36 @@ class Journal:
             self.append(event.kind, **event.data)
 
     def read(self) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        records = []
-        for line in self.path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # a torn line from a crash mid-append
-        return records
+        return [record for _, record in read_records(self.path)]
+
+
+def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) for every whole JSON object line; torn or foreign lines are skipped."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return
+    for lineno, line in enumerate(text.splitlines(), 1):
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue  # a torn line from a crash mid-append (or garbage nested too deep to be ours)
+        if isinstance(record, dict):
+            yield lineno, record
+
+
+def seal_tail(path: Path) -> None:
+    """End a torn last line (a crash mid-append) with a newline, so it stays one dropped line."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(-1, os.SEEK_END)
+            last = handle.read(1)
+    except OSError:
+        return  # missing or empty: nothing to seal
+    if last != b"\n":
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)

@@ -98,28 +98,40 @@ class TaskLock:
             else "another process"
 
     def is_held(self) -> bool:
-        """True when a live process holds the lock (probes without keeping it, and without writing)."""
-        if fcntl is not None:
-            # A shared flock on a read-only descriptor conflicts with the holder's exclusive one, and
-            # works on a read-only or full disk, where `specd status` must still answer.
-            try:
-                fd = os.open(self.path, os.O_RDONLY)
-            except FileNotFoundError:
-                return False
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return True
-            finally:
-                os.close(fd)
-            return False
-        probe = FileLock(str(self.path), timeout=0)
-        try:
-            probe.acquire()
-        except Timeout:
-            return True
-        probe.release()
+        """True when a live process holds the lock. Only reads: creates no file (status is read-only)."""
+        owner = read_owner(self.owner_path)
+        if owner is None:
+            return False  # the holder writes its owner file right after taking the lock
+        pid = owner.get("pid")
+        if owner.get("host") == socket.gethostname() and isinstance(pid, int) and not _alive(pid):
+            return False  # SIGKILLed: the kernel freed the lock, the owner file stayed behind
+        return _flocked(self.path)  # alive (or elsewhere): the lock itself says, in case the pid was reused
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
         return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _flocked(path: Path) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY)  # never O_CREAT
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    finally:
+        os.close(fd)
 
 
 def read_owner(path: Path) -> dict[str, object] | None:

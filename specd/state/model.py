@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: history in its own append-only file (see state/store.py)
 # The parts of one step, in the order they run; a resumed step continues after the last one done.
 STAGES = ("pre-step", "pre", "step", "post", "post-step")
 

@@ -8,6 +8,11 @@ from typing import Any
 from specd.state.model import RunState
 
 
+def _get(record: Any, key: str, default: Any = "") -> Any:
+    """A field of a history/checkpoint/failure row; rows are read as they are, so be forgiving."""
+    return record.get(key, default) if isinstance(record, dict) else default
+
+
 def _cell(text: Any) -> str:
     return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")[:120]
 
@@ -42,29 +47,35 @@ def render_markdown(state: RunState, budgets: dict[str, Any] | None = None) -> s
               "| # | Step | Pipeline | Phase | Kind | Outcome | Finished | Tokens | Cost | Artifacts |",
               "|---|------|----------|-------|------|---------|----------|--------|------|-----------|"]
     for i, entry in enumerate(state.history, 1):
-        usage = entry.get("usage") or {}
-        tokens = sum(int(v) for k, v in usage.items() if k.endswith("tokens"))
-        arts = ", ".join(f"{a['path']} `{a['sha256'][:8]}`" for a in entry.get("artifacts", []))
-        step = entry["step"] + (f" ({entry['hook']})" if entry.get("hook") else "")
-        lines.append(f"| {i} | {_cell(step)} | {entry['pipeline']} | {entry.get('phase') or '-'} | "
-                     f"{entry['kind']} | {entry['outcome']}{' (superseded)' if entry.get('superseded') else ''} | "
-                     f"{entry.get('finished_at', '')} | {tokens} | "
-                     f"${usage.get('cost_usd', 0):.4f} | {_cell(arts)} |")
+        usage = _get(entry, "usage", None)
+        usage = usage if isinstance(usage, dict) else {}
+        tokens = sum(v for k, v in usage.items() if k.endswith("tokens") and isinstance(v, int | float))
+        cost = usage.get("cost_usd", 0)
+        arts = ", ".join(f"{_get(a, 'path')} `{str(_get(a, 'sha256'))[:8]}`"
+                         for a in _get(entry, "artifacts", None) or [] if isinstance(a, dict))
+        step = str(_get(entry, "step")) + (f" ({entry['hook']})" if _get(entry, "hook") else "")
+        lines.append(f"| {i} | {_cell(step)} | {_cell(_get(entry, 'pipeline'))} | "
+                     f"{_cell(_get(entry, 'phase') or '-')} | {_cell(_get(entry, 'kind'))} | "
+                     f"{_cell(_get(entry, 'outcome'))}{' (superseded)' if entry.get('superseded') else ''} | "
+                     f"{_cell(_get(entry, 'finished_at'))} | {tokens:g} | "
+                     f"${cost if isinstance(cost, int | float) else 0:.4f} | {_cell(arts)} |")
     lines += ["", "## Iterations and budgets", ""]
-    visits = Counter((h["pipeline"], h.get("phase"), h["step"]) for h in state.history
-                     if h["kind"] == "step" and h["outcome"] != "skipped")
+    visits = Counter((_get(h, "pipeline"), _get(h, "phase", None), _get(h, "step")) for h in state.history
+                     if _get(h, "kind") == "step" and _get(h, "outcome") != "skipped")
     for (pipeline, phase, step), count in visits.items():
         if count > 1:  # loops are what budgets bound; single visits are the table above
             lines.append(f"- {pipeline}/{step}" + (f" (phase {phase})" if phase else "") + f": {count} visits")
     totals = state.usage or {}
-    lines.append(f"- Run cost so far: ${totals.get('cost_usd', 0):.4f}"
+    run_cost = totals.get("cost_usd", 0)
+    lines.append(f"- Run cost so far: ${run_cost if isinstance(run_cost, int | float) else 0:.4f}"
                  + "".join(f"; {k}: {v}" for k, v in (budgets or {}).items() if v is not None))
     lines += ["- Phases completed: " + (", ".join(state.phases_completed) or "none"), "",
               "## Human checkpoints", ""]
-    lines += [f"- {c['at']}: {c['step']} — {c['answer']}" for c in state.checkpoints] or ["- none"]
+    lines += [f"- {_get(c, 'at')}: {_get(c, 'step')} — {_get(c, 'answer')}" for c in state.checkpoints] or ["- none"]
     lines += ["", "## Notes", ""]
     lines += [f"- {n}" for n in state.notes] or ["- none"]
-    failures = [f"- {f['at']}: {f['step']} ({f['kind']}): {f['reason']}" for f in state.failures[-10:]]
+    failures = [f"- {_get(f, 'at')}: {_get(f, 'step')} ({_get(f, 'kind')}): {_get(f, 'reason')}"
+                for f in state.failures[-10:]]
     if failures:
         lines += ["", "## Failures", "", *failures]
     return "\n".join(lines) + "\n"

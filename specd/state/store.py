@@ -1,4 +1,12 @@
-"""A task's durable files: the state JSON, its markdown twin, the journal, the heartbeat."""
+"""A task's durable run state: a small snapshot, the finished rows, the markdown view, the heartbeat.
+
+- ``.pipeline-state.json`` (version 2) holds everything but the history, plus
+  ``history_len``; it is rewritten atomically only when it changed.
+- ``.pipeline-state.history.jsonl`` holds the finished rows; a save appends only
+  the new ones. So the cost of a save does not grow with the run.
+- ``.pipeline-state.md`` is rendered by ``finish`` (the end of a run) or on demand.
+A version-1 file (history inside) is read as it is and converted by the first save.
+"""
 
 from __future__ import annotations
 
@@ -7,18 +15,21 @@ import json
 import os
 import threading
 import time
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from specd.errors import TaskError
-from specd.state import atomic
-from specd.state.journal import Journal
+from specd.state import atomic, decode
+from specd.state.history import HISTORY_FILE, HistoryFile
+from specd.state.journal import Journal, seal_tail
 from specd.state.model import RunState, now
 from specd.state.render import render_markdown
 
 STATE_JSON = ".pipeline-state.json"
 STATE_MD = ".pipeline-state.md"
 HEARTBEAT = ".heartbeat"
+_VOLATILE = ("updated_at", "heartbeat_at")  # change on every save; not a reason to write one
 
 
 class StateStore:
@@ -27,26 +38,81 @@ class StateStore:
         self.task = task
         self.json_path = task_dir / STATE_JSON
         self.md_path = task_dir / STATE_MD
+        self.history_path = task_dir / HISTORY_FILE
         self.heartbeat_path = task_dir / HEARTBEAT
         self.journal = Journal(task_dir / "events.jsonl")
+        self.history = HistoryFile(self.history_path)
         self.budgets: dict[str, Any] = {}
+        self._persisted = 0  # history rows already on disk (and counted by the snapshot)
+        self._rewrite = True  # the history file must be written whole (fresh run, or migrated state)
+        self._changed = False  # rows already on disk were changed in place (see history_changed)
+        self._written: tuple[str, str] | None = None  # the last snapshot written: exact and loose keys
+        self._events_sealed = False
+        self._listing = False  # loaded without history: must never be saved (it would drop the rows)
 
-    def load(self) -> RunState | None:
-        if not self.json_path.exists():
+    def load(self, *, with_history: bool = True) -> RunState | None:
+        """The run state, or None before the first run. ``with_history=False`` skips the rows (listings)."""
+        data = self._read_json()
+        if data is None:
             return None
         try:
-            data = json.loads(self.json_path.read_text(encoding="utf-8"))
-            return RunState.from_dict(data)
-        except (ValueError, TypeError, KeyError) as exc:
-            raise TaskError(
-                f"{self.json_path}: run state cannot be read ({exc})",
-                fix=f"restore it from git, or move it aside to start the task's run over "
-                    f"(`mv {self.json_path} {self.json_path}.bak`)",
-            ) from None
+            version = decode.version_of(data)
+            count = data.get("history_len", 0) if version >= 2 else None
+            if count is not None and (type(count) is not int or count < 0):
+                raise decode.Bad("history_len", "must be a whole number ≥ 0")
+            rows = None if count is None else (self.history.read(count, snapshot=self.json_path)
+                                               if with_history else [])
+            state = decode.decode(data, rows)
+        except decode.Bad as bad:
+            raise decode.error(self.json_path, bad) from None
+        self._listing = not with_history
+        if with_history:
+            self._persisted = len(state.history)
+            self._rewrite = count is None  # version 1: rows were inside the JSON; write them out once
+            self._written = self._keys(state)
+        return state
 
     def save(self, state: RunState) -> None:
+        """Append the new history rows, then rewrite the snapshot if anything in it changed."""
+        if self._listing:
+            raise RuntimeError("a state loaded with with_history=False cannot be saved")  # a bug, not bad input
+        rows = state.history
+        appended = len(rows) != self._persisted
+        # Rows removed or changed in place: the snapshot's smaller count goes first, so a kill between the
+        # two writes leaves the old file's prefix, which is loadable (rows past the count are ignored).
+        reshaped = not self._rewrite and (self._changed or len(rows) < self._persisted)
+        if self._rewrite:  # fresh or migrated: the rows first, so the snapshot never counts rows not on disk
+            self.history.rewrite(rows)
+            self._rewrite = False
+        elif appended and not reshaped:
+            self.history.append(rows, self._persisted)
+        self._persisted = len(rows)
+        exact, loose = keys = self._keys(state)
+        if not reshaped and self._written is not None and (exact == self._written[0] or (
+                not appended and loose == self._written[1] and self._written[1] != "")):
+            # Unchanged, or only stages that ran nothing were ticked off: re-running those on resume runs
+            # nothing again, so they need no durable write.
+            return
         state.updated_at = state.heartbeat_at = now()
-        atomic.write_json(self.json_path, state.to_dict())
+        atomic.write_json(self.json_path, {**_snapshot(state), "history_len": len(rows)})
+        self._written = keys
+        if reshaped:
+            self.history.rewrite(rows)
+            self._changed = False
+        if not self._events_sealed:
+            seal_tail(self.journal.path)  # a run killed mid-append left a torn event line
+            self._events_sealed = True
+
+    def history_changed(self) -> None:
+        """Rows already saved were changed in place (e.g. marked superseded): the next save writes them all."""
+        self._changed = True
+
+    def finish(self, state: RunState) -> None:
+        """The end of a run: save, then render the markdown view once."""
+        self.save(state)
+        self.render(state)
+
+    def render(self, state: RunState) -> None:
         atomic.write_text(self.md_path, render_markdown(state, self.budgets))
 
     def heartbeat_age(self) -> float | None:
@@ -54,6 +120,48 @@ class StateStore:
             return max(0.0, time.time() - self.heartbeat_path.stat().st_mtime)
         except OSError:
             return None
+
+    def _read_json(self) -> Any:
+        try:
+            text = self.json_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self._unreadable(f"cannot be read ({exc})") from None
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise self._unreadable(f"line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # a number over 4,300 digits; nesting thousands deep
+            raise self._unreadable(f"invalid JSON ({str(exc) or 'nested too deeply'})") from None
+
+    def _unreadable(self, what: str) -> TaskError:
+        return TaskError(f"{self.json_path}: run state {what}",
+                         fix=f"restore it from git, or move it aside to start the task's run over "
+                             f"(`mv {self.json_path} {self.json_path}.bak`)")
+
+    @staticmethod
+    def _keys(state: RunState) -> tuple[str, str]:
+        data = {k: v for k, v in _snapshot(state).items() if k not in _VOLATILE}
+        data["history_len"] = len(state.history)
+        exact = json.dumps(data, sort_keys=True, default=str)
+        if data.get("current") is None:
+            return exact, ""
+        data["current"] = {k: v for k, v in data["current"].items() if k != "completed"}
+        return exact, json.dumps(data, sort_keys=True, default=str)
+
+
+def _snapshot(state: RunState) -> dict[str, Any]:
+    """Everything but the history, shallow: ``asdict`` deep-copies (the history, every visit count) on
+    every save, which made a save's cost grow with the run. json.dumps reads the live objects instead."""
+    data = {f.name: getattr(state, f.name) for f in fields(state) if f.name != "history"}
+    data["cursor"] = [_shallow(frame) for frame in state.cursor]
+    data["current"] = _shallow(state.current) if state.current else None
+    return data
+
+
+def _shallow(record: Any) -> dict[str, Any]:
+    return {f.name: getattr(record, f.name) for f in fields(record)}
 
 
 class Heartbeat:

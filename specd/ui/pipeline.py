@@ -9,6 +9,8 @@ from rich.tree import Tree
 
 from specd.ui.console import out
 
+MAX_TREE_DEPTH = 40  # nested pipelines drawn; deeper chains are summarised (rich draws trees recursively)
+
 
 def _hook_text(hook: dict[str, Any] | None) -> str:
     if not hook:
@@ -42,7 +44,10 @@ def _add_pipeline(parent: Tree, view: dict[str, Any], name: str, seen: set[str])
         suffix = f" [dim]({'; '.join(flags)})[/dim]" if flags else ""
         if step["pipeline"]:
             child = node.add(f"{step['name']} → pipeline {step['pipeline']}{suffix}")
-            if step["pipeline"] not in seen:
+            if len(seen) >= MAX_TREE_DEPTH:
+                child.add(f"[dim]… nested deeper than {MAX_TREE_DEPTH} pipelines; `specd pipeline show --json` "
+                          "lists them all[/dim]")
+            elif step["pipeline"] not in seen:
                 _add_pipeline(child, view, step["pipeline"], seen | {name})
             continue
         child = node.add(f"[green]{step['name']}[/green] {step['workflow_path']} "

@@ -1,4 +1,4 @@
-"""API faults: SDK retries, our turn retries, rate-limit pauses, and resuming a failed step."""
+"""API faults: the one retry layer (specd's; the SDK's is off), rate-limit pauses, resuming a failed step."""
 
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ def _notices(events: Any) -> list[str]:
     return [e.data["message"] for e in events if e.kind == "notice"]
 
 
-def test_overloaded_twice_then_success(project: Any, server: Any, make_agent: Any) -> None:
+def test_overloaded_twice_then_success(project: Any, server: Any, make_agent: Any, sleeps: Any) -> None:
     server.push(fake.error(529), fake.error(529), fake.complete("approve"))
     assert make_agent().run(project.request()).outcome == "approve"
-    # The SDK retried on its own: same request, its retry counter going up.
-    assert [r["headers"]["x-stainless-retry-count"] for r in server.requests] == ["0", "1", "2"]
+    # specd retried, with visible backoff; the SDK never retried on its own (its counter stays 0).
+    assert [r["headers"]["x-stainless-retry-count"] for r in server.requests] == ["0", "0", "0"]
+    assert sleeps == [0.001, 0.001]  # the server's retry-after-ms: 1, honoured
 
 
 def test_sse_error_after_200_is_retried_by_the_loop(
@@ -53,11 +54,11 @@ def test_long_rate_limit_pauses_and_says_so(
 def test_persistent_500_fails_then_attempt_2_resumes(project: Any, server: Any, make_agent: Any) -> None:
     server.push(fake.message(fake.tool("read_file", path="src/app.py")))
     server.responder = lambda body: fake.error(500)
-    agent = make_agent(max_retries=1, turn_retries=2)
+    agent = make_agent(max_retries=2)
     with pytest.raises(AgentFailed, match="InternalServerError") as failure:
         agent.run(project.request())
-    # 1 good call, then 3 turn attempts of 2 SDK attempts each.
-    assert len(server.requests) == 1 + 3 * 2
+    # 1 good call, then 1 + max_retries attempts of the failing turn: one layer, not multiplied.
+    assert len(server.requests) == 1 + 3
     assert failure.value.transcript is not None
     assert failure.value.transcript.is_file()
     assert failure.value.usage.output_tokens == server.usages[0]["output_tokens"]
@@ -118,6 +119,6 @@ def test_auth_error_names_the_fix(project: Any, server: Any, make_agent: Any) ->
 
 def test_slow_response_times_out_and_is_retried(project: Any, server: Any, make_agent: Any) -> None:
     server.push(fake.message("late", delay=1.5), fake.complete("approve"))
-    result = make_agent(request_timeout=0.3, max_retries=0).run(project.request())
+    result = make_agent(request_timeout=0.3, max_retries=1).run(project.request())
     assert result.outcome == "approve"
     assert len(server.requests) == 2

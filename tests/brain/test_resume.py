@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 
 from brain_harness import Harness, group_alive, kill_group, wait_until
+
+from specd.state.store import StateStore
 
 
 def three_steps(h: Harness) -> None:
@@ -26,9 +27,11 @@ def test_sigkill_mid_step_leaves_parsable_state_and_resume_reruns_only_that_step
     kill_group(held["pgid"])  # the agent has its own process group; SIGKILL of specd leaves it behind
     assert wait_until(lambda: not group_alive(held["pgid"]))
 
-    state = json.loads((h.task_dir("t") / ".pipeline-state.json").read_text(encoding="utf-8"))
-    assert state["current"]["step"] == "b"  # saved before dispatch
-    assert [e["step"] for e in state["history"]] == ["a"]
+    state = StateStore(h.task_dir("t"), "t").load()
+    assert state is not None
+    assert state.current is not None
+    assert state.current.step == "b"  # saved before dispatch
+    assert [e["step"] for e in state.history] == ["a"]
     killed = h.status("t")
     assert killed["status"] == "IN_PROGRESS"
     assert killed["running"] is None  # the dead process holds no lock

@@ -1,10 +1,13 @@
-"""One Messages API call per turn, streamed, with the faults the SDK leaves to us.
+"""One Messages API call per turn, streamed, with ONE retry layer: this one.
 
-The SDK retries 408/409/429/5xx/529 before a stream starts, honouring
-retry-after. What it cannot retry is a stream that fails after the 200: an SSE
-``error`` event, a dropped connection, a message that never finished. Those,
-and SDK retries running out, are retried here with backoff. A 429 asking for a
-long wait is waited out (saying so) rather than counted as a failure.
+The SDK's own retries are switched off (``max_retries=0``): with both layers a
+turn could make (SDK attempts) × (our attempts), about 16 requests, and the
+SDK's sleeps could be neither seen nor interrupted. Here every transient fault
+is retried with backoff, honouring retry-after: 408/409/429/5xx/529 before the
+stream starts, and what only this layer can see, a stream that fails after the
+200 (an SSE ``error`` event, a dropped connection, a message that never
+finished). A turn makes at most ``1 + max_retries`` attempts. A 429 asking
+for a long wait is waited out (saying so) rather than counted as a failure.
 The ``anthropic`` package is imported here, at first use, and nowhere else.
 """
 
@@ -21,6 +24,7 @@ from specd.redact import redact
 Sleep = Callable[[float], None]
 RATE_LIMIT_NOTICE_AFTER = 10.0  # seconds; shorter waits are left to the SDK, silently
 MAX_RATE_LIMIT_WAITS = 30
+DEFAULT_RETRIES = 4  # after the first attempt; the SDK's own default count, now counted once
 
 
 class TurnFailed(Exception):
@@ -52,26 +56,10 @@ def retry_after(headers: Mapping[str, str] | None) -> float | None:
 def build_client(settings: Mapping[str, Any], events: EventBus, sleep: Sleep) -> Any:
     import anthropic
 
-    notice_after = float(settings.get("rate_limit_notice_after", RATE_LIMIT_NOTICE_AFTER))
-
-    def pause_on_long_rate_limit(request: Any, call_next: Any) -> Any:
-        # Runs inside the SDK's retry loop, per attempt: a long 429 is waited out
-        # here, where we can tell the user and where Ctrl-C still stops it.
-        for _ in range(MAX_RATE_LIMIT_WAITS):
-            response = call_next(request)
-            wait = retry_after(response.headers) if response.status_code == 429 else None
-            if wait is None or wait < notice_after:
-                return response
-            response.close()
-            events.emit("notice", message=f"rate limited: resuming in {wait:.0f} s (Ctrl-C stops the run)")
-            sleep(wait)
-        return call_next(request)
-
     return anthropic.Anthropic(
         base_url=settings.get("base_url") or None,
-        max_retries=int(settings.get("max_retries", 4)),
+        max_retries=0,  # Caller is the one retry layer
         timeout=float(settings.get("request_timeout", 600)),
-        middleware=[pause_on_long_rate_limit],
     )
 
 
@@ -87,7 +75,8 @@ class Caller:
         self.client = client
         self.events = events
         self.sleep = sleep
-        self.retries = int(settings.get("turn_retries", 3))
+        # `turn_retries` is the older name of the same setting.
+        self.retries = int(settings.get("max_retries", settings.get("turn_retries", DEFAULT_RETRIES)))
         self.backoff = float(settings.get("retry_backoff", 2.0))
         self.notice_after = float(settings.get("rate_limit_notice_after", RATE_LIMIT_NOTICE_AFTER))
 
@@ -108,7 +97,7 @@ class Caller:
                     waits += 1
                     if waits > MAX_RATE_LIMIT_WAITS:
                         raise TurnFailed(f"{reason} (still rate limited after {waits} waits)") from err
-                    self.events.emit("notice", message=f"rate limited: resuming in {wait:.0f} s")
+                    self.events.emit("notice", message=f"rate limited: resuming in {wait:.0f} s (Ctrl-C stops the run)")
                     self.sleep(wait)
                     continue
                 failures += 1

@@ -105,20 +105,21 @@ def _cap(text: str, limit: int, name: str) -> str:
 
 def _project_summary(request: AgentRequest) -> str:
     path = request.project_root / PROJECT_SUMMARY
-    if path.is_file() and path.read_text(encoding="utf-8", errors="replace").strip():
-        body = path.read_text(encoding="utf-8", errors="replace")
-        return f'<file path="{PROJECT_SUMMARY.as_posix()}">\n{_cap(body, FILE_CAP, "PROJECT.md")}\n</file>'
-    description = _task_description(request.task_dir)
-    body = (
-        "# Project\n\nBootstrapped by specd from the description of task "
-        f"`{request.task}`; replace it with a real summary of the project.\n\n{description}\n"
-    )
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(body, encoding="utf-8")
-    except OSError:
-        pass  # a read-only checkout still gets the summary in the prompt
-    return f'<file path="{PROJECT_SUMMARY.as_posix()}">\n{body}</file>'
+    body = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    if not body.strip():
+        body = (
+            "# Project\n\nBootstrapped by specd from the description of task "
+            f"`{request.task}`; replace it with a real summary of the project.\n\n"
+            f"{_task_description(request.task_dir)}\n"
+        )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(body, encoding="utf-8")
+        except OSError:
+            pass  # a read-only checkout still gets the summary in the prompt
+    # One format for the call that bootstraps the file and every later one: any difference in these
+    # bytes moves the cache breakpoint and re-bills the whole cached prefix.
+    return f'<file path="{PROJECT_SUMMARY.as_posix()}">\n{_cap(body, FILE_CAP, "PROJECT.md")}\n</file>'
 
 
 def _task_description(task_dir: Path) -> str:
