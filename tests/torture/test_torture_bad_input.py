@@ -111,6 +111,7 @@ def state_with(edit: Callable[[dict[str, Any]], None]) -> bytes:
     state.current = Current("a", "main", None, 1, attempt=1)
     data = state.to_dict()
     data["version"] = 1
+    data["cursor"] = [{"pipeline": "main", "index": 0, "phase": None, "visits": {}}]  # v1: positions were indexes
     data["history"] = [{"step": "a", "pipeline": "main", "phase": None, "kind": "step", "outcome": "done"}]
     edit(data)
     return json.dumps(data).encode()

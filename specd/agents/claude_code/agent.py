@@ -16,12 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
+from specd import children
 from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult
 from specd.agents.claude_code.options import Options, remaining_budget
 from specd.agents.claude_code.sessions import SessionMap, retry_note
 from specd.agents.claude_code.stream import StreamLog, read_stream
 from specd.agents.claude_code.verdict import verdict
-from specd.agents.proc import stop_group, transcript_path
+from specd.agents.proc import popen_child, stop_group, transcript_path
 from specd.redact import redact
 
 
@@ -61,21 +62,38 @@ class ClaudeCodeAgent:
                    threading.Thread(target=_drain, args=(proc, stderr), daemon=True)]
         for helper in helpers:
             helper.start()
+        # The step's timeout stops the whole group; the stream then ends and the wait returns.
+        timed_out = threading.Event()
+
+        def expire() -> None:
+            timed_out.set()
+            stop_group(proc)
+
+        watchdog = threading.Timer(request.timeout, expire) if request.timeout else None
+        if watchdog:
+            watchdog.daemon = True
+            watchdog.start()
         try:
             log = read_stream(_lines(proc), sink, self.ctx.events, request.step)
             proc.wait()
         except BaseException:
             stop_group(proc)  # Ctrl-C or SIGTERM: Claude Code and its tool processes go with us
             raise
+        finally:
+            children.ended(proc.pid)
+            if watchdog:
+                watchdog.cancel()
         for helper in helpers:
             helper.join(timeout=5)
+        if timed_out.is_set():
+            raise AgentFailed(f"timed out after {request.timeout:g} s")
         return proc.returncode, log, [line for line in stderr if line.strip()]
 
 
 def _spawn(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
-    # One place to start the child, so a die-with-parent helper can be swapped in here.
-    return subprocess.Popen(argv, cwd=cwd, env=dict(os.environ), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+    # Like every child of specd: its own session, dies with specd, recorded in the lock's owner file.
+    return popen_child(argv, cwd=cwd, env=dict(os.environ), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE)
 
 
 def _lines(proc: subprocess.Popen[bytes]) -> Iterator[str]:
