@@ -16,6 +16,7 @@ from typing import Any
 
 from specd.events import Event, EventBus
 from specd.project import Project
+from specd.redact import redact
 from specd.setup import GITIGNORE
 from specd.state import atomic
 from specd.task import read_config
@@ -90,7 +91,7 @@ class GitRecorder:
         git(self.root, "add", "-A", "--", *paths)
         if git(self.root, "diff", "--cached", "--quiet").returncode == 0:
             return  # nothing changed, so no empty commit
-        result = git(self.root, *self.identity, "commit", "-q", "-m", message)
+        result = git(self.root, *self.identity, "commit", "-q", "-m", redact(message))
         if self.identity and not self.warned:
             self.warned = True
             self.events.emit("warning", message="no git identity configured; committed as specd <specd@localhost> "

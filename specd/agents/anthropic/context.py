@@ -14,6 +14,7 @@ from typing import Any
 
 from specd.agents.anthropic.sandbox import Refused, Sandbox
 from specd.agents.base import AgentRequest
+from specd.state import atomic
 
 DEFAULT_CONTEXT = ("FEATURE.md", "CONTEXT.md", "DECISIONS.md", "STATE.md", "ROADMAP.md", "RESEARCH.md")
 FILE_CAP = 16_000  # characters per preloaded file
@@ -115,7 +116,7 @@ def _project_summary(request: AgentRequest) -> str:
     )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(body, encoding="utf-8")
+        atomic.write_text(path, body)
     except OSError:
         pass  # a read-only checkout still gets the summary in the prompt
     return f'<file path="{PROJECT_SUMMARY.as_posix()}">\n{body}</file>'
