@@ -72,7 +72,7 @@ def test_commands_run_in_root_without_secrets(
     monkeypatch.setenv("GITHUB_TOKEN", "ghp_verysecretvalue")
     monkeypatch.setenv("SLACK_WEBHOOK_URL", "https://hooks.slack.com/services/T/B/x")
     monkeypatch.setenv("NPM_TOKEN", "npm-allowed-value")
-    code = "import os; print(os.getcwd()); print(sorted(k for k in os.environ if 'TOKEN' in k or 'HOOK' in k))"
+    code = "import os; print(os.getcwd()); print(sorted(k for k in os.environ if 'TOKEN' in k or 'WEBHOOK' in k))"
     server.push(fake.message(fake.tool("run_command", command=f'python -c "{code}"')), fake.complete())
     make_agent(sandbox=mode, env_allow=["NPM_TOKEN"]).run(project.request())
     output = fake.tool_results(server.bodies[1])[0]["content"]

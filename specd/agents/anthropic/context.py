@@ -77,12 +77,14 @@ def preload(request: AgentRequest) -> str:
     budget = TOTAL_CAP
     for name in dict.fromkeys(names):
         try:
-            path = sandbox.resolve(str(request.task_dir / name))
-        except Refused:
+            # write=True: specd's machinery is refused here too; it is not task context.
+            path = sandbox.resolve(str(request.task_dir / name), write=True)
+            if not path.is_file() or budget <= 0:
+                continue
+            text = sandbox.read_text(str(path))
+        except (Refused, OSError):
             continue
-        if not path.is_file() or budget <= 0:
-            continue
-        body = _cap(path.read_text(encoding="utf-8", errors="replace"), min(FILE_CAP, budget), name)
+        body = _cap(text, min(FILE_CAP, budget), name)
         budget -= len(body)
         parts.append(f'<file path="{sandbox.relative(path)}">\n{body}\n</file>')
     return "<task_context>\n" + "\n".join(parts) + "\n</task_context>"

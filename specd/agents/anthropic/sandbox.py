@@ -28,7 +28,7 @@ _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})  # nois
 _CONFIG = ("pipeline.*", "config.json", "*.json", "*.yaml", "*.yml")  # .specd/<name>: specd's configuration
 _STATE = ("events.jsonl", "config.json", "*.lock", "*.lock.*", "*heartbeat*")
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # NONBLOCK: a FIFO must not hang us
-_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def machinery(parts: tuple[str, ...]) -> str | None:
@@ -55,7 +55,7 @@ def is_state(parts: tuple[str, ...]) -> bool:
     """Run state and transcripts: noise in a listing or search."""
     rest = parts[1:] if parts and parts[0] == ".specd" else None
     return rest is not None and (
-        "transcripts" in rest or any(p.startswith(".") for p in rest)
+        not rest or "transcripts" in rest or any(p.startswith(".") for p in rest)
         or any(fnmatch.fnmatch(rest[-1], p) for p in _STATE if p != "config.json")
     )
 
