@@ -156,8 +156,10 @@ class StepRun:
 
     def run_tool(self, block: dict[str, Any]) -> dict[str, Any]:
         name, args = str(block.get("name")), block.get("input") or {}
-        summary = ", ".join(f"{k}={str(v)[:60]!r}" for k, v in args.items() if k not in {"content", "new_string"})
-        self.events.emit("agent_tool", step=self.request.step, tool=name, summary=redact(summary))
+        # Redact before cutting: a secret cut in half no longer matches and would leak its first half.
+        summary = ", ".join(f"{k}={redact(str(v))[:60]!r}" for k, v in args.items()
+                            if k not in {"content", "new_string"})
+        self.events.emit("agent_tool", step=self.request.step, tool=name, summary=summary)
         output, is_error = self.toolbox.call(name, args if isinstance(args, dict) else {})
         self.transcript.write("tool", name=name, input=args, is_error=is_error, output=output[:4000])
         return {"type": "tool_result", "tool_use_id": block["id"], "content": output or "(no output)",
