@@ -90,7 +90,9 @@ def main(argv: list[str] | None = None) -> Any:
     try:
         code = cli.main(args=argv, prog_name="specd", standalone_mode=False)
     except SpecdError as exc:
-        click.echo(f"specd: {exc.label}: {exc}", err=True)
+        from specd.redact import redact
+
+        click.echo(redact(f"specd: {exc.label}: {exc}"), err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("specd: interrupted", err=True)

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from specd.redact import redact_obj
+
 # The kinds emitted (payload keys in brackets):
 #   run_started [task, run_id, mode, resumed, agent]     run_finished [task, status, exit_code, reason, usage]
 #   step_started [step, pipeline, phase, attempt]        step_skipped [step, pipeline, phase, reason]
@@ -18,7 +20,7 @@ from typing import Any
 #   hook_finished [hook, point, step, ok, optional, reason, output]
 #   usage [step, *_tokens, cost_usd, run_cost_usd]      agent_text [step, text]  agent_tool [step, tool, summary]
 #   notice [message, (step, handoff)]                    warning [message]
-# Agents redact what they emit; the journal redacts again before writing.
+# Every payload is redacted on emit, so no listener (UI, journal, git) ever holds a secret.
 
 
 @dataclass(frozen=True)
@@ -38,7 +40,7 @@ class EventBus:
         self._listeners.append(listener)
 
     def emit(self, kind: str, **data: Any) -> None:
-        event = Event(kind, data)
+        event = Event(kind, redact_obj(data))
         for listener in self._listeners:
             listener(event)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.agents.base import Usage
+from specd.state import atomic
 from specd.state.model import Current, now
 
 SKIP_DIRS = {"transcripts"}
@@ -50,5 +51,4 @@ def changelog_hook_failure(task_dir: Path, *, hook: str, step: str, phase: str |
     text = (f"\n### {date.today().isoformat()} — Hook failure\n\n"
             f"- **Hook:** {hook}\n- **Step:** {where}\n- **Reason:** {reason}\n"
             "- The hook is optional, so the run went on.\n")
-    with (task_dir / "CHANGELOG.md").open("a", encoding="utf-8") as handle:
-        handle.write(text)
+    atomic.append_text(task_dir / "CHANGELOG.md", text)

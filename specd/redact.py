@@ -1,42 +1,60 @@
-"""Remove secrets from text before it is written anywhere durable.
+"""Remove secrets from text before it is written anywhere durable or shown.
 
-Transcripts, the journal and logs all pass through here. The filter is
-deliberately greedy: a false positive costs a few unreadable characters in a
-log, a false negative leaks a key into a folder people commit and share.
-Standard library only, because core modules import it.
+``redact`` is THE redaction point: the atomic writer, the journal, transcripts,
+CHANGELOG entries, commit messages, error messages and the console all pass
+through it. The filter is deliberately greedy: a false positive costs a few
+unreadable characters in a log, a false negative leaks a key into a folder
+people commit and share. Standard library only, because core modules import it.
+
+The token patterns never match a quote or a backslash, so redacting the text
+of a JSON document keeps it valid JSON.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 MASK = "[REDACTED]"
 
-# Names of environment variables whose values are treated as secrets.
-_SECRET_NAME = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY)", re.IGNORECASE)
+# Environment variable names whose values are secrets, matched anywhere in the name.
+# AUTH is not matched inside AUTHOR: GIT_AUTHOR_NAME is an identity, not a credential.
+SECRET_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|WEBHOOK|DSN|PRIVATE|AUTH(?!OR)|COOKIE", re.IGNORECASE
+)
 # Short values ("1", "true", a port) would mask ordinary words, so only long ones count.
 _MIN_SECRET_LEN = 8
+_PEM = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----"
 
 _PATTERNS: tuple[re.Pattern[str], ...] = (
+    # A whole PEM block; an unterminated one (a torn log) is masked as far as its base64 runs.
+    # The body may hold JSON-escaped newlines (\n) but never a quote, so JSON stays valid.
+    re.compile(_PEM + r"""[^"]*?-----END[A-Z0-9 ]*PRIVATE KEY-----"""),
+    re.compile(_PEM + r"(?:[A-Za-z0-9+/=\s]|\\[nr])*"),
     # Anthropic keys first: they also match the generic sk- rule, but this one
     # covers the dashes and underscores inside them in one go.
     re.compile(r"sk-ant-[A-Za-z0-9_\-]+"),
     re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
+    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{16,}"),
+    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
+    re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
+    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{8,}"),
+    re.compile(r"(hooks\.slack\.com/services/)[A-Za-z0-9_/\-]+"),
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=\-]+"),
-    re.compile(r"(?i)(x-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"',}]+"),
-    re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer\b)[^\s\"',}][^\"'\n,}]*"),
+    re.compile(r"(?i)(x-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"'\\,}]+"),
+    re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer\b)[^\s\"'\\,}][^\"'\\\n,}]*"),
 )
+
+
+def is_secret_name(name: str) -> bool:
+    return bool(SECRET_NAME.search(name))
 
 
 def _env_secrets() -> list[str]:
     # Read at call time: keys may be set after import (tests, dotenv loaders).
-    values = {
-        value
-        for name, value in os.environ.items()
-        if _SECRET_NAME.search(name) and len(value) >= _MIN_SECRET_LEN
-    }
+    values = {value for name, value in os.environ.items() if is_secret_name(name) and len(value) >= _MIN_SECRET_LEN}
     # Longest first so a secret that contains another is masked whole.
     return sorted(values, key=len, reverse=True)
 
@@ -47,7 +65,7 @@ def _mask(match: re.Match[str]) -> str:
 
 
 def redact(text: str) -> str:
-    """Return ``text`` with API keys, bearer tokens and secret env values masked."""
+    """Return ``text`` with secret env values and known token shapes masked."""
     if not text:
         return text
     return _redact_with(text, _env_secrets())
@@ -59,8 +77,17 @@ def redact_obj(obj: Any) -> Any:
     A mapping entry whose key names a secret (``x-api-key``, ``authorization``,
     ``*_token``) has its whole value masked, whatever the value looks like.
     """
-    secrets = _env_secrets()
-    return _walk(obj, secrets)
+    return _walk(obj, _env_secrets())
+
+
+def scrubbed_env(environ: Mapping[str, str] | None = None, allow: Iterable[str] = ()) -> dict[str, str]:
+    """The environment without secret-named variables, except those named in ``allow``.
+
+    For commands the agent runs: what they print goes back to the model.
+    """
+    source = os.environ if environ is None else environ
+    keep = set(allow)
+    return {name: value for name, value in source.items() if name in keep or not is_secret_name(name)}
 
 
 def _redact_with(text: str, secrets: list[str]) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 
 from specd import children
 from specd.redact import redact
+from specd.state import atomic
 
 GRACE = 5.0  # seconds between TERM and KILL
 
@@ -121,6 +122,6 @@ def _redact_file(path: Path) -> None:
         text = path.read_text(encoding="utf-8", errors="replace")
         cleaned = redact(text)
         if cleaned != text:
-            path.write_text(cleaned, encoding="utf-8")
+            atomic.write_text(path, cleaned)
     except OSError:
         pass

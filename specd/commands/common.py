@@ -10,6 +10,7 @@ import click
 from click.shell_completion import CompletionItem
 
 from specd.project import Project, find_project
+from specd.redact import redact, redact_obj
 
 
 def project_from(ctx: click.Context) -> Project:
@@ -19,11 +20,11 @@ def project_from(ctx: click.Context) -> Project:
 
 def warn(messages: tuple[str, ...] | list[str]) -> None:
     for message in messages:
-        click.echo(f"specd: warning: {message}", err=True)
+        click.echo(redact(f"specd: warning: {message}"), err=True)
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
+    click.echo(json.dumps(redact_obj(data), indent=2, default=str))
 
 
 def complete_tasks(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:

@@ -19,6 +19,7 @@ from specd.git.repo import GitFailed, Repo
 from specd.git.settings import Settings
 from specd.git.tree import Snapshot
 from specd.git.windows import Windows, contested
+from specd.redact import redact
 
 
 class GitRecorder:
@@ -131,7 +132,7 @@ class GitRecorder:
         paths |= set(forced)
         staged = self.repo.run("diff", "--cached", "--name-only", "-z", "--", *sorted(paths)) if paths else ""
         if staged.strip("\0"):
-            self.repo.run("commit", "-q", "--only", "-m", message, "--", *sorted(paths))
+            self.repo.run("commit", "-q", "--only", "-m", redact(message), "--", *sorted(paths))
             self._after_commit(set(staged.split("\0")))
         self.pending -= paths | secrets
 

@@ -2,6 +2,7 @@
 
 After a power cut or SIGKILL the file is either the old version or the new
 one, never a torn mix, because rename within a folder is atomic on POSIX.
+Every byte passes through ``redact`` first: these files are committed and shared.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from specd.redact import redact, redact_obj
+
 
 def write_text(path: Path, text: str) -> None:
+    text = redact(text)
     try:
         _replace(path, text)
     except OSError as exc:
@@ -50,7 +54,21 @@ def _mode(path: Path) -> int:
 
 
 def write_json(path: Path, data: Any) -> None:
-    write_text(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+    # Redacted as data first: a secret holding a quote or non-ASCII is escaped in
+    # the JSON text, where a plain text match could no longer find it.
+    write_text(path, json.dumps(redact_obj(data), indent=2, sort_keys=False, default=str) + "\n")
+
+
+def append_text(path: Path, text: str) -> None:
+    """Append ``text`` (redacted) in one write, fsynced; a crash can tear only the last line."""
+    data = redact(text).encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _fsync_dir(folder: Path) -> None:

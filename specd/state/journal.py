@@ -15,6 +15,7 @@ from typing import Any
 
 from specd.events import Event
 from specd.redact import redact_obj
+from specd.state import atomic
 from specd.state.model import now
 
 
@@ -25,16 +26,11 @@ class Journal:
     def append(self, kind: str, **data: Any) -> None:
         record = redact_obj({"at": now(), "kind": kind, **data})
         line = json.dumps(record, default=str, ensure_ascii=False) + "\n"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            os.write(fd, line.encode("utf-8"))
-            os.fsync(fd)
+            atomic.append_text(self.path, line)  # redacts the line again: nothing bypasses the one filter
         except OSError as exc:
             exc.filename = exc.filename or str(self.path)  # os.write names no file; the user needs one
             raise
-        finally:
-            os.close(fd)
 
     def listener(self, event: Event) -> None:
         if event.kind != "agent_text":  # model prose belongs in transcripts, not the journal

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.errors import TaskError
+from specd.redact import redact
 from specd.state import atomic, decode
 from specd.state.history import HISTORY_FILE, HistoryFile
 from specd.state.journal import Journal, seal_tail
@@ -188,4 +189,4 @@ class Heartbeat:
 
     def _touch(self) -> None:
         with contextlib.suppress(OSError):  # a missed beat only makes status more cautious
-            self.path.write_text(f"{os.getpid()} {now()}\n", encoding="utf-8")
+            self.path.write_text(redact(f"{os.getpid()} {now()}\n"), encoding="utf-8")  # cheap: no fsync

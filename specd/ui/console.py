@@ -1,15 +1,38 @@
-"""One shared rich console per stream, created on first use."""
+"""One shared rich console per stream, created on first use; everything printed is redacted."""
 
 from __future__ import annotations
 
+import sys
 from functools import cache
+from typing import Any
 
 from rich.console import Console
+
+from specd.redact import redact
+
+
+class _Redacting:
+    """A text stream that redacts each write, then hands it to ``sys.<name>``.
+
+    The stream is looked up at write time, as rich does by default, so test
+    capture and redirected output keep working.
+    """
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def write(self, text: str) -> int:
+        stream = getattr(sys, self._name)
+        stream.write(redact(text))
+        return len(text)
+
+    def __getattr__(self, attr: str) -> Any:  # isatty, fileno, flush, encoding: the real stream's
+        return getattr(getattr(sys, self._name), attr)
 
 
 @cache
 def out() -> Console:
-    console = Console(highlight=False)
+    console = Console(file=_Redacting("stdout"), highlight=False)  # type: ignore[arg-type]
     if not console.is_terminal:  # piped output: do not cut names at rich's 80-column default
         console.width = 160
     return console
@@ -17,7 +40,7 @@ def out() -> Console:
 
 @cache
 def err() -> Console:
-    return Console(stderr=True, highlight=False)
+    return Console(file=_Redacting("stderr"), highlight=False)  # type: ignore[arg-type]
 
 
 class Spinner:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from specd.agents.anthropic import caching, context, pricing
+from specd.agents.anthropic import bwrap, caching, context, pricing
 from specd.agents.anthropic.calls import Caller, Sleep, TurnFailed, build_client, default_sleep
 from specd.agents.anthropic.conversation import HANDOFF_REQUEST, Conversation
 from specd.agents.anthropic.schemas import TOOLS
@@ -38,6 +38,7 @@ class AnthropicAgent:
         self.ctx = ctx
         self._client = client
         self._sleep = sleep or default_sleep
+        self._announced = False
 
     def client(self, settings: Mapping[str, Any]) -> Any:
         if self._client is None:
@@ -50,7 +51,12 @@ class AnthropicAgent:
 
     def run(self, request: AgentRequest) -> AgentResult:
         settings = {**self.settings, **request.settings}
-        return StepRun(self, request, settings).run()
+        step = StepRun(self, request, settings)
+        if not self._announced:  # once per run: which confinement the agent's commands get
+            self._announced = True
+            self.ctx.events.emit("notice", message=bwrap.describe(step.toolbox.mode,
+                                                                  network=step.toolbox.network))
+        return step.run()
 
 
 class StepRun:
@@ -66,7 +72,7 @@ class StepRun:
         self.store = ConversationStore(request)
         self.transcript = Transcript(request)
         self.toolbox = Toolbox(request, agent.ctx.human, settings.get("allow_commands") or [],
-                               float(settings.get("command_timeout", 600)))
+                               float(settings.get("command_timeout", 600)), settings)
         self.caller = Caller(agent.client(settings), settings, self.events, agent._sleep)
         self.system = context.system_prompt(request)
         self.usage = Usage()
@@ -151,8 +157,10 @@ class StepRun:
 
     def run_tool(self, block: dict[str, Any]) -> dict[str, Any]:
         name, args = str(block.get("name")), block.get("input") or {}
-        summary = ", ".join(f"{k}={str(v)[:60]!r}" for k, v in args.items() if k not in {"content", "new_string"})
-        self.events.emit("agent_tool", step=self.request.step, tool=name, summary=redact(summary))
+        # Redact before cutting: a secret cut in half no longer matches and would leak its first half.
+        summary = ", ".join(f"{k}={redact(str(v))[:60]!r}" for k, v in args.items()
+                            if k not in {"content", "new_string"})
+        self.events.emit("agent_tool", step=self.request.step, tool=name, summary=summary)
         output, is_error = self.toolbox.call(name, args if isinstance(args, dict) else {})
         self.transcript.write("tool", name=name, input=args, is_error=is_error, output=output[:4000])
         return {"type": "tool_result", "tool_use_id": block["id"], "content": output or "(no output)",

@@ -1,18 +1,95 @@
-"""Running the agent's shell commands: own process group, clean env, timeout, capped output."""
+"""The agent's shell commands: what may run, and running it.
+
+A command runs in its own process group with a clean environment, a timeout
+and capped output, under bubblewrap when the machine has it. Before that, in
+either mode, the line must pass the allowlist (or a human) and may not name a
+path outside the project, in any form the shell or the program would read it:
+``../x``, ``/etc``, ``~``, ``--output=../x``, ``-o../x``, a link that leads out.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
+import re
+import shlex
 import signal
 import subprocess
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from specd import children
-from specd.agents.anthropic.sandbox import command_env
+from specd.agents.anthropic import bwrap
 from specd.agents.proc import popen_child
+from specd.redact import scrubbed_env
 
 MAX_OUTPUT = 20_000  # characters the model gets back; more only costs tokens
+# A pattern such as "pytest*" must not approve "pytest; rm -rf ~": commands
+# that chain, redirect or substitute are never allowlisted, whatever they start
+# with. Substitution runs even inside double quotes, so it is checked on the raw line.
+_SUBSTITUTION = re.compile(r"`|\$\(|\n")
+# Where a path can hide inside one argument: after '=' or ':', in a list, in quoted code.
+_PIECES = re.compile(r"[=:,;'\"(){}\[\]\s]+")
+_HARMLESS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
+
+
+def command_allowed(command: str, patterns: Iterable[str]) -> bool:
+    line = command.strip()
+    if _SUBSTITUTION.search(line) or _chains(line):
+        return False
+    return any(fnmatch.fnmatchcase(line, pattern) for pattern in patterns)
+
+
+def _chains(line: str) -> bool:
+    """True if the line has a shell operator outside quotes (or cannot be parsed)."""
+    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
+    try:
+        return any(token and set(token) <= set("();<>|&") for token in lexer)
+    except ValueError:
+        return True
+
+
+def escape(command: str, root: Path) -> str | None:
+    """Why ``command`` would reach outside ``root``, or None when every path in it stays inside."""
+    if "$" in command:
+        return "it expands a variable ($...), which could name any path; write the value out"
+    try:
+        tokens = shlex.split(command)
+    except ValueError as err:
+        return f"it cannot be parsed ({err})"
+    for token in tokens:
+        for piece in filter(None, _PIECES.split(token)):
+            # "-o../x" is an option glued to its value: check the value too.
+            for candidate in {piece, re.sub(r"^-+[A-Za-z]", "", piece)}:
+                if candidate and (reason := _outside(candidate, root)):
+                    return reason
+    return None
+
+
+def _outside(piece: str, root: Path) -> str | None:
+    if piece in _HARMLESS:
+        return None
+    if piece.startswith("~"):
+        return f"{piece!r} is in a home folder, outside the project"
+    path = Path(piece)
+    if any(part.startswith(".") and set(part) & set("*?[") for part in path.parts):
+        return f"{piece!r} is a glob that can match '..'"
+    target = path if path.is_absolute() else root / path
+    if not (path.is_absolute() or ".." in path.parts or os.path.lexists(target)):
+        return None  # a plain word, not a path that exists
+    try:
+        resolved = target.resolve()
+    except (OSError, RuntimeError):
+        return f"{piece!r} cannot be resolved (a symlink loop or a bad name)"
+    if not resolved.is_relative_to(root):
+        return f"{piece!r} resolves outside the project root {root}"
+    return None
+
+
+def command_env(environ: Mapping[str, str] | None = None, allow: Iterable[str] = ()) -> dict[str, str]:
+    """The environment for agent commands: the user's, without credentials (``agent.env_allow`` kept)."""
+    return scrubbed_env(environ, allow)
 
 
 def truncate(text: str, limit: int = MAX_OUTPUT) -> str:
@@ -24,11 +101,13 @@ def truncate(text: str, limit: int = MAX_OUTPUT) -> str:
     return f"{text[:half]}\n[... {cut} characters truncated ...]\n{text[-half:]}"
 
 
-def run(command: str, cwd: Path, timeout: float) -> tuple[str, bool]:
+def run(command: str, cwd: Path, timeout: float, *, env: Mapping[str, str], mode: bwrap.Mode = "allowlist",
+        network: bool = False) -> tuple[str, bool]:
     """Run ``command``; return (report for the model, is_error)."""
+    args: str | list[str] = bwrap.argv(command, cwd, network=network) if mode == "bubblewrap" else command
     # popen_child: a new session puts the command and its children in one process group, so a
     # timeout kills the whole tree; and the command dies with specd, even on SIGKILL.
-    proc = popen_child(command, shell=True, cwd=cwd, env=command_env(), stdin=subprocess.DEVNULL,
+    proc = popen_child(args, shell=mode != "bubblewrap", cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         out, _ = proc.communicate(timeout=timeout)

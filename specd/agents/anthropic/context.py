@@ -14,6 +14,7 @@ from typing import Any
 
 from specd.agents.anthropic.sandbox import Refused, Sandbox
 from specd.agents.base import AgentRequest
+from specd.state import atomic
 
 DEFAULT_CONTEXT = ("FEATURE.md", "CONTEXT.md", "DECISIONS.md", "STATE.md", "ROADMAP.md", "RESEARCH.md")
 FILE_CAP = 16_000  # characters per preloaded file
@@ -76,12 +77,14 @@ def preload(request: AgentRequest) -> str:
     budget = TOTAL_CAP
     for name in dict.fromkeys(names):
         try:
-            path = sandbox.resolve(str(request.task_dir / name))
-        except Refused:
+            # write=True: specd's machinery is refused here too; it is not task context.
+            path = sandbox.resolve(str(request.task_dir / name), write=True)
+            if not path.is_file() or budget <= 0:
+                continue
+            text = sandbox.read_text(str(path))
+        except (Refused, OSError):
             continue
-        if not path.is_file() or budget <= 0:
-            continue
-        body = _cap(path.read_text(encoding="utf-8", errors="replace"), min(FILE_CAP, budget), name)
+        body = _cap(text, min(FILE_CAP, budget), name)
         budget -= len(body)
         parts.append(f'<file path="{sandbox.relative(path)}">\n{body}\n</file>')
     return "<task_context>\n" + "\n".join(parts) + "\n</task_context>"
@@ -114,7 +117,7 @@ def _project_summary(request: AgentRequest) -> str:
         )
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(body, encoding="utf-8")
+            atomic.write_text(path, body)
         except OSError:
             pass  # a read-only checkout still gets the summary in the prompt
     # One format for the call that bootstraps the file and every later one: any difference in these

@@ -1,18 +1,22 @@
-"""Where the agent may touch the file system, and what its commands may see.
+"""Where the agent's file tools may read and write.
 
 Every path is resolved (symlinks included) before it is checked, so a link
-inside the project that points out of it, or at specd's own state, is refused
-just like the plain path would be. The model sees the refusal as a tool error
-and can correct itself; nothing is raised at the loop.
+inside the project that points out of it, or at specd's own machinery, is
+refused just like the plain path would be. Reading specd's config and state is
+allowed (the agent may need to know the pipeline); writing it is not: a
+rewritten pipeline file or hook would run the agent's code on the next
+`specd continue`. Files with more than one hard link are refused both ways,
+since the other link may live outside the project. The model sees every
+refusal as a tool error and can correct itself; nothing is raised at the loop.
 """
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
-import re
-import shlex
-from collections.abc import Iterable, Mapping
+import stat
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -20,81 +24,106 @@ class Refused(Exception):
     """A tool call that the sandbox will not carry out; the message goes back to the model."""
 
 
-# Names under .specd/ that belong to the engine: the agent corrupting them would
-# corrupt the run it is part of.
-_STATE_PATTERNS = (".pipeline-state.*", "events.jsonl", "*.lock", "heartbeat*")
-_SECRET_ENV = re.compile(r"(^ANTHROPIC_API_KEY$|_API_KEY$|_TOKEN$|_SECRET$|PASSWORD|_CREDENTIALS$)", re.I)
-_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})  # noise, or refused anyway
-# A pattern such as "pytest*" must not approve "pytest; rm -rf ~": commands
-# that chain, redirect or substitute are never allowlisted, whatever they start
-# with. Substitution runs even inside double quotes, so it is checked on the raw line.
-_SUBSTITUTION = re.compile(r"`|\$\(|\n")
+_SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})  # noise, and .git is not for listing
+_CONFIG = ("pipeline.*", "config.json", "*.json", "*.yaml", "*.yml")  # .specd/<name>: specd's configuration
+_STATE = ("events.jsonl", "config.json", "*.lock", "*.lock.*", "*heartbeat*")
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # NONBLOCK: a FIFO must not hang us
+_WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def machinery(parts: tuple[str, ...]) -> str | None:
+    """Why the agent may not write the project-relative path ``parts``, or None when it may."""
+    if ".git" in parts:
+        return ".git/ is git's own; use run_command with git if the workflow allows it"
+    if not parts or parts[0] != ".specd":
+        return None
+    rest = parts[1:]
+    if not rest:
+        return ".specd/ is specd's own folder"
+    if len(rest) == 1 and any(fnmatch.fnmatch(rest[0], p) for p in _CONFIG):
+        return "this is specd's configuration; the agent may read it, a human edits it"
+    if rest[0] in ("hooks", "workflows"):
+        return "hooks and workflows are specd's instructions; the agent may read them, a human edits them"
+    if "transcripts" in rest or any(part.startswith(".") for part in rest):
+        return "this is specd's own run state; it is managed by specd, not the agent"
+    if any(fnmatch.fnmatch(rest[-1], p) for p in _STATE):
+        return "this is specd's own run state; it is managed by specd, not the agent"
+    return None
+
+
+def is_state(parts: tuple[str, ...]) -> bool:
+    """Run state and transcripts: noise in a listing or search."""
+    rest = parts[1:] if parts and parts[0] == ".specd" else None
+    return rest is not None and (
+        not rest or "transcripts" in rest or any(p.startswith(".") for p in rest)
+        or any(fnmatch.fnmatch(rest[-1], p) for p in _STATE if p != "config.json")
+    )
 
 
 class Sandbox:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
 
-    def resolve(self, path: str) -> Path:
+    def resolve(self, path: str, *, write: bool = False) -> Path:
         """The absolute, symlink-free path for ``path``, or ``Refused``."""
         if not isinstance(path, str) or not path.strip():
             raise Refused("a non-empty path is required")
         raw = Path(path)
         candidate = raw if raw.is_absolute() else self.root / raw
-        resolved = candidate.resolve()
+        try:
+            resolved = candidate.resolve()
+        except RuntimeError:  # Python 3.11 reports a symlink loop this way
+            raise Refused(f"{path}: a symlink loop; it points back at itself") from None
+        except OSError as err:
+            raise Refused(f"{path}: cannot be resolved ({os.strerror(err.errno or errno.EINVAL)})") from None
         if not resolved.is_relative_to(self.root):
             raise Refused(f"{path}: outside the project root {self.root}; only paths inside it are allowed")
-        self.check_protected(resolved, shown=path)
+        if write and (reason := machinery(resolved.relative_to(self.root).parts)):
+            raise Refused(f"{path}: writing refused: {reason}")
         return resolved
 
-    def check_protected(self, resolved: Path, *, shown: str) -> None:
-        parts = resolved.relative_to(self.root).parts
-        if ".git" in parts:
-            raise Refused(f"{shown}: .git/ is off limits; use run_command with git if the workflow allows it")
-        if not parts or parts[0] != ".specd":
-            return
-        if "transcripts" in parts or any(fnmatch.fnmatch(parts[-1], p) for p in _STATE_PATTERNS):
-            raise Refused(f"{shown}: this is specd's own run state; it is managed by specd, not the agent")
+    def read_text(self, path: str) -> str:
+        resolved = self.resolve(path)
+        fd = os.open(resolved, _READ_FLAGS)
+        with os.fdopen(fd, "rb") as handle:
+            self._check_file(handle.fileno(), path)
+            return handle.read().decode("utf-8", errors="replace")
 
-    def allowed(self, resolved: Path) -> bool:
-        try:
-            self.check_protected(resolved, shown=str(resolved))
-        except Refused:
-            return False
-        return True
+    def write_text(self, path: str, text: str) -> Path:
+        resolved = self.resolve(path, write=True)
+        resolved.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(resolved, _WRITE_FLAGS, 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            # Checked on the open file, so a link swapped in after resolve() is still caught.
+            self._check_file(handle.fileno(), path)
+            handle.truncate(0)
+            handle.write(text.encode("utf-8"))
+        return resolved
+
+    def _check_file(self, fd: int, shown: str) -> None:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise Refused(f"{shown}: not a regular file")
+        if info.st_nlink > 1:
+            raise Refused(f"{shown}: has {info.st_nlink} hard links, and another may be outside the project; "
+                          "hard-linked files are refused")
 
     def relative(self, resolved: Path) -> str:
         return resolved.relative_to(self.root).as_posix() or "."
 
     def walk(self, base: Path, pattern: str) -> Iterable[Path]:
-        """Files under ``base`` matching a glob, sorted, never leaving the sandbox."""
+        """Readable files under ``base`` matching a glob, sorted, never leaving the sandbox."""
         if ".." in Path(pattern).parts or Path(pattern).is_absolute():
             raise Refused(f"{pattern}: glob patterns must be relative and may not contain '..'")
         for found in sorted(base.glob(pattern)):
-            if _SKIP_DIRS.intersection(found.relative_to(self.root).parts):
+            parts = found.relative_to(self.root).parts
+            if _SKIP_DIRS.intersection(parts) or is_state(parts):
                 continue
-            resolved = found.resolve()
-            if resolved.is_relative_to(self.root) and self.allowed(resolved) and found.is_file():
+            try:
+                resolved = found.resolve()
+                info = found.stat()
+            except (OSError, RuntimeError):
+                continue  # a loop or a dangling link: nothing to read
+            inside = resolved.is_relative_to(self.root) and not is_state(resolved.relative_to(self.root).parts)
+            if inside and stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
                 yield found
-
-
-def command_allowed(command: str, patterns: Iterable[str]) -> bool:
-    line = command.strip()
-    if _SUBSTITUTION.search(line) or _chains(line):
-        return False
-    return any(fnmatch.fnmatchcase(line, pattern) for pattern in patterns)
-
-
-def _chains(line: str) -> bool:
-    """True if the line has a shell operator outside quotes (or cannot be parsed)."""
-    lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
-    try:
-        return any(token and set(token) <= set("();<>|&") for token in lexer)
-    except ValueError:
-        return True
-
-
-def command_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for agent commands: the user's, without credentials."""
-    source = os.environ if environ is None else environ
-    return {name: value for name, value in source.items() if not _SECRET_ENV.search(name)}

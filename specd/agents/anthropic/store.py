@@ -69,5 +69,4 @@ class Transcript:
     def write(self, kind: str, **data: Any) -> None:
         record = {"ts": datetime.now(UTC).isoformat(timespec="milliseconds"), "type": kind, **data}
         line = json.dumps(redact_obj(record), ensure_ascii=False, default=str)
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(line + "\n")
+        atomic.append_text(self.path, line + "\n")

@@ -8,14 +8,15 @@ exceptions: the model reads them and tries something else.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specd.agents.anthropic import commands
-from specd.agents.anthropic.sandbox import Refused, Sandbox, command_allowed
+from specd.agents.anthropic import bwrap, commands
+from specd.agents.anthropic.sandbox import Refused, Sandbox
 from specd.agents.base import AgentRequest
+from specd.errors import ConfigError
 from specd.human import Human
 
 NO_HUMAN = "No human is available: decide, and record the assumption in DECISIONS.md."
@@ -30,12 +31,30 @@ class Completion:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+def command_mode(settings: Mapping[str, Any]) -> bwrap.Mode:
+    """The run_command confinement the settings ask for, checked against what the machine offers."""
+    wanted = str(settings.get("sandbox") or "auto")
+    if wanted == "allowlist":
+        return "allowlist"
+    found = bwrap.sandbox_mode()
+    if wanted == "bubblewrap" and found != "bubblewrap":
+        raise ConfigError("agent.sandbox is 'bubblewrap' but bwrap is missing or cannot run on this machine",
+                          fix="install the bubblewrap package (apt install bubblewrap), or set agent.sandbox "
+                              "to 'auto' to fall back to the allowlist")
+    return found
+
+
 class Toolbox:
-    def __init__(self, request: AgentRequest, human: Human, allow: Sequence[str], timeout: float) -> None:
+    def __init__(self, request: AgentRequest, human: Human, allow: Sequence[str], timeout: float,
+                 settings: Mapping[str, Any] | None = None) -> None:
         self.request = request
         self.human = human
         self.allow = list(allow)
         self.timeout = timeout
+        settings = settings or {}
+        self.mode = command_mode(settings)
+        self.network = bool(settings.get("sandbox_network", False))
+        self.env_allow = [str(name) for name in settings.get("env_allow") or []]
         self.sandbox = Sandbox(request.project_root)
         self.outcomes = tuple(dict.fromkeys((*request.outcomes, "done")))
         self.completion: Completion | None = None
@@ -61,8 +80,7 @@ class Toolbox:
             return f"{name} failed: {type(err).__name__}: {err}", True
 
     def _read(self, args: dict[str, Any]) -> str:
-        path = self.sandbox.resolve(args["path"])
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = self.sandbox.read_text(args["path"]).splitlines()
         start = max(int(args.get("offset") or 1), 1)
         limit = int(args.get("limit") or len(lines))
         chunk = "\n".join(lines[start - 1 : start - 1 + limit])
@@ -72,19 +90,17 @@ class Toolbox:
         return chunk
 
     def _write(self, args: dict[str, Any]) -> str:
-        path = self.sandbox.resolve(args["path"])
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(str(args["content"]), encoding="utf-8")
+        path = self.sandbox.write_text(args["path"], str(args["content"]))
         return f"wrote {self.sandbox.relative(path)} ({len(str(args['content']))} characters)"
 
     def _edit(self, args: dict[str, Any]) -> str:
-        path = self.sandbox.resolve(args["path"])
+        self.sandbox.resolve(args["path"], write=True)  # refuse before reading, with the writing reason
         old, new = str(args["old_string"]), str(args["new_string"])
-        body = path.read_text(encoding="utf-8")
+        body = self.sandbox.read_text(args["path"])
         count = body.count(old) if old else 0
         if count != 1:
             raise ValueError(f"old_string occurs {count} times in {args['path']}; it must occur exactly once")
-        path.write_text(body.replace(old, new, 1), encoding="utf-8")
+        path = self.sandbox.write_text(args["path"], body.replace(old, new, 1))
         return f"edited {self.sandbox.relative(path)}"
 
     def _base(self, args: dict[str, Any]) -> Path:
@@ -113,7 +129,9 @@ class Toolbox:
 
     def _command(self, args: dict[str, Any]) -> str:
         command = str(args["command"])
-        if not command_allowed(command, self.allow):
+        if reason := commands.escape(command, self.sandbox.root):
+            raise Refused(f"{command!r}: {reason}; commands may only name paths inside the project")
+        if not commands.command_allowed(command, self.allow):
             if not self.someone_there:
                 raise Refused(
                     f"{command!r} is not on the allowlist (agent.allow_commands: {self.allow or 'empty'}) and "
@@ -121,7 +139,9 @@ class Toolbox:
                 )
             if not self.human.approve_command(command):
                 raise Refused(f"the human declined {command!r}")
-        report, failed = commands.run(command, self.sandbox.root, self.timeout)
+        env = commands.command_env(allow=self.env_allow)
+        report, failed = commands.run(command, self.sandbox.root, self.timeout, env=env, mode=self.mode,
+                                      network=self.network)
         # A failing command is information, not a tool fault: the model should read it.
         return report if not failed else f"[command failed]\n{report}"
 
