@@ -10,38 +10,21 @@ allowed command then does (a test suite runs arbitrary code).
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-from functools import cache
 from pathlib import Path
 from typing import Literal
 
 from specd.agents.anthropic.sandbox import machinery
+from specd.sandbox_probe import ISOLATION as _ISOLATION
+from specd.sandbox_probe import SYSTEM as _SYSTEM
+from specd.sandbox_probe import bwrap_binary, bwrap_usable
 
 Mode = Literal["bubblewrap", "allowlist"]
-_ISOLATION = ("--unshare-pid", "--die-with-parent", "--new-session")
-_SYSTEM = ("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp")
-
-
-def binary() -> str | None:
-    return os.environ.get("SPECD_BWRAP") or shutil.which("bwrap")
-
-
-@cache
-def _works(path: str) -> bool:
-    # Installed is not enough: containers often forbid the user namespaces bwrap needs.
-    try:
-        probe = subprocess.run([path, *_SYSTEM, "--unshare-net", *_ISOLATION, "true"],
-                               capture_output=True, timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return probe.returncode == 0
+binary = bwrap_binary
 
 
 def sandbox_mode() -> Mode:
     """Which confinement the anthropic agent's run_command gets on this machine."""
-    found = binary()
-    return "bubblewrap" if found and _works(found) else "allowlist"
+    return "bubblewrap" if bwrap_usable()[0] else "allowlist"
 
 
 def describe(mode: Mode, *, network: bool) -> str:
