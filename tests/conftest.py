@@ -8,13 +8,19 @@ fails the test, which is how in-process tests catch a would-be traceback.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+
+# The brain tests' harness (a project plus a logging command agent) is shared by several suites.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "brain"))
+
+from brain_harness import Harness  # noqa: E402
 
 
 @dataclass
@@ -86,3 +92,13 @@ def make_project(tmp_path: Path) -> Callable[[str], ProjectDir]:
 def project(make_project: Callable[[str], ProjectDir]) -> ProjectDir:
     """An empty project: ``tmp_path/proj`` holding an empty ``.specd/``."""
     return make_project("proj")
+
+
+@pytest.fixture
+def h(tmp_path: Path) -> Iterator[Harness]:
+    """A project in tmp_path driven through the real CLI by a command agent that logs each call."""
+    harness = Harness(tmp_path)
+    try:
+        yield harness
+    finally:
+        harness.cleanup()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from specd.git.tree import Snapshot
 from specd.state import atomic
+from specd.state.lock import pid_alive
 
 PENDING = "<pending>"  # never a digest: every state of the path differs from it
 State = dict[str, str]  # path → digest at the step's start, for the paths dirty then
@@ -41,7 +42,7 @@ class Windows:
         for path in self.folder.glob("*.json") if self.folder.is_dir() else ():
             if path == self.mine:
                 continue
-            if not path.stem.isdigit() or not _alive(int(path.stem)):
+            if not path.stem.isdigit() or not pid_alive(int(path.stem)):
                 path.unlink(missing_ok=True)
                 continue
             with contextlib.suppress(OSError, ValueError, AttributeError):
@@ -52,13 +53,3 @@ class Windows:
 def contested(path: str, now: str | None, others: list[State]) -> bool:
     """Whether some other open step began with ``path`` in another state (so it may have changed it)."""
     return any(state.get(path) != now for state in others)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process: alive
-    return True

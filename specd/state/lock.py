@@ -103,12 +103,13 @@ class TaskLock:
         if owner is None:
             return False  # the holder writes its owner file right after taking the lock
         pid = owner.get("pid")
-        if owner.get("host") == socket.gethostname() and isinstance(pid, int) and not _alive(pid):
+        if owner.get("host") == socket.gethostname() and isinstance(pid, int) and not pid_alive(pid):
             return False  # SIGKILLed: the kernel freed the lock, the owner file stayed behind
         return _flocked(self.path)  # alive (or elsewhere): the lock itself says, in case the pid was reused
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """True if a process with ``pid`` exists (whoever owns it)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
