@@ -21,6 +21,7 @@ def good_state() -> dict[str, Any]:
     state.current = Current("a", "main", None, 1, attempt=1)
     data = state.to_dict()
     data["version"] = 1  # rows inside the JSON, the way version 1 kept them
+    data["cursor"] = [{"pipeline": "main", "index": 0, "phase": None, "visits": {}}]  # v1: positions were indexes
     data["history"] = [{"step": "a", "pipeline": "main", "phase": None, "kind": "step", "outcome": "done"}]
     return data
 
@@ -47,6 +48,10 @@ CASES = {
     "cursor index is a string": (_set(("cursor", 0, "index"), "2"), "cursor[0].index"),
     "cursor index is negative": (_set(("cursor", 0, "index"), -1), "cursor[0].index"),
     "cursor index is a bool": (_set(("cursor", 0, "index"), True), "cursor[0].index"),
+    "cursor step is a number": (_set(("cursor", 0), {"pipeline": "main", "step": 3}), "cursor[0].step"),
+    "cursor frame has neither step nor index": (_set(("cursor", 0), {"pipeline": "main"}), "cursor[0].step"),
+    "cursor done is not a list": (_set(("cursor", 0), {"pipeline": "main", "step": "a", "done": "a"}),
+                                  "cursor[0].done"),
     "no cursor": (_drop("cursor"), "cursor"),
     "cursor is an object": (_set(("cursor",), {"pipeline": "main"}), "cursor"),
     "frame is a list": (_set(("cursor", 0), ["main", 0]), "cursor[0]"),
