@@ -14,6 +14,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from specd import phases
 from specd.agents.base import AgentFailed, AgentRequest, AgentResult
 
 _VERDICT = re.compile(r"^\s*[*_]*verdict[*_]*\s*:\s*[*_`]*\s*([A-Za-z][\w-]*)", re.IGNORECASE | re.MULTILINE)
@@ -36,7 +37,7 @@ def candidates(request: AgentRequest, name: str) -> list[Path]:
     """Where the verdict file may be: the phase folder first (reviews are per phase), then the task folder."""
     found: list[Path] = []
     if request.phase:
-        found += [request.task_dir / "phases" / f"phase-{request.phase}" / name,
+        found += [phases.phase_dir(request.task_dir, request.phase) / name,
                   request.task_dir / "phases" / request.phase / name]
     found.append(request.task_dir / name)
     return found

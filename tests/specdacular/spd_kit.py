@@ -39,7 +39,8 @@ if kind == "step":
     target = produces.get(step)
     if target is not None:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(f"written by {step} {phase} (call {count})\n")
+        verdict = "Verdict: approve\n" if step == "review" else ""  # a review decides, as the workflow asks
+        target.write_text(f"written by {step} {phase} (call {count})\n{verdict}")
 '''
 
 ROADMAP_HEAD = "# Roadmap: {name}\n\n## Overview\n\n| Metric | Value |\n|--------|-------|\n| Status | Planned |\n\n"

@@ -51,7 +51,7 @@ def test_a_roadmap_without_phases_points_at_the_phase_loop(tmp_path: Path, defau
     folder = task(tmp_path, "# Roadmap\n\nNothing yet.\n")
     position = derive(folder, {"stage": "planning"}, default)
     assert where(position) == ("phases", "main", None, False)
-    assert seed_cursor(default, position) == [Frame("main", 3)]
+    assert seed_cursor(default, position) == [Frame("main", step="phases", done=["discuss", "research", "plan"])]
 
 
 @pytest.mark.parametrize(("current", "status", "expected"), [
@@ -85,7 +85,8 @@ def test_done_phases_are_those_before_the_position_and_those_marked(tmp_path: Pa
                                           ("4", "D", True)]), **{"02_1": []})
     position = derive(folder, execution(3, "executing", total=4), default)
     assert position.done == ("01", "02", "02.1", "04")
-    assert seed_cursor(default, position) == [Frame("main", 3), Frame("phase-execution", 1, "03")]
+    assert seed_cursor(default, position) == [Frame("main", step="phases", done=["discuss", "research", "plan"]),
+                                                Frame("phase-execution", "execute", "03", done=["plan"])]
 
 
 def test_a_step_missing_from_a_custom_pipeline_starts_at_its_top(tmp_path: Path) -> None:
@@ -95,9 +96,9 @@ def test_a_step_missing_from_a_custom_pipeline_starts_at_its_top(tmp_path: Path)
                  {"name": "loop", "pipeline": "per", "foreach": "phases"}],
         "per": [{"name": "build", "workflow": "execute.md"}]}}), encoding="utf-8")
     config = load_pipeline(Project(tmp_path))
-    assert seed_cursor(config, Derived("research", "main", None, False, (), "")) == [Frame("main", 0)]
-    assert seed_cursor(config, Derived("review", "per", "02", False, (), "")) == [Frame("main", 1),
-                                                                                    Frame("per", 0, "02")]
+    assert seed_cursor(config, Derived("research", "main", None, False, (), "")) == [Frame("main", "build")]
+    assert seed_cursor(config, Derived("review", "per", "02", False, (), "")) == [
+        Frame("main", "loop", done=["build"]), Frame("per", "build", "02")]
 
 
 def test_gray_areas_counts_only_unchecked_items_in_that_section(tmp_path: Path) -> None:
