@@ -106,7 +106,7 @@ def die_with_parent() -> Callable[[], None] | None:
 
 def stop_leftovers(owner: Mapping[str, object]) -> list[int]:
     """Stop what a dead run left behind; returns the pids that were still running."""
-    token = owner.get("token")
+    token = owner.get("mark")
     if not isinstance(token, str) or not token or not PROC.is_dir():
         return []  # without a token (or /proc) nothing proves a process is ours: leave it alone
     groups = {g for g in owner.get("children") or [] if isinstance(g, int) and g > 1}  # type: ignore[attr-defined]

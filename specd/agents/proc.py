@@ -17,7 +17,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from specd import children
 from specd.redact import redact
@@ -61,10 +61,14 @@ def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | N
               timeout: float | None) -> ProcOutcome:
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as sink:
-        proc = popen_child(command, shell=True, cwd=cwd, env=env, stdout=sink, stderr=subprocess.STDOUT,
+        # Output goes through specd, line by line, so a secret never reaches the disk even if specd is
+        # killed before the command ends (the whole-file pass below then catches multi-line shapes).
+        proc = popen_child(command, shell=True, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL)
         feeder = threading.Thread(target=_feed, args=(proc, stdin), daemon=True)
+        pump = threading.Thread(target=_pump, args=(proc, sink), daemon=True)
         feeder.start()
+        pump.start()
         try:
             proc.wait(timeout=timeout)
             timed_out = False
@@ -76,6 +80,7 @@ def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | N
             raise
         finally:
             feeder.join(timeout=1)
+            pump.join(timeout=5)  # a background grandchild may keep the pipe open; its output is not ours
             children.ended(proc.pid)
     _redact_file(log)
     return ProcOutcome(proc.returncode if proc.returncode is not None else -1, timed_out, log)
@@ -115,6 +120,15 @@ def stop_group(proc: subprocess.Popen[bytes]) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def _pump(proc: subprocess.Popen[bytes], sink: BinaryIO) -> None:
+    if proc.stdout is None:
+        return
+    with contextlib.suppress(OSError, ValueError):  # ValueError: the log was closed after a stuck grandchild
+        for raw in proc.stdout:
+            sink.write(redact(raw.decode("utf-8", errors="replace")).encode("utf-8"))
+            sink.flush()  # the transcript's mtime is the agent's activity (`specd status` reads it)
 
 
 def _redact_file(path: Path) -> None:

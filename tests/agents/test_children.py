@@ -65,7 +65,7 @@ def test_a_running_child_is_marked_and_recorded_in_the_owner_file(tmp_path: Path
         "import json, os, sys\n"
         "owner = json.load(open(sys.argv[1]))\n"
         "print(json.dumps({'recorded': os.getpgid(0) in owner['children'],\n"
-        "                  'marked': os.environ.get('SPECD_OWNER') == owner['token']}))\n", encoding="utf-8")
+        "                  'marked': os.environ.get('SPECD_OWNER') == owner['mark']}))\n", encoding="utf-8")
     log = tmp_path / "probe.log"
     with TaskLock(task_dir, "t") as lock, children.tracked_by(lock):
         outcome = run_group(f"{sys.executable} {probe} {lock.owner_path}", cwd=tmp_path, env=dict(os.environ),

@@ -109,7 +109,7 @@ def test_resume_stops_only_processes_marked_as_the_dead_runs(h: Harness, tmp_pat
     unrelated = subprocess.Popen(sleeper, start_new_session=True)  # recorded group, no token: someone else's
     stray = subprocess.Popen(sleeper, start_new_session=True, env={**os.environ, "SPECD_OWNER": "dead-run"})
     try:
-        owner = {"pid": 999999, "host": socket.gethostname(), "since": "x", "token": "dead-run",
+        owner = {"pid": 999999, "host": socket.gethostname(), "since": "x", "mark": "dead-run",
                  "children": [unrelated.pid]}
         (h.task_dir("t") / ".run.lock.owner").write_text(json.dumps(owner), encoding="utf-8")
         result = h.cont("t")
@@ -140,3 +140,28 @@ def test_scratch_files_of_a_killed_run_are_swept_on_the_next_run(h: Harness) -> 
     assert [p for p in scratch if p.exists()] == []
     assert keep.read_text(encoding="utf-8") == "mine"
     assert "removed 3 scratch file" in result.stdout + result.stderr
+
+
+def test_a_secret_printed_before_a_kill_never_reaches_the_transcript(h: Harness, tmp_path: Path) -> None:
+    """Output is redacted as it streams, so `kill -9` mid-step leaves no secret in the step's log."""
+    marker = tmp_path / "printed"
+    talker = tmp_path / "talker.py"
+    talker.write_text("import os, sys, time\nsys.stdin.read()\n"
+                      "print('the key is', os.environ['DEPLOY_API_TOKEN'], flush=True)\n"
+                      f"open({str(marker)!r}, 'w').close()\ntime.sleep(60)\n", encoding="utf-8")
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}]})
+    h.new("t")
+    h.env["DEPLOY_API_TOKEN"] = "tok-4f7c9e2a8b1d6035"
+    argv = h.argv("continue", "t", "--auto", "--agent", f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(talker))}")
+    run = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           env=h.env, cwd=h.root, start_new_session=True)
+    h.children.append(run)
+    assert wait_until(lambda: marker.exists() or run.poll() is not None, 60), "the agent never printed"
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait(timeout=30)
+    logs = list((h.task_dir("t") / "transcripts").rglob("*.log"))
+    assert logs, "the step's output log is missing"
+    text = "".join(p.read_text(encoding="utf-8", errors="replace") for p in logs)
+    assert "the key is [REDACTED]" in text
+    assert "tok-4f7c9e2a8b1d6035" not in text
