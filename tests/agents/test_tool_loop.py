@@ -126,3 +126,12 @@ def test_inline_hook_continues_the_step_conversation_and_subagent_starts_fresh(
     fresh = server.bodies[-1]["messages"]
     assert len(fresh) == 1
     assert "# Post-review hook" in json.dumps(fresh)
+
+
+def test_a_step_past_its_timeout_stops_between_turns(project: Any, server: Any, make_agent: Any) -> None:
+    # The command sleeps longer than the whole step may take, so the next turn is never asked for.
+    server.push(fake.message(fake.tool("run_command", command="python -c \"import time; time.sleep(1)\"")),
+                fake.complete())
+    with pytest.raises(AgentFailed, match=r"timed out after 0.5 s"):
+        make_agent(allow_commands=["python -c*"]).run(project.request(timeout=0.5))
+    assert len(server.bodies) == 1

@@ -8,6 +8,7 @@ out of any failure, so a re-run continues instead of starting over.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -78,6 +79,8 @@ class StepRun:
         self.usage = Usage()
         self.conv = Conversation(request)
         self._logged = 0
+        # The step's timeout is checked between turns: a call in flight has its own request timeout.
+        self.deadline = time.monotonic() + request.timeout if request.timeout else None
 
     def run(self) -> AgentResult:
         try:
@@ -98,6 +101,10 @@ class StepRun:
     def loop(self) -> AgentResult:
         nudged = False
         for _ in range(self.max_turns):
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                self.save()
+                raise AgentFailed(f"timed out after {self.request.timeout:g} s; the conversation is saved and "
+                                  "re-running the step resumes it", self.usage, self.transcript.path)
             if self.near_window():
                 self.hand_off()
             turn = self.call()
