@@ -22,14 +22,17 @@ from specd.task import existing_task, list_tasks, read_config
 from specd.waiting import hint
 
 STALL_SECONDS = 120.0
+FINAL = ("COMPLETE", "CANCELLED", "FAILED")  # nothing runs next: no plan to work out
 HISTORY_KEYS = ("step", "pipeline", "phase", "kind", "hook", "outcome", "summary", "usage", "finished_at",
                 "artifacts", "transcript", "superseded")
 
 
-def task_status(project: Project, task: str, config: PipelineConfig | None = None) -> dict[str, Any]:
+def task_status(project: Project, task: str, config: PipelineConfig | None = None, *,
+                listing: bool = False) -> dict[str, Any]:
+    """Where ``task`` stands. A ``listing`` row (`specd status` over every task) reads no history rows."""
     task_dir = existing_task(project, task)
     store = StateStore(task_dir, task)
-    state = store.load()
+    state = store.load(with_history=not listing)
     config = config or load_pipeline(project)
     task_config = read_config(task_dir)
     view: dict[str, Any] = {"task": task, "status": "NOT_STARTED", "stage": task_config.get("stage"),
@@ -40,35 +43,41 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
         _describe_derived(view, position, config)
         probe = RunState(task=task, cursor=seed_cursor(config, position), phases_completed=list(position.done))
     else:
-        probe = copy.deepcopy(state)
-    try:
-        view["plan_notices"] = replan.replan(probe, config)  # as `continue` would see the edited file
-        pos = cursor.peek(probe, config, lambda after: phases.next_phase(task_dir, after))
-    except (KeyError, IndexError, ValueError, SpecdError, cursor.NoPhases):
-        pos = None  # no phases yet, or the pipeline changed under the run; `continue` explains
+        probe = state
+    final = view["status"] == "COMPLETE" or (state is not None and state.status in FINAL)
+    pos = None if final else _peek(probe if state is None else copy.deepcopy(state), config, task_dir, view)
     nxt: dict[str, Any] | None = None
     if pos is not None:
         nxt = {"step": pos.step.name, "pipeline": pos.frame.pipeline, "phase": pos.frame.phase}
     if state is not None and state.current is not None:
         cur = state.current
         nxt = {"step": cur.step, "pipeline": cur.pipeline, "phase": cur.phase, "resume_after": cur.completed}
-    final = view["status"] == "COMPLETE" or (state is not None and state.status in ("COMPLETE", "CANCELLED",
-                                                                                     "FAILED"))
     view["next"] = None if final else nxt
-    view["plan"] = [] if final or pos is None else remaining(probe, config)
+    moved = view.pop("_probe", None)
+    view["plan"] = [] if final or pos is None or moved is None else remaining(moved, config)
     if state is None:
         view.update(history=[], usage={}, phases=[p.id for p in known], hint=f"specd continue {task}")
         return view
     view.update(
         status=state.status, reason=state.reason, waiting=state.waiting, run_id=state.run_id, mode=state.mode,
         agent=state.agent, started_at=state.started_at, updated_at=state.updated_at, usage=state.usage,
-        history=[{k: h.get(k) for k in HISTORY_KEYS} for h in state.history],
+        **({} if listing else {"history": [{k: h.get(k) for k in HISTORY_KEYS} for h in state.history]}),
         checkpoints=state.checkpoints[-10:], failures=state.failures[-5:], phases=[p.id for p in known],
         phases_completed=state.phases_completed,
     )
     view["running"] = _running(store, task_dir, task, state, view)
     view["hint"] = "" if view["running"] else hint(task, state)
     return view
+
+
+def _peek(probe: RunState, config: PipelineConfig, task_dir: Path, view: dict[str, Any]) -> cursor.Position | None:
+    """Where `continue` would go, re-planned as it would see the (maybe edited) file; ``probe`` is ours to move."""
+    view["_probe"] = probe
+    try:
+        view["plan_notices"] = replan.replan(probe, config)
+        return cursor.peek(probe, config, lambda after: phases.next_phase(task_dir, after))
+    except (KeyError, IndexError, ValueError, SpecdError, cursor.NoPhases):
+        return None  # no phases yet, or the pipeline changed under the run; `continue` explains
 
 
 def remaining(state: RunState, config: PipelineConfig) -> list[dict[str, Any]]:
@@ -151,7 +160,7 @@ def all_status(project: Project) -> list[dict[str, Any]]:
     rows = []
     for task in list_tasks(project):
         try:
-            rows.append(task_status(project, task, config))
+            rows.append(task_status(project, task, config, listing=True))
         except SpecdError as exc:
             rows.append({"task": task, "status": "ERROR", "reason": str(exc), "next": None})
     return rows

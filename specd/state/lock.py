@@ -43,9 +43,10 @@ class TaskLock:
         self.swept: list[Path] = []  # scratch files that run left behind
         self._children: list[int] = []
         self._since = now()
-        self._lock = FileLock(str(self.path), timeout=0)
+        self._lock: FileLock | None = None  # made on entry: `status` builds one per task only to probe it
 
     def __enter__(self) -> TaskLock:
+        self._lock = FileLock(str(self.path), timeout=0)
         try:
             self._lock.acquire()
         except Timeout:
@@ -60,6 +61,7 @@ class TaskLock:
             self.swept = sweep_scratch(self.path.parent)
             self._write_owner()
         except BaseException:
+            assert self._lock is not None
             self._lock.release()
             raise
         return self
@@ -70,6 +72,7 @@ class TaskLock:
             with contextlib.suppress(OSError):  # a read-only or full disk must not keep the lock held
                 self.owner_path.unlink(missing_ok=True)
         finally:
+            assert self._lock is not None
             self._lock.release()
 
     def child_started(self, pgid: int) -> None:
