@@ -56,7 +56,8 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     moved = view.pop("_probe", None)
     view["plan"] = [] if final or pos is None or moved is None else remaining(moved, config)
     if state is None:
-        view.update(history=[], usage={}, phases=[p.id for p in known], hint=f"specd continue {task}")
+        view.update(usage={}, phases=[p.id for p in known], hint=f"specd continue {task}",
+                    **({} if listing else {"history": []}))
         return view
     view.update(
         status=state.status, reason=state.reason, waiting=state.waiting, run_id=state.run_id, mode=state.mode,
