@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from specd.commands.common import complete_tasks, emit_json, project_from, warn
@@ -27,6 +29,12 @@ def status(ctx: click.Context, task: str | None, as_json: bool) -> int:
     data = task_status(project, task) if task else all_status(project)
     if as_json:
         emit_json(data)
+        return 0
+    if isinstance(data, list) and data and not sys.stdout.isatty():
+        from specd.redact import redact
+        from specd.ui.plain import table
+
+        click.echo(redact(table(data)))  # piped: plain columns scripts can read, and no rich to import
         return 0
     from specd.ui.status import render_task, render_tasks
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.errors import ConfigError
+from specd.pipeline import cache
 from specd.pipeline.checks import check_semantics
 from specd.pipeline.compat import specdacular_phase_loop
 from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, HookSpec, PipelineConfig, Step, frozen_map, hook_specs
@@ -34,28 +35,44 @@ def find_pipeline_file(project: Project) -> tuple[Path, bool]:
     return builtin("pipelines", "default.json"), True
 
 
-def load_pipeline(project: Project) -> PipelineConfig:
+def load_pipeline(project: Project, *, read_only: bool = False) -> PipelineConfig:
+    """``read_only`` (status): use a remembered schema pass, but never write one."""
     path, is_builtin = find_pipeline_file(project)
-    return load_pipeline_file(path, project, builtin=is_builtin)
+    return load_pipeline_file(path, project, builtin=is_builtin, read_only=read_only)
 
 
-def load_pipeline_file(path: Path, project: Project, *, builtin: bool = False) -> PipelineConfig:
+def load_pipeline_file(path: Path, project: Project, *, builtin: bool = False,
+                       read_only: bool = False) -> PipelineConfig:
     try:
-        return _load(path, project, builtin)
+        return _load(path, project, builtin, read_only)
     except RecursionError:  # YAML aliases can nest deeper than the text shows; parse.py checks the text
         raise ConfigError(f"{path}: nested too deeply (YAML anchors and aliases that refer to each other?)",
                           fix="write the nested parts out instead of referring to them with aliases") from None
 
 
-def _load(path: Path, project: Project, builtin: bool) -> PipelineConfig:
+def _load(path: Path, project: Project, builtin: bool, read_only: bool) -> PipelineConfig:
     data = read_data(path)
     warnings = check_version(path, data)
-    warnings += check_schema(path, data)
+    warnings += _schema_pass(path, data, project, read_only)
     warnings += check_semantics(path, data)
     warnings += specdacular_phase_loop(path, data)
     config = _build(path, data, builtin, tuple(warnings))
     _check_workflows(config, project)
     return config
+
+
+def _schema_pass(path: Path, data: dict[str, Any], project: Project, read_only: bool) -> list[str]:
+    try:
+        entry = cache.key(path, path.read_bytes())
+    except OSError:
+        return check_schema(path, data)
+    remembered = cache.lookup(project, entry)
+    if remembered is not None:
+        return remembered
+    warnings = check_schema(path, data)  # raises on a real error: only a file that passed is remembered
+    if not read_only:
+        cache.remember(project, entry, warnings)
+    return warnings
 
 
 def _build(path: Path, data: dict[str, Any], is_builtin: bool, warnings: tuple[str, ...]) -> PipelineConfig:

@@ -6,9 +6,10 @@ import json
 import re
 from functools import cache
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from jsonschema import Draft202012Validator, ValidationError
+if TYPE_CHECKING:  # jsonschema costs ~100 ms to import; only a schema pass that really runs pays it
+    from jsonschema import Draft202012Validator, ValidationError
 
 from specd.errors import ConfigError
 from specd.pipeline.parse import json_path
@@ -39,6 +40,8 @@ def check_version(path: Path, data: dict[str, Any]) -> list[str]:
 
 @cache
 def _validator() -> Draft202012Validator:
+    from jsonschema import Draft202012Validator
+
     schema = json.loads(builtin("schemas", "pipeline.schema.json").read_text(encoding="utf-8"))
     return Draft202012Validator(schema)
 

@@ -8,6 +8,7 @@ from typing import Any
 from rich.markup import escape
 from rich.table import Table
 
+from specd.ui import plain
 from specd.ui.console import out
 
 COLOURS = {"COMPLETE": "green", "IN_PROGRESS": "cyan", "WAITING_FOR_HUMAN": "yellow", "ABORTED": "yellow",
@@ -29,24 +30,11 @@ def render_tasks(rows: list[dict[str, Any]], tasks_dir: Path) -> None:
     if not rows:
         out().print(f"no tasks in {tasks_dir}; create one with `specd new <task> --description \"...\"`")
         return
-    header = ("task", "status", "next step", "phase", "cost", "updated")
-    cells = []
+    table = Table(*plain.HEADER)
     for row in rows:
-        step, phase = _next(row.get("next"))
-        cost = (row.get("usage") or {}).get("cost_usd")
-        cells.append((str(row["task"]), str(row["status"]), str(step), str(phase),
-                      f"${cost:.4f}" if isinstance(cost, int | float) and cost else "-",
-                      str(row.get("updated_at") or "-")))
-    console = out()
-    if not console.is_terminal:  # piped: plain aligned columns, which scripts read and 10,000 rows print fast
-        widths = [max(len(r[i]) for r in (header, *cells)) for i in range(len(header))]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in (header, *cells)]
-        console.file.write("\n".join(lines) + "\n")
-        return
-    table = Table(*header)
-    for row, cell in zip(rows, cells, strict=True):
+        cell = plain.cells(row)
         table.add_row(escape(cell[0]), _status(row), *(escape(c) for c in cell[2:]))
-    console.print(table)
+    out().print(table)
 
 
 def render_task(view: dict[str, Any]) -> None:

@@ -1,0 +1,43 @@
+"""The schema pass's result, kept per exact file content, so a read-only command skips jsonschema.
+
+The key covers the pipeline file's path and bytes, the schema's bytes and specd's
+version: any change to one of them is a miss, and a miss runs the real pass. The
+entry holds the pass's warnings, so a hit says exactly what the pass would say.
+Entries live in ``.specd/.cache/`` (git-ignored); a broken or missing one is a miss.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from pathlib import Path
+
+from specd import __version__
+from specd.project import Project
+from specd.resources import builtin
+from specd.state import atomic
+
+
+def key(path: Path, raw: bytes) -> str:
+    digest = hashlib.sha256()
+    for part in (__version__.encode(), str(path).encode(), raw,
+                 builtin("schemas", "pipeline.schema.json").read_bytes()):
+        digest.update(len(part).to_bytes(8, "big") + part)
+    return digest.hexdigest()[:32]
+
+
+def lookup(project: Project, entry: str) -> list[str] | None:
+    try:
+        data = json.loads((project.specd_dir / ".cache" / f"schema-{entry}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    warnings = data.get("warnings") if isinstance(data, dict) else None
+    return warnings if isinstance(warnings, list) and all(isinstance(w, str) for w in warnings) else None
+
+
+def remember(project: Project, entry: str, warnings: list[str]) -> None:
+    if not project.specd_dir.is_dir():
+        return  # no project folder to keep it in (the built-in pipeline in a bare folder)
+    with contextlib.suppress(OSError):  # a read-only checkout validates every time; that is all
+        atomic.write_json(project.specd_dir / ".cache" / f"schema-{entry}.json", {"warnings": warnings})
