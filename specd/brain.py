@@ -65,9 +65,11 @@ class Brain:
                         continue
                 for stage in STAGES:
                     if stage not in cur.completed:
+                        rows = len(state.history)
                         self._run_stage(stage, frame, step, cur)
                         cur.completed.append(stage)
-                        self.store.save(state)
+                        if len(state.history) != rows:  # a stage with no hook ran nothing: no write needed
+                            self.store.save(state)
                 self._advance(frame, step, cur)
         except cursor.NoPhases as exc:
             return self._end("WAITING_FOR_HUMAN", f"step {exc.step!r} runs once per phase, but ROADMAP.md and "
@@ -93,7 +95,7 @@ class Brain:
         frame.visits[step.name] = visit
         self.state.current = Current(step.name, frame.pipeline, frame.phase, visit, note=(answer or {}).get("note")
                                      or "", snapshot=records.snapshot(self.store.task_dir))
-        self.store.save(self.state)
+        # Not saved yet: a crash before the first hook row or the pre-dispatch save just enters it again.
         return self.state.current
 
     def _run_stage(self, stage: str, frame: Frame, step: Step, cur: Current) -> None:

@@ -110,9 +110,11 @@ def read_config(folder: Path) -> dict[str, Any]:
 def update_config(folder: Path, *, stage: str | None = None, **phases: Any) -> None:
     """Keep specdacular's fields current so other tools can read where the task is."""
     data = read_config(folder)
+    before = json.dumps(data, sort_keys=True)
     if stage:
         data["stage"] = stage
     if not isinstance(data.get("phases"), dict):  # specdacular may leave it null, "" or []
         data["phases"] = {}
     data["phases"].update(phases)
-    atomic.write_json(folder / "config.json", data)
+    if json.dumps(data, sort_keys=True) != before:  # a step that moves nothing costs no durable write
+        atomic.write_json(folder / "config.json", data)
