@@ -33,7 +33,7 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     task_dir = existing_task(project, task)
     store = StateStore(task_dir, task)
     state = store.load(with_history=not listing)
-    config = config or load_pipeline(project, read_only=True)
+    config = config or load_pipeline(project)
     task_config = read_config(task_dir)
     view: dict[str, Any] = {"task": task, "status": "NOT_STARTED", "stage": task_config.get("stage"),
                             "folder": project.rel(task_dir)}
@@ -157,7 +157,7 @@ def project_notes(project: Project) -> list[str]:
 
 
 def all_status(project: Project) -> list[dict[str, Any]]:
-    config = load_pipeline(project, read_only=True)
+    config = load_pipeline(project)
     rows = []
     for task in list_tasks(project):
         try:

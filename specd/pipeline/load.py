@@ -35,25 +35,23 @@ def find_pipeline_file(project: Project) -> tuple[Path, bool]:
     return builtin("pipelines", "default.json"), True
 
 
-def load_pipeline(project: Project, *, read_only: bool = False) -> PipelineConfig:
-    """``read_only`` (status): use a remembered schema pass, but never write one."""
+def load_pipeline(project: Project) -> PipelineConfig:
     path, is_builtin = find_pipeline_file(project)
-    return load_pipeline_file(path, project, builtin=is_builtin, read_only=read_only)
+    return load_pipeline_file(path, project, builtin=is_builtin)
 
 
-def load_pipeline_file(path: Path, project: Project, *, builtin: bool = False,
-                       read_only: bool = False) -> PipelineConfig:
+def load_pipeline_file(path: Path, project: Project, *, builtin: bool = False) -> PipelineConfig:
     try:
-        return _load(path, project, builtin, read_only)
+        return _load(path, project, builtin)
     except RecursionError:  # YAML aliases can nest deeper than the text shows; parse.py checks the text
         raise ConfigError(f"{path}: nested too deeply (YAML anchors and aliases that refer to each other?)",
                           fix="write the nested parts out instead of referring to them with aliases") from None
 
 
-def _load(path: Path, project: Project, builtin: bool, read_only: bool) -> PipelineConfig:
+def _load(path: Path, project: Project, builtin: bool) -> PipelineConfig:
     data = read_data(path)
     warnings = check_version(path, data)
-    warnings += _schema_pass(path, data, project, read_only)
+    warnings += _schema_pass(path, data, project)
     warnings += check_semantics(path, data)
     warnings += specdacular_phase_loop(path, data)
     config = _build(path, data, builtin, tuple(warnings))
@@ -61,7 +59,7 @@ def _load(path: Path, project: Project, builtin: bool, read_only: bool) -> Pipel
     return config
 
 
-def _schema_pass(path: Path, data: dict[str, Any], project: Project, read_only: bool) -> list[str]:
+def _schema_pass(path: Path, data: dict[str, Any], project: Project) -> list[str]:
     try:
         entry = cache.key(path, path.read_bytes())
     except OSError:
@@ -70,8 +68,7 @@ def _schema_pass(path: Path, data: dict[str, Any], project: Project, read_only: 
     if remembered is not None:
         return remembered
     warnings = check_schema(path, data)  # raises on a real error: only a file that passed is remembered
-    if not read_only:
-        cache.remember(project, entry, warnings)
+    cache.remember(project, entry, warnings)
     return warnings
 
 
