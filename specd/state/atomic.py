@@ -59,14 +59,16 @@ def write_json(path: Path, data: Any) -> None:
     write_text(path, json.dumps(redact_obj(data), indent=2, sort_keys=False, default=str) + "\n")
 
 
-def append_text(path: Path, text: str) -> None:
-    """Append ``text`` (redacted) in one write, fsynced; a crash can tear only the last line."""
+def append_text(path: Path, text: str, *, durable: bool = True) -> None:
+    """Append ``text`` (redacted) in one write, fsynced unless not ``durable``; a crash can tear only the last
+    line."""
     data = redact(text).encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, data)
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     finally:
         os.close(fd)
 

@@ -54,9 +54,16 @@ def decode(data: Any, history: list[dict[str, Any]] | None) -> RunState:
     for name in ("notes", "phases_completed"):
         for i, item in enumerate(_list(data.get(name, []), name)):
             _text({"v": item}, "v", f"{name}[{i}]")
-    for name in ("usage", "waiting"):
+    for name in ("usage", "waiting", "answer"):
         if data.get(name) is not None:
             _obj(data[name], name)
+    _optional_text(data, "agent", "agent")
+    cost = data.get("max_cost")
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float) or cost < 0):
+        raise Bad("max_cost", f"must be a number ≥ 0 or null, not {_kind(cost)}")
+    for pipeline, names in _obj(data.get("shape", {}), "shape").items():
+        for i, name in enumerate(_list(names, f"shape.{pipeline}")):
+            _text({"v": name}, "v", f"shape.{pipeline}[{i}]")
     _usage(data.get("usage"), "usage")
     for i, row in enumerate(_list(rows, "history")):
         for key in ROW_TEXT:

@@ -20,14 +20,19 @@ from specd.state.model import now
 
 
 class Journal:
-    def __init__(self, path: Path) -> None:
+    """``durable``: the kinds fsynced on append (None: every line). The run state's history file is the
+    record of what finished, so the event log fsyncs only what a later `status` must be able to trust."""
+
+    def __init__(self, path: Path, durable: frozenset[str] | None = None) -> None:
         self.path = path
+        self.durable = durable
 
     def append(self, kind: str, **data: Any) -> None:
         record = redact_obj({"at": now(), "kind": kind, **data})
         line = json.dumps(record, default=str, ensure_ascii=False) + "\n"
         try:
-            atomic.append_text(self.path, line)  # redacts the line again: nothing bypasses the one filter
+            # redacts the line again: nothing bypasses the one filter
+            atomic.append_text(self.path, line, durable=self.durable is None or kind in self.durable)
         except OSError as exc:
             exc.filename = exc.filename or str(self.path)  # os.write names no file; the user needs one
             raise

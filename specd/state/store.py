@@ -30,6 +30,9 @@ from specd.state.render import render_markdown
 STATE_JSON = ".pipeline-state.json"
 STATE_MD = ".pipeline-state.md"
 HEARTBEAT = ".heartbeat"
+# Events `status` reads to explain a run (how it began, how it ended, why it could not save); the rest are
+# written at once but not fsynced one by one: what finished is the history file's, which is.
+DURABLE_EVENTS = frozenset({"run_started", "run_finished", "run_interrupted"})
 _VOLATILE = ("updated_at", "heartbeat_at")  # change on every save; not a reason to write one
 
 
@@ -41,7 +44,7 @@ class StateStore:
         self.md_path = task_dir / STATE_MD
         self.history_path = task_dir / HISTORY_FILE
         self.heartbeat_path = task_dir / HEARTBEAT
-        self.journal = Journal(task_dir / "events.jsonl")
+        self.journal = Journal(task_dir / "events.jsonl", DURABLE_EVENTS)
         self.history = HistoryFile(self.history_path)
         self.budgets: dict[str, Any] = {}
         self._persisted = 0  # history rows already on disk (and counted by the snapshot)
