@@ -19,6 +19,7 @@ from specd.human import Human
 from specd.modes import needs_gate
 from specd.pipeline.model import PipelineConfig, Step
 from specd.project import Project
+from specd.state.lock import CANCEL_MARK
 from specd.state.model import STAGES, Current, Frame, RunState, now
 from specd.state.store import Heartbeat, StateStore
 from specd.task import DEFAULT_STAGES, update_config
@@ -78,6 +79,8 @@ class Brain:
         except Stop as stop:
             return self._end(stop.status, stop.reason, stop.waiting)
         except KeyboardInterrupt:
+            if (self.store.task_dir / CANCEL_MARK).exists():  # stopped by `specd cancel`: final, not resumable
+                return self._end("CANCELLED", f"cancelled; `specd rerun {self.task} --from STEP` starts again")
             return self._end("ABORTED", f"interrupted; `specd continue {self.task}` re-runs the interrupted part")
         return self._end("COMPLETE", "")
 

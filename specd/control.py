@@ -16,7 +16,7 @@ from specd.errors import TaskError, UsageError
 from specd.pipeline import load_pipeline
 from specd.pipeline.model import PipelineConfig
 from specd.project import Project
-from specd.state.lock import TaskLock, read_owner
+from specd.state.lock import CANCEL_MARK, TaskLock, read_owner
 from specd.state.model import Frame, RunState, now
 from specd.state.store import StateStore
 from specd.task import existing_task
@@ -56,6 +56,8 @@ def cancel(project: Project, task: str) -> str:
         owner = read_owner(lock.owner_path) or {}
         pid = owner.get("pid")
         if isinstance(pid, int) and pid != os.getpid():
+            # Told first, so the stopping run ends as CANCELLED rather than as an interruption to resume.
+            (task_dir / CANCEL_MARK).touch()
             os.kill(pid, signal.SIGTERM)
             stopped = f"stopped the run (pid {pid}); "
         deadline = time.monotonic() + STOP_WAIT
@@ -66,11 +68,11 @@ def cancel(project: Project, task: str) -> str:
             time.sleep(0.1)
 
     def mark(state: RunState, config: PipelineConfig) -> str:
-        if state.status == "CANCELLED":
+        if state.status == "CANCELLED" and not stopped:
             return "it was already cancelled"
         state.checkpoints.append({"at": now(), "step": state.current.step if state.current else None,
                                   "answer": "cancel", "note": "", "was": state.status})
-        state.status, state.waiting = "CANCELLED", None
+        state.status, state.waiting = "CANCELLED", None  # (the stopped run may have set it already)
         state.reason = f"cancelled; `specd rerun {task} --from STEP` starts again from a step"
         return "it is CANCELLED"
 

@@ -30,7 +30,8 @@ from specd.errors import LockHeld
 from specd.state import atomic
 from specd.state.model import now
 
-SCRATCH = (".tmp-*", ".result-*.json")  # left by a kill mid-write or mid-step; never wanted afterwards
+CANCEL_MARK = ".cancel-requested"  # `specd cancel` leaves it for the run it stops; the next lock holder sweeps it
+SCRATCH = (".tmp-*", ".result-*.json", CANCEL_MARK)  # left by a kill mid-write or mid-step; never wanted later
 
 
 class TaskLock:
