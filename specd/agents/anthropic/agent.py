@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from specd.agents.anthropic import bwrap, caching, context, pricing
+from specd.agents.anthropic import bwrap, caching, context, pricing, repeats
 from specd.agents.anthropic.calls import Caller, Sleep, TurnFailed, build_client, default_sleep
 from specd.agents.anthropic.conversation import HANDOFF_REQUEST, Conversation
 from specd.agents.anthropic.schemas import TOOLS
@@ -169,6 +169,8 @@ class StepRun:
                             if k not in {"content", "new_string"})
         self.events.emit("agent_tool", step=self.request.step, tool=name, summary=summary)
         output, is_error = self.toolbox.call(name, args if isinstance(args, dict) else {})
+        if not is_error and isinstance(args, dict):
+            output = repeats.pointer(self.conv.messages, name, args, output) or output
         self.transcript.write("tool", name=name, input=args, is_error=is_error, output=output[:4000])
         return {"type": "tool_result", "tool_use_id": block["id"], "content": output or "(no output)",
                 "is_error": is_error}
