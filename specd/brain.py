@@ -64,13 +64,10 @@ class Brain:
                     cur = self._enter(frame, step)
                     if cur is None:
                         continue
-                for stage in STAGES:
+                for stage in STAGES:  # what a stage records is saved before the next dispatch, or with the move
                     if stage not in cur.completed:
-                        rows = len(state.history)
                         self._run_stage(stage, frame, step, cur)
                         cur.completed.append(stage)
-                        if len(state.history) != rows:  # a stage with no hook ran nothing: no write needed
-                            self.store.save(state)
                 self._advance(frame, step, cur)
         except cursor.NoPhases as exc:
             return self._end("WAITING_FOR_HUMAN", f"step {exc.step!r} runs once per phase, but ROADMAP.md and "
@@ -116,7 +113,7 @@ class Brain:
             self._budget_stop(reason, frame, step)
         cur.attempt += 1
         self.dispatcher.note = cur.note
-        self.store.save(self.state)  # saved before dispatch: a crash now re-runs this step, once
+        self.store.save(self.state, settled=False)  # saved before dispatch: a crash now re-runs this step, once
         self.events.emit("step_started", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                          attempt=cur.attempt)
         try:
@@ -176,7 +173,12 @@ class Brain:
         return phases.next_phase(self.store.task_dir, after)
 
     def _sync_config(self, frame: Frame, step: Step) -> None:
+        """config.json follows the stage and the phase, not every step: it is rewritten when either moves,
+        and once more when the run ends (the run state is what records each step)."""
         stage = step.stage or (step.workflow and self.dispatcher.workflow(step).stage) or DEFAULT_STAGES.get(step.name)
+        if (stage, frame.phase) == getattr(self, "_synced", None):
+            return
+        self._synced = (stage, frame.phase)
         known = phases.discover(self.store.task_dir)
         update_config(self.store.task_dir, stage=stage, total=len(known), completed=len(self.state.phases_completed),
                       current=frame.phase, current_status=step.name)
@@ -187,6 +189,9 @@ class Brain:
         self.store.finish(self.state)  # saves, then renders .pipeline-state.md once
         if status == "COMPLETE":
             update_config(self.store.task_dir, stage="complete", current=None, current_status="complete",
+                          completed=len(self.state.phases_completed))
+        elif (at := self.state.current or (self.state.cursor[-1] if self.state.cursor else None)) and at.step:
+            update_config(self.store.task_dir, current=at.phase, current_status=at.step,
                           completed=len(self.state.phases_completed))
         self.events.emit("run_finished", task=self.task, status=status, exit_code=code, reason=reason,
                          usage=self.state.usage, hint=hint(self.task, self.state))

@@ -21,6 +21,7 @@ def run(brain: Brain, stage: str, frame: Frame, step: Step, cur: Current, conver
             else step_hook(brain.config, frame.pipeline, step, point, brain.project))  # type: ignore[arg-type]
     if hook is None:
         return None
+    brain.store.save(brain.state)  # what ran before this hook (the step, an earlier hook) is recorded first
     brain.events.emit("hook_started", hook=hook.name, point=point, step=step.name, source=hook.source)
     with Heartbeat(brain.store.heartbeat_path):
         result = brain.dispatcher.hook(hook, step, frame.pipeline, frame.phase, conversation)

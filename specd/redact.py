@@ -12,6 +12,7 @@ of a JSON document keeps it valid JSON.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -28,35 +29,52 @@ SECRET_NAME = re.compile(
 _MIN_SECRET_LEN = 8
 _PEM = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----"
 
-_PATTERNS: tuple[re.Pattern[str], ...] = (
+# Each shape with the literal text every match of it contains (lower-cased): a rule runs only on text that
+# holds one of its hints, since most text holds none and a substring test costs far less than a regex scan.
+_RULES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
     # A whole PEM block; an unterminated one (a torn log) is masked as far as its base64 runs.
     # The body may hold JSON-escaped newlines (\n) but never a quote, so JSON stays valid.
-    re.compile(_PEM + r"""[^"]*?-----END[A-Z0-9 ]*PRIVATE KEY-----"""),
-    re.compile(_PEM + r"(?:[A-Za-z0-9+/=\s]|\\[nr])*"),
+    (("private key",), re.compile(_PEM + r"""[^"]*?-----END[A-Z0-9 ]*PRIVATE KEY-----""")),
+    (("private key",), re.compile(_PEM + r"(?:[A-Za-z0-9+/=\s]|\\[nr])*")),
     # Anthropic keys first: they also match the generic sk- rule, but this one
     # covers the dashes and underscores inside them in one go.
-    re.compile(r"sk-ant-[A-Za-z0-9_\-]+"),
-    re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{16,}"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),
-    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{8,}"),
-    re.compile(r"(hooks\.slack\.com/services/)[A-Za-z0-9_/\-]+"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=\-]+"),
-    re.compile(r"(?i)(x-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"'\\,}]+"),
-    re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer\b)[^\s\"'\\,}][^\"'\\\n,}]*"),
+    (("sk-ant-",), re.compile(r"sk-ant-[A-Za-z0-9_\-]+")),
+    (("sk-",), re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")),
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), re.compile(r"\bgh[pousr]_[A-Za-z0-9]{16,}")),
+    (("github_pat_",), re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}")),
+    (("akia", "asia"), re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
+    (("xox",), re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{8,}")),
+    (("hooks.slack.com/services/",), re.compile(r"(hooks\.slack\.com/services/)[A-Za-z0-9_/\-]+")),
+    (("bearer",), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=\-]+")),
+    (("x-api-key",), re.compile(r"(?i)(x-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"'\\,}]+")),
+    (("authorization",),
+     re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer\b)[^\s\"'\\,}][^\"'\\\n,}]*")),
 )
+_PATTERNS = tuple(pattern for _, pattern in _RULES)
+# No rule matches fewer characters than this ("bearer x"), and env secrets are at least _MIN_SECRET_LEN.
+_SHORTEST = 8
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     return bool(SECRET_NAME.search(name))
 
 
-def _env_secrets() -> list[str]:
-    # Read at call time: keys may be set after import (tests, dotenv loaders).
-    values = {value for name, value in os.environ.items() if is_secret_name(name) and len(value) >= _MIN_SECRET_LEN}
-    # Longest first so a secret that contains another is masked whole.
-    return sorted(values, key=len, reverse=True)
+def _env_secrets() -> tuple[str, ...]:
+    # Read at call time: keys may be set after import (tests, dotenv loaders). Worked out again only when the
+    # environment changed: on POSIX os.environ keeps its raw bytes in _data, which compares at C speed.
+    global _cache
+    raw = getattr(os.environ, "_data", None)
+    key = tuple(raw.items()) if isinstance(raw, dict) else None
+    if key is None or key != _cache[0]:
+        values = {value for name, value in os.environ.items()
+                  if is_secret_name(name) and len(value) >= _MIN_SECRET_LEN}
+        # Longest first so a secret that contains another is masked whole.
+        _cache = (key, tuple(sorted(values, key=len, reverse=True)))
+    return _cache[1]
+
+
+_cache: tuple[Any, tuple[str, ...]] = (None, ())
 
 
 def _mask(match: re.Match[str]) -> str:
@@ -90,14 +108,34 @@ def scrubbed_env(environ: Mapping[str, str] | None = None, allow: Iterable[str] 
     return {name: value for name, value in source.items() if name in keep or not is_secret_name(name)}
 
 
-def _redact_with(text: str, secrets: list[str]) -> str:
+def _redact_with(text: str, secrets: tuple[str, ...]) -> str:
+    if len(text) < _SHORTEST:
+        return text
+    if len(text) <= _MEMO_LEN:  # names, timestamps, summaries: the same few strings pass by on every save
+        return _redact_short(text, secrets)
+    return _redact_long(text, secrets)
+
+
+_MEMO_LEN = 256
+
+
+@functools.lru_cache(maxsize=8192)
+def _redact_short(text: str, secrets: tuple[str, ...]) -> str:
+    return _redact_long(text, secrets)
+
+
+def _redact_long(text: str, secrets: tuple[str, ...]) -> str:
     for secret in secrets:
-        text = text.replace(secret, MASK)
-    for pattern in _PATTERNS:
-        text = pattern.sub(_mask, text)
+        if secret in text:
+            text = text.replace(secret, MASK)
+    lowered = text.lower()
+    for hints, pattern in _RULES:
+        if any(hint in lowered for hint in hints):
+            text = pattern.sub(_mask, text)
     return text
 
 
+@functools.lru_cache(maxsize=4096)
 def _secret_key(key: str) -> bool:
     lowered = key.lower()
     return lowered in {"x-api-key", "authorization", "api_key", "api-key"} or bool(
@@ -105,7 +143,7 @@ def _secret_key(key: str) -> bool:
     )
 
 
-def _walk(obj: Any, secrets: list[str]) -> Any:
+def _walk(obj: Any, secrets: tuple[str, ...]) -> Any:
     if isinstance(obj, str):
         return _redact_with(obj, secrets)
     if isinstance(obj, dict):

@@ -17,17 +17,19 @@ from typing import Any
 from specd.redact import redact, redact_obj
 
 
-def write_text(path: Path, text: str) -> None:
+def write_text(path: Path, text: str, *, sync_dir: bool = True) -> None:
+    """``sync_dir=False`` skips the folder's fsync: the new content is durable, but after a power cut the
+    rename may be undone, leaving the previous version. For saves that a later durable save always follows."""
     text = redact(text)
     try:
-        _replace(path, text)
+        _replace(path, text, sync_dir)
     except OSError as exc:
         # Name the file the user knows, not our scratch file (or nothing, after a failed write on a descriptor).
         exc.filename = str(path)
         raise
 
 
-def _replace(path: Path, text: str) -> None:
+def _replace(path: Path, text: str, sync_dir: bool = True) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.name}.")
     try:
@@ -41,7 +43,8 @@ def _replace(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):  # on a read-only disk even this fails; the next run sweeps it
             Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    if sync_dir:
+        _fsync_dir(path.parent)
 
 
 def _mode(path: Path) -> int:
@@ -53,10 +56,10 @@ def _mode(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def write_json(path: Path, data: Any) -> None:
+def write_json(path: Path, data: Any, *, sync_dir: bool = True) -> None:
     # Redacted as data first: a secret holding a quote or non-ASCII is escaped in
     # the JSON text, where a plain text match could no longer find it.
-    write_text(path, json.dumps(redact_obj(data), indent=2, sort_keys=False, default=str) + "\n")
+    write_text(path, json.dumps(redact_obj(data), indent=2, sort_keys=False, default=str) + "\n", sync_dir=sync_dir)
 
 
 def append_text(path: Path, text: str, *, durable: bool = True) -> None:

@@ -76,8 +76,11 @@ class StateStore:
             self._written = self._keys(state)
         return state
 
-    def save(self, state: RunState) -> None:
-        """Append the new history rows, then rewrite the snapshot if anything in it changed."""
+    def save(self, state: RunState, *, settled: bool = True) -> None:
+        """Append the new history rows, then rewrite the snapshot if anything in it changed.
+
+        ``settled=False`` (the save before a dispatch) leaves the folder unsynced: losing that rename to a
+        power cut only means the interrupted step runs again, which it would anyway."""
         if self._listing:
             raise RuntimeError("a state loaded with with_history=False cannot be saved")  # a bug, not bad input
         rows = state.history
@@ -98,7 +101,7 @@ class StateStore:
             # nothing again, so they need no durable write.
             return
         state.updated_at = state.heartbeat_at = now()
-        atomic.write_json(self.json_path, {**_snapshot(state), "history_len": len(rows)})
+        atomic.write_json(self.json_path, {**_snapshot(state), "history_len": len(rows)}, sync_dir=settled)
         self._written = keys
         if reshaped:
             self.history.rewrite(rows)

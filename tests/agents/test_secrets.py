@@ -68,3 +68,39 @@ def test_redact_obj_is_deep_and_masks_secret_keys() -> None:
             "list": ["sk-ant-x1", ("Bearer t",)], "n": 3, "input_tokens": 12}
     assert redact_obj(data) == {"headers": {"x-api-key": MASK, "Authorization": MASK},
                                 "list": [MASK, (f"Bearer {MASK}",)], "n": 3, "input_tokens": 12}
+
+
+SHAPES = [
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA",  # torn: no END line
+    "sk-ant-api03-AbC_dEf-123",
+    "sk-proj-abcdefghijklmnop",
+    "ghp_" + "a1B2" * 5,
+    "ghs_" + "Z9y8" * 5,
+    "github_pat_" + "x1_" * 8,
+    "AKIA" + "ABCDEFGH12345678",
+    "ASIA" + "ZYXWVUTS87654321",
+    "xoxb-1234-5678-abcdefgh",
+    "https://hooks.slack.com/services/T000/B000/XXXXXXXX",
+    "BEARER abc.def-ghi",
+    "X-Api-Key=k-123456",
+    "authorization: Basic dXNlcjpwYXNz",
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_every_token_shape_is_masked_and_its_rule_hint_is_in_it(shape: str) -> None:
+    import specd.redact as module
+
+    assert MASK in redact(f"before {shape} after")
+    matching = [hints for hints, pattern in module._RULES if pattern.search(shape)]
+    assert matching, shape
+    # A rule runs only when one of its hints occurs: every text a rule matches must hold one.
+    assert all(any(hint in shape.lower() for hint in hints) for hints in matching)
+
+
+def test_a_changed_secret_value_is_masked_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEPLOY_TOKEN", "first-value-1")
+    assert redact("x first-value-1") == f"x {MASK}"
+    monkeypatch.setenv("DEPLOY_TOKEN", "other-value-2")  # same name, same length: the cache must notice
+    assert redact("x other-value-2 first-value-1") == f"x {MASK} first-value-1"
