@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from specd import cursor, phases, replan
+from specd import cursor, phases, replan, status_index
 from specd.derive import Derived, derive, seed_cursor
 from specd.errors import SpecdError
 from specd.machine import interrupted_reason
@@ -18,7 +18,7 @@ from specd.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_sett
 from specd.state.lock import TaskLock, read_owner
 from specd.state.model import RunState
 from specd.state.store import StateStore
-from specd.task import existing_task, list_tasks, read_config
+from specd.task import existing_task, read_config
 from specd.waiting import hint
 
 STALL_SECONDS = 120.0
@@ -157,11 +157,12 @@ def project_notes(project: Project) -> list[str]:
 
 
 def all_status(project: Project) -> list[dict[str, Any]]:
-    config = load_pipeline(project)
-    rows = []
-    for task in list_tasks(project):
+    config = load_pipeline(project)  # even when every row comes from the index: a broken file is reported
+
+    def build(task: str) -> dict[str, Any]:
         try:
-            rows.append(task_status(project, task, config, listing=True))
+            return task_status(project, task, config, listing=True)
         except SpecdError as exc:
-            rows.append({"task": task, "status": "ERROR", "reason": str(exc), "next": None})
-    return rows
+            return {"task": task, "status": "ERROR", "reason": str(exc), "next": None}
+
+    return status_index.listing(project, build)

@@ -28,3 +28,56 @@ def test_listing_rows_carry_no_history_and_print_plain_when_piped(h: Harness) ->
     assert any(line.split()[:3] == ["fresh-one", "NOT_STARTED", "a"] for line in lines)
     assert not any(ch in listing.stdout for ch in "┃│━─")  # no table drawing when piped
     assert sorted(p.name for p in h.task_dir("fresh-one").iterdir()) == before  # status only reads
+
+
+def _rows(h: Harness) -> dict[str, dict]:
+    return {row["task"]: row for row in json.loads(h.specd("status", "--json").stdout)}
+
+
+def _indexed(h: Harness) -> dict[str, dict]:
+    index = h.root / ".specd" / ".cache" / "status-rows.json"
+    return {k.rsplit("/", 1)[1]: v["row"] for k, v in json.loads(index.read_text())["rows"].items()}
+
+
+def test_finished_rows_are_indexed_and_rebuilt_when_their_files_change(h: Harness) -> None:
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}, {"name": "b", "workflow": "w.md"}]})
+    for task in ("done-one", "fresh-one"):
+        h.new(task)
+    assert h.cont("done-one").returncode == 0
+    first = _rows(h)
+    assert set(_indexed(h)) == {"done-one"}  # only a run that ended for good is kept
+    assert _indexed(h)["done-one"] == first["done-one"]
+    assert _rows(h) == first  # the second listing, from the index, says the same
+
+    # An in-place edit (same inode) to config.json: the row is built again, and says so.
+    config = h.task_dir("done-one") / "config.json"
+    data = json.loads(config.read_text())
+    data["stage"] = "edited-in-place"
+    with config.open("r+") as handle:
+        handle.write(json.dumps(data) + " " * 40)
+    assert _rows(h)["done-one"]["stage"] == "edited-in-place"
+    assert _indexed(h)["done-one"]["stage"] == "edited-in-place"
+
+    # A phase added to the roadmap shows up, too.
+    (h.task_dir("done-one") / "ROADMAP.md").write_text("# Roadmap\n\n### Phase 1: First\n")
+    assert _rows(h)["done-one"]["phases"] == ["01"]
+
+
+def test_a_broken_index_or_a_name_in_both_folders_is_never_trusted(h: Harness) -> None:
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}]})
+    h.new("t")
+    assert h.cont("t").returncode == 0
+    good = _rows(h)
+    index = h.root / ".specd" / ".cache" / "status-rows.json"
+    index.write_text('{"version": "0.1.0", "rows": [')  # torn
+    assert _rows(h) == good
+    assert "t" in _indexed(h)  # written afresh
+
+    twin = h.root / ".specd" / "features" / "t"
+    twin.mkdir(parents=True)
+    (twin / "config.json").write_text("{}")
+    clash = _rows(h)["t"]
+    assert clash["status"] == "ERROR"
+    assert "exists twice" in clash["reason"]
