@@ -8,9 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import frontmatter
-import yaml
-
 from specd.errors import ConfigError
 from specd.resources import builtin_dir
 
@@ -33,6 +30,9 @@ class Workflow:
 
 
 def load_workflow(path: Path) -> Workflow:
+    import frontmatter  # imported here: read-only commands that never open a workflow skip yaml entirely
+    import yaml
+
     try:
         post = frontmatter.load(str(path))
     except (OSError, UnicodeDecodeError) as exc:
@@ -83,6 +83,8 @@ def expand_includes(body: str, path: Path) -> str:
             return match.group(0)
         text = candidate.read_text(encoding="utf-8")
         if folder == "workflows":  # a workflow's frontmatter is for specd; a template's is part of the template
+            import frontmatter
+
             text = frontmatter.loads(text).content
         text = text.strip()
         note = f" {rest.strip()}" if rest.strip() else ""

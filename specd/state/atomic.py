@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,8 @@ def write_text(path: Path, text: str, *, sync_dir: bool = True) -> None:
 
 
 def _replace(path: Path, text: str, sync_dir: bool = True) -> None:
+    import tempfile  # here, not at the top: read-only commands never write
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.name}.")
     try:

@@ -13,19 +13,18 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
-import uuid
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from filelock import FileLock, Timeout
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 try:
     import fcntl
 except ImportError:  # not on Windows; the probe below falls back to filelock
     fcntl = None  # type: ignore[assignment]
 
-from specd import children
 from specd.errors import LockHeld
 from specd.state import atomic
 from specd.state.model import now
@@ -39,7 +38,7 @@ class TaskLock:
         self.path = task_dir / ".run.lock"
         self.owner_path = task_dir / ".run.lock.owner"
         self.task = task
-        self.token = uuid.uuid4().hex  # marks this holder's children (SPECD_OWNER) so no one else's are touched
+        self.token = os.urandom(16).hex()  # marks this holder's children (SPECD_OWNER) so no one else's are touched
         self.stopped: list[int] = []  # pids a killed run left running, stopped on taking the lock
         self.swept: list[Path] = []  # scratch files that run left behind
         self._children: list[int] = []
@@ -47,6 +46,11 @@ class TaskLock:
         self._lock: FileLock | None = None  # made on entry: `status` builds one per task only to probe it
 
     def __enter__(self) -> TaskLock:
+        # Imported here: `status` only probes locks, and should not pay for filelock (or children's ctypes).
+        from filelock import FileLock, Timeout
+
+        from specd import children
+
         self._lock = FileLock(str(self.path), timeout=0)
         try:
             self._lock.acquire()
@@ -57,7 +61,7 @@ class TaskLock:
             ) from None
         try:
             previous = read_owner(self.owner_path)
-            if previous is not None and previous.get("host") == socket.gethostname():
+            if previous is not None and previous.get("host") == _host():
                 self.stopped = children.stop_leftovers(previous)
             self.swept = sweep_scratch(self.path.parent)
             self._write_owner()
@@ -87,7 +91,7 @@ class TaskLock:
 
     def _write_owner(self, *, best_effort: bool = False) -> None:
         # "mark", not "token": the one redaction filter masks every value kept under a *token key.
-        owner = {"pid": os.getpid(), "host": socket.gethostname(), "since": self._since, "mark": self.token,
+        owner = {"pid": os.getpid(), "host": _host(), "since": self._since, "mark": self.token,
                  "children": self._children}
         try:
             atomic.write_json(self.owner_path, owner)
@@ -108,9 +112,13 @@ class TaskLock:
         if owner is None:
             return False  # the holder writes its owner file right after taking the lock
         pid = owner.get("pid")
-        if owner.get("host") == socket.gethostname() and isinstance(pid, int) and not pid_alive(pid):
+        if owner.get("host") == _host() and isinstance(pid, int) and not pid_alive(pid):
             return False  # SIGKILLed: the kernel freed the lock, the owner file stayed behind
         return _flocked(self.path)  # alive (or elsewhere): the lock itself says, in case the pid was reused
+
+
+def _host() -> str:
+    return os.uname().nodename  # what socket.gethostname() returns, without importing socket
 
 
 def pid_alive(pid: int) -> bool:

@@ -6,7 +6,7 @@ COMPLETE, FAILED, CANCELLED, ABORTED (interrupted; resumable).
 
 from __future__ import annotations
 
-import secrets
+import os
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -21,7 +21,7 @@ def now() -> str:
 
 
 def new_run_id() -> str:
-    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(3)
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + os.urandom(3).hex()
 
 
 @dataclass
