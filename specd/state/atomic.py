@@ -57,10 +57,18 @@ def _mode(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def write_json(path: Path, data: Any, *, sync_dir: bool = True) -> None:
+def write_json(path: Path, data: Any, *, sync_dir: bool = True, flat: bool = False) -> None:
+    """``flat``: one top-level key per line with its value on that line, for a file rewritten on every step:
+    ``indent`` makes json fall back from its C encoder to pure Python, ten times slower on a long cursor."""
     # Redacted as data first: a secret holding a quote or non-ASCII is escaped in
     # the JSON text, where a plain text match could no longer find it.
-    write_text(path, json.dumps(redact_obj(data), indent=2, sort_keys=False, default=str) + "\n", sync_dir=sync_dir)
+    clean = redact_obj(data)
+    if flat and isinstance(clean, dict):
+        lines = [f"  {json.dumps(str(k))}: {json.dumps(v, default=str)}" for k, v in clean.items()]
+        text = "{\n" + ",\n".join(lines) + "\n}\n"
+    else:
+        text = json.dumps(clean, indent=2, sort_keys=False, default=str) + "\n"
+    write_text(path, text, sync_dir=sync_dir)
 
 
 def append_text(path: Path, text: str, *, durable: bool = True) -> None:

@@ -101,7 +101,8 @@ class StateStore:
             # nothing again, so they need no durable write.
             return
         state.updated_at = state.heartbeat_at = now()
-        atomic.write_json(self.json_path, {**_snapshot(state), "history_len": len(rows)}, sync_dir=settled)
+        atomic.write_json(self.json_path, {**_snapshot(state), "history_len": len(rows)}, sync_dir=settled,
+                          flat=True)
         self._written = keys
         if reshaped:
             self.history.rewrite(rows)
