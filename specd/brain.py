@@ -7,7 +7,7 @@ part is never run again (recorded once).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from specd import cursor, gates, hook_stage, phases, records
@@ -47,6 +47,7 @@ class Brain:
     store: StateStore
     dispatcher: Dispatcher
     limits: Budget
+    _synced: tuple[str | None, str | None] | None = field(default=None, init=False)  # config.json's last move
 
     def run(self, state: RunState) -> int:
         self.state = state
@@ -176,7 +177,7 @@ class Brain:
         """config.json follows the stage and the phase, not every step: it is rewritten when either moves,
         and once more when the run ends (the run state is what records each step)."""
         stage = step.stage or (step.workflow and self.dispatcher.workflow(step).stage) or DEFAULT_STAGES.get(step.name)
-        if (stage, frame.phase) == getattr(self, "_synced", None):
+        if (stage, frame.phase) == self._synced:
             return
         self._synced = (stage, frame.phase)
         known = phases.discover(self.store.task_dir)
