@@ -10,7 +10,6 @@ nothing for it.
 from __future__ import annotations
 
 import io
-import logging
 import os
 from pathlib import Path
 
@@ -33,6 +32,8 @@ def load_project_secrets(root: Path) -> int:
     files = env_files(root)
     if not files:
         return 0
+    import logging
+
     from dotenv import dotenv_values
 
     # A line it cannot parse is logged by python-dotenv; specd's screen is no place for that (or for its text).

@@ -35,18 +35,24 @@ def normalise(reason: str) -> str:
 
 def record(clusters: list[dict[str, Any]], failure: dict[str, Any]) -> dict[str, Any]:
     """Count ``failure`` ({at, step, pipeline, phase, kind, reason}) into its cluster; returns that cluster."""
+    at, step, pipeline, phase, kind = (_text(failure.get(k)) for k in ("at", "step", "pipeline", "phase", "kind"))
     reason = str(failure.get("reason") or "")
-    key, step = normalise(reason), failure.get("step")
+    key = normalise(reason)
     row = next((c for c in clusters if c.get("step") == step and c.get("key") == key), None)
     if row is None:
-        row = {"key": key, "step": step, "first_seen": failure.get("at"), "count": 0}
+        row = {"key": key, "step": step, "first_seen": at, "count": 0}
         clusters.append(row)
-    row.update(pipeline=failure.get("pipeline", row.get("pipeline")), phase=failure.get("phase"),
-               kind=failure.get("kind"), last_seen=failure.get("at"), last_note=reason[:MAX_NOTE])
+    row.update(pipeline=pipeline or row.get("pipeline"), phase=phase, kind=kind, last_seen=at,
+               last_note=reason[:MAX_NOTE])
     row["count"] = int(row.get("count") or 0) + 1
     if len(clusters) > MAX_CLUSTERS:
         clusters.remove(min(clusters, key=lambda c: str(c.get("last_seen") or "")))
     return row
+
+
+def _text(value: Any) -> str | None:
+    """Rows from an old or hand-edited file may hold anything; a cluster holds text, which decodes again."""
+    return value if value is None or isinstance(value, str) else str(value)
 
 
 def fold(failures: list[dict[str, Any]], clusters: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:

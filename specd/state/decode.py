@@ -52,6 +52,11 @@ def decode(data: Any, history: list[dict[str, Any]] | None) -> RunState:
     for name in ("failures", "failure_clusters", "checkpoints"):
         for i, item in enumerate(_list(data.get(name, []), name)):
             _obj(item, f"{name}[{i}]")
+    for i, row in enumerate(data.get("failure_clusters", [])):
+        if "count" in row:
+            _count(row, "count", f"failure_clusters[{i}].count")
+        for key in ("key", "step", "phase", "kind", "first_seen", "last_seen", "last_note"):
+            _optional_text(row, key, f"failure_clusters[{i}].{key}")
     for name in ("notes", "phases_completed"):
         for i, item in enumerate(_list(data.get(name, []), name)):
             _text({"v": item}, "v", f"{name}[{i}]")
