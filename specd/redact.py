@@ -35,8 +35,8 @@ SECRET_NAME = re.compile(
 )
 # Short values ("1", "true", a port) would mask ordinary words, so only long ones count.
 _MIN_SECRET_LEN = 8
-# No rule matches fewer characters than this ("bearer x"), and env secrets are at least _MIN_SECRET_LEN.
-_SHORTEST = 8
+# No rule matches fewer characters than this ("pwd=x"), and env secrets are at least _MIN_SECRET_LEN.
+_SHORTEST = 5
 
 
 @functools.lru_cache(maxsize=4096)

@@ -29,6 +29,7 @@ JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P
     ("export DB_PASSWORD=hunter2 next", f"export DB_PASSWORD={MASK} next"),
     ("passwd = s3cr3t!x", f"passwd = {MASK}"),
     ("PWD: hunter2", f"PWD: {MASK}"),
+    ("pwd=abc", f"pwd={MASK}"),  # shorter than any env secret, still an assignment
 ])
 def test_new_shapes_are_masked(text: str, kept: str) -> None:
     assert redact(text) == kept
