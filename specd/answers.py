@@ -64,6 +64,8 @@ def _approve(state: RunState, frame: Frame, wait: dict[str, Any], note: str) -> 
         return f"step {name!r} may run {wait.get('limit')} more times in this iteration"
     if kind == "budget":
         return "the run goes on if the budget now allows it (raise agent.max_cost_usd, or pass --max-cost)"
+    if kind == "failure_cluster":  # the interrupted step stays current: continue runs it again
+        return f"step {name!r} runs again at the next `specd continue {state.task}` ({wait.get('limit')} more tries)"
     return f"the run goes on after {name!r}"
 
 

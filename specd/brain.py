@@ -15,12 +15,13 @@ from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
 from specd.dispatch import Dispatcher
 from specd.errors import STATUS_EXIT
 from specd.events import EventBus
+from specd.failures import failure_stop
 from specd.human import Human
 from specd.modes import needs_gate
 from specd.pipeline.model import PipelineConfig, Step
 from specd.project import Project
 from specd.state.lock import CANCEL_MARK
-from specd.state.model import STAGES, Current, Frame, RunState, now
+from specd.state.model import STAGES, Current, Frame, RunState
 from specd.state.store import Heartbeat, StateStore
 from specd.task import DEFAULT_STAGES, update_config
 from specd.waiting import hint, waiting
@@ -156,10 +157,7 @@ class Brain:
                        waiting("outcome", frame, step, outcome=outcome))
 
     def _fail(self, cur: Current, reason: str, *, kind: str) -> None:
-        self.state.failures.append({"at": now(), "step": cur.step, "phase": cur.phase, "kind": kind,
-                                    "attempt": cur.attempt, "reason": reason})
-        raise Stop("BLOCKED", reason + f"; fix the cause, then `specd continue {self.task}` retries it",
-                   {"kind": kind, "step": cur.step, "pipeline": cur.pipeline, "phase": cur.phase})
+        raise Stop(*failure_stop(self.state, cur, reason, kind=kind, task=self.task))  # BLOCKED, or held
 
     def _budget_stop(self, reason: str, frame: Frame, step: Step) -> None:
         spent = float(self.state.usage.get("cost_usd") or 0)

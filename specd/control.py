@@ -81,7 +81,7 @@ def cancel(project: Project, task: str) -> str:
 
 def retry(project: Project, task: str) -> str:
     def reopen(state: RunState, config: PipelineConfig) -> str:
-        if state.status not in ("FAILED", "BLOCKED"):
+        if state.status not in ("FAILED", "BLOCKED") and not _held_failure(state):
             raise UsageError(f"task {task!r} has not failed (status {state.status})",
                              fix=f"`specd continue {task}` goes on from where it stands")
         step = (state.waiting or {}).get("step") or (state.cursor[-1].step if state.cursor else None)
@@ -90,6 +90,11 @@ def retry(project: Project, task: str) -> str:
         return f"step {step!r} runs again"
 
     return edit(project, task, reopen)
+
+
+def _held_failure(state: RunState) -> bool:
+    """A failure cluster that reached its retry limit waits for a human; `retry` is one of the answers."""
+    return state.status == "WAITING_FOR_HUMAN" and (state.waiting or {}).get("kind") == "failure_cluster"
 
 
 def rerun(project: Project, task: str, step: str, phase: str | None) -> str:

@@ -6,8 +6,11 @@ through it. The filter is deliberately greedy: a false positive costs a few
 unreadable characters in a log, a false negative leaks a key into a folder
 people commit and share. Standard library only, because core modules import it.
 
-The token patterns never match a quote or a backslash, so redacting the text
-of a JSON document keeps it valid JSON.
+What is masked: the values of secret-named environment variables (and of any
+variable holding a URL with a password), the values ``add_secrets`` was given
+(a project's ``.env*`` files, see ``specd.project_secrets``), and the token
+shapes in ``specd.redact_rules``. The token patterns never match a quote or a
+backslash, so redacting the text of a JSON document keeps it valid JSON.
 """
 
 from __future__ import annotations
@@ -18,46 +21,47 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from specd.redact_rules import RULES as _RULES
+from specd.redact_rules import URL_CREDENTIALS
+
 MASK = "[REDACTED]"
 
 # Environment variable names whose values are secrets, matched anywhere in the name.
 # AUTH is not matched inside AUTHOR: GIT_AUTHOR_NAME is an identity, not a credential.
+# _PAT and _PWD only as a whole part after an underscore: PATH, PWD and OLDPWD are not secrets.
 SECRET_NAME = re.compile(
-    r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|WEBHOOK|DSN|PRIVATE|AUTH(?!OR)|COOKIE", re.IGNORECASE
+    r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|WEBHOOK|DSN|PRIVATE|AUTH(?!OR)|COOKIE|JWT|DATABASE_URL"
+    r"|_(?:PAT|PWD)(?:_|$)", re.IGNORECASE
 )
 # Short values ("1", "true", a port) would mask ordinary words, so only long ones count.
 _MIN_SECRET_LEN = 8
-_PEM = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----"
-
-# Each shape with the literal text every match of it contains (lower-cased): a rule runs only on text that
-# holds one of its hints, since most text holds none and a substring test costs far less than a regex scan.
-_RULES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
-    # A whole PEM block; an unterminated one (a torn log) is masked as far as its base64 runs.
-    # The body may hold JSON-escaped newlines (\n) but never a quote, so JSON stays valid.
-    (("private key",), re.compile(_PEM + r"""[^"]*?-----END[A-Z0-9 ]*PRIVATE KEY-----""")),
-    (("private key",), re.compile(_PEM + r"(?:[A-Za-z0-9+/=\s]|\\[nr])*")),
-    # Anthropic keys first: they also match the generic sk- rule, but this one
-    # covers the dashes and underscores inside them in one go.
-    (("sk-ant-",), re.compile(r"sk-ant-[A-Za-z0-9_\-]+")),
-    (("sk-",), re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")),
-    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), re.compile(r"\bgh[pousr]_[A-Za-z0-9]{16,}")),
-    (("github_pat_",), re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}")),
-    (("akia", "asia"), re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
-    (("xox",), re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{8,}")),
-    (("hooks.slack.com/services/",), re.compile(r"(hooks\.slack\.com/services/)[A-Za-z0-9_/\-]+")),
-    (("bearer",), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=\-]+")),
-    (("x-api-key",), re.compile(r"(?i)(x-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"'\\,}]+")),
-    (("authorization",),
-     re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer\b)[^\s\"'\\,}][^\"'\\\n,}]*")),
-)
-_PATTERNS = tuple(pattern for _, pattern in _RULES)
-# No rule matches fewer characters than this ("bearer x"), and env secrets are at least _MIN_SECRET_LEN.
-_SHORTEST = 8
+# No rule matches fewer characters than this ("pwd=x"), and env secrets are at least _MIN_SECRET_LEN.
+_SHORTEST = 5
 
 
 @functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     return bool(SECRET_NAME.search(name))
+
+
+def is_secret_var(name: str, value: str) -> bool:
+    """A secret-named variable, or one whose value is a URL with a password (REDIS_URL=redis://:pw@host)."""
+    return is_secret_name(name) or ("://" in value and URL_CREDENTIALS.search(value) is not None)
+
+
+def add_secrets(values: Iterable[str]) -> None:
+    """Mask these values too from now on (a project's .env values); short ones are ignored like env ones."""
+    global _cache
+    new = {v for value in values if isinstance(value, str) for v in _secret_parts(value)} - _extra
+    if new:
+        _extra.update(new)
+        _cache = (_STALE, ())
+
+
+def _secret_parts(value: str) -> list[str]:
+    # A URL's password alone is a secret as well: it may be printed outside the URL.
+    parts = [value, *(m.group(2) for m in URL_CREDENTIALS.finditer(value))] if "://" in value else [value]
+    return [part for part in parts if len(part) >= _MIN_SECRET_LEN]
 
 
 def _env_secrets() -> tuple[str, ...]:
@@ -67,14 +71,16 @@ def _env_secrets() -> tuple[str, ...]:
     raw = getattr(os.environ, "_data", None)
     key = tuple(raw.items()) if isinstance(raw, dict) else None
     if key is None or key != _cache[0]:
-        values = {value for name, value in os.environ.items()
-                  if is_secret_name(name) and len(value) >= _MIN_SECRET_LEN}
+        values = {part for name, value in os.environ.items() if is_secret_var(name, value)
+                  for part in _secret_parts(value)} | _extra
         # Longest first so a secret that contains another is masked whole.
         _cache = (key, tuple(sorted(values, key=len, reverse=True)))
     return _cache[1]
 
 
+_STALE = object()  # a cache key no environment equals: the next call works the secrets out again
 _cache: tuple[Any, tuple[str, ...]] = (None, ())
+_extra: set[str] = set()
 
 
 def _mask(match: re.Match[str]) -> str:
@@ -105,7 +111,7 @@ def scrubbed_env(environ: Mapping[str, str] | None = None, allow: Iterable[str] 
     """
     source = os.environ if environ is None else environ
     keep = set(allow)
-    return {name: value for name, value in source.items() if name in keep or not is_secret_name(name)}
+    return {name: value for name, value in source.items() if name in keep or not is_secret_var(name, value)}
 
 
 def _redact_with(text: str, secrets: tuple[str, ...]) -> str:
@@ -139,7 +145,7 @@ def _redact_long(text: str, secrets: tuple[str, ...]) -> str:
 def _secret_key(key: str) -> bool:
     lowered = key.lower()
     return lowered in {"x-api-key", "authorization", "api_key", "api-key"} or bool(
-        re.search(r"(token|secret|password)$", lowered)
+        re.search(r"(token|secret|password|passwd|pwd)$", lowered)
     )
 
 

@@ -23,6 +23,7 @@ from specd.modes import human_present, resolve_mode
 from specd.pipeline import load_pipeline
 from specd.pipeline.model import PipelineConfig
 from specd.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
+from specd.project_secrets import load_project_secrets
 from specd.state.lock import TaskLock
 from specd.state.model import RunState
 from specd.state.store import StateStore
@@ -36,6 +37,7 @@ def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: 
              human_for: Callable[[str], Human], events: EventBus, max_cost: float | None = None,
              approve: str | None = None) -> int:
     """Run ``task``; ``approve`` (a note, maybe empty) answers a waiting run first, as `specd approve` would."""
+    load_project_secrets(project.root)  # .env values are masked before anything the run prints or writes
     if is_orchestrator(read_settings(project)):
         raise ConfigError(f"{project.config_file}: {ORCHESTRATOR_NOTE}",
                           fix=f"cd into a sub-project and run `specd continue {task}` there")

@@ -63,7 +63,7 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
         status=state.status, reason=state.reason, waiting=state.waiting, run_id=state.run_id, mode=state.mode,
         agent=state.agent, started_at=state.started_at, updated_at=state.updated_at, usage=state.usage,
         **({} if listing else {"history": [{k: h.get(k) for k in HISTORY_KEYS} for h in state.history]}),
-        checkpoints=state.checkpoints[-10:], failures=state.failures[-5:], phases=[p.id for p in known],
+        checkpoints=state.checkpoints[-10:], failure_clusters=state.failure_clusters, phases=[p.id for p in known],
         phases_completed=state.phases_completed,
     )
     view["running"] = _running(store, task_dir, task, state, view)

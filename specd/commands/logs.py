@@ -8,6 +8,8 @@ import click
 
 from specd import logs as log
 from specd.commands.common import complete_steps, project_from, task_argument
+from specd.project_secrets import load_project_secrets
+from specd.redact import redact
 from specd.state.lock import TaskLock
 from specd.state.store import StateStore
 from specd.task import existing_task
@@ -24,19 +26,20 @@ def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow:
     then the agent transcript of every step (with --step, only that step's).
     With -f, follow a running task until its run ends."""
     project = project_from(ctx)
+    load_project_secrets(project.root)  # transcripts written before a .env value existed are masked now too
     task_dir = existing_task(project, task)
     store = StateStore(task_dir, task)
     events = log.follow(store.journal.path, TaskLock(task_dir, task)) if follow else iter(store.journal.read())
     for event in events:
         if log.matches(event, step):
-            click.echo(json.dumps(event, default=str) if as_json else log.line(event))
+            click.echo(redact(json.dumps(event, default=str) if as_json else log.line(event)))
     if as_json or (follow and step is None):
         return 0
     for row, path in log.transcripts(task_dir, store.load(), step):
         phase = f" phase {row['phase']}" if row.get("phase") else ""
         click.echo(f"\n--- {row['step']}{phase} ({row.get('kind')}, {row.get('outcome')}): {path} ---")
         try:
-            click.echo(path.read_text(encoding="utf-8", errors="replace").rstrip() or "(empty)")
+            click.echo(redact(path.read_text(encoding="utf-8", errors="replace").rstrip()) or "(empty)")
         except OSError as exc:
             click.echo(f"(transcript unreadable: {exc.strerror})")
     return 0

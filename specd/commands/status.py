@@ -7,6 +7,7 @@ import sys
 import click
 
 from specd.commands.common import complete_tasks, emit_json, project_from, warn
+from specd.project_secrets import load_project_secrets
 from specd.status import all_status, project_notes, task_status
 
 
@@ -25,6 +26,7 @@ def status(ctx: click.Context, task: str | None, as_json: bool) -> int:
     as it is now.
     """
     project = project_from(ctx)
+    load_project_secrets(project.root)  # task output shown here may hold .env values
     warn(project_notes(project))  # on stderr, so --json output stays one document
     data = task_status(project, task) if task else all_status(project)
     if as_json:

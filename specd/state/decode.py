@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.errors import TaskError
+from specd.state import clusters
 from specd.state.model import STATE_VERSION, Current, Frame, RunState
 
 STATUSES = ("IN_PROGRESS", "WAITING_FOR_HUMAN", "BLOCKED", "COMPLETE", "FAILED", "CANCELLED", "ABORTED")
@@ -48,9 +49,14 @@ def decode(data: Any, history: list[dict[str, Any]] | None) -> RunState:
     if "cursor" not in data:
         raise Bad("cursor", "is missing (the run's position); without it the run cannot be placed")
     cursor = _list(data["cursor"], "cursor")
-    for name in ("failures", "checkpoints"):
+    for name in ("failures", "failure_clusters", "checkpoints"):
         for i, item in enumerate(_list(data.get(name, []), name)):
             _obj(item, f"{name}[{i}]")
+    for i, row in enumerate(data.get("failure_clusters", [])):
+        if "count" in row:
+            _count(row, "count", f"failure_clusters[{i}].count")
+        for key in ("key", "step", "phase", "kind", "first_seen", "last_seen", "last_note"):
+            _optional_text(row, key, f"failure_clusters[{i}].{key}")
     for name in ("notes", "phases_completed"):
         for i, item in enumerate(_list(data.get(name, []), name)):
             _text({"v": item}, "v", f"{name}[{i}]")
@@ -76,6 +82,8 @@ def decode(data: Any, history: list[dict[str, Any]] | None) -> RunState:
     state.cursor = [_frame(f, f"cursor[{i}]") for i, f in enumerate(cursor)]
     state.current = None if data.get("current") is None else _current(data["current"])
     state.history = list(rows)
+    if data.get("failures"):  # saved before failure clusters: every failure listed on its own
+        state.failure_clusters = clusters.fold(data["failures"], state.failure_clusters)
     state.version = STATE_VERSION  # read as any version, written as this one
     return state
 

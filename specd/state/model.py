@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from specd.state import clusters
+
 STATE_VERSION = 2  # 2: history in its own append-only file (see state/store.py)
 # The parts of one step, in the order they run; a resumed step continues after the last one done.
 STAGES = ("pre-step", "pre", "step", "post", "post-step")
@@ -41,6 +43,8 @@ class Frame:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Frame:
+        if data.get("failures"):  # saved before failure clusters
+            data["failure_clusters"] = clusters.fold(data["failures"], data.get("failure_clusters"))
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -82,7 +86,8 @@ class RunState:
     cursor: list[Frame] = field(default_factory=list)  # empty: not placed yet (runner) or finished
     current: Current | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
-    failures: list[dict[str, Any]] = field(default_factory=list)
+    # One row per step and normalised reason (state/clusters.py); older states' `failures` list folds into it.
+    failure_clusters: list[dict[str, Any]] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)  # gates and human decisions
     notes: list[str] = field(default_factory=list)
     phases_completed: list[str] = field(default_factory=list)
@@ -99,5 +104,7 @@ class RunState:
         if data.get("current"):
             fields = set(Current.__dataclass_fields__)
             data["current"] = Current(**{k: v for k, v in data["current"].items() if k in fields})
+        if data.get("failures"):  # saved before failure clusters
+            data["failure_clusters"] = clusters.fold(data["failures"], data.get("failure_clusters"))
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in data.items() if k in known})

@@ -74,8 +74,11 @@ def render_markdown(state: RunState, budgets: dict[str, Any] | None = None) -> s
     lines += [f"- {_get(c, 'at')}: {_get(c, 'step')} — {_get(c, 'answer')}" for c in state.checkpoints] or ["- none"]
     lines += ["", "## Notes", ""]
     lines += [f"- {n}" for n in state.notes] or ["- none"]
-    failures = [f"- {_get(f, 'at')}: {_get(f, 'step')} ({_get(f, 'kind')}): {_get(f, 'reason')}"
-                for f in state.failures[-10:]]
-    if failures:
-        lines += ["", "## Failures", "", *failures]
+    if state.failure_clusters:  # one row per way of failing, however often it happened
+        lines += ["", "## Failure clusters", "",
+                  "| First seen | Last seen | Count | Step | Phase | Kind | Last note |",
+                  "|------------|-----------|-------|------|-------|------|-----------|"]
+        lines += [f"| {_cell(_get(c, 'first_seen'))} | {_cell(_get(c, 'last_seen'))} | {_cell(_get(c, 'count'))} | "
+                  f"{_cell(_get(c, 'step'))} | {_cell(_get(c, 'phase') or '-')} | {_cell(_get(c, 'kind'))} | "
+                  f"{_cell(_get(c, 'last_note'))} |" for c in state.failure_clusters]
     return "\n".join(lines) + "\n"

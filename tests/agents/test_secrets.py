@@ -85,6 +85,18 @@ SHAPES = [
     "BEARER abc.def-ghi",
     "X-Api-Key=k-123456",
     "authorization: Basic dXNlcjpwYXNz",
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "rk_live_51Hx0abcdEFGH",
+    "sk_test_51Hx0abcdEFGH",
+    "glpat-xYz12_abc-DEF3456789",
+    "npm_" + "a1B2c3D4e5" * 3 + "f6G7h8",
+    "AIza" + "SyA-1234567890_abcdefghijklmnopqrst",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P",
+    "postgres://app:hunter2pass@db.example.com:5432/app",
+    "redis://:pw@cache",
+    "Password: hunter2",
+    "DB_PASSWD=hunter2",
+    "pwd = hunter2",
 ]
 
 

@@ -76,6 +76,10 @@ CASES = {
     "row tokens are text": (_set(("history", 0, "usage"), {"input_tokens": "9"}), "history[0].usage.input_tokens"),
     "row phase is a list": (_set(("history", 0, "phase"), []), "history[0].phase"),
     "current summary is a list": (_set(("current", "summary"), []), "current.summary"),
+    "clusters is an object": (_set(("failure_clusters",), {"a": 1}), "failure_clusters"),
+    "cluster count is text": (_set(("failure_clusters",), [{"step": "a", "count": "3"}]), "failure_clusters[0].count"),
+    "cluster step is a list": (_set(("failure_clusters",), [{"step": ["a"], "count": 1}]), "failure_clusters[0].step"),
+    "old failure is text": (_set(("failures",), ["boom"]), "failures[0]"),
 }
 
 

@@ -25,6 +25,9 @@ def test_v1_state_is_read_then_continued_without_rerunning_finished_steps(h: Har
     assert before is not None
     assert before.status == "BLOCKED"
     assert rows(before.history) == V1_ROWS
+    # The v1 file lists its one failure on its own; it is read as a failure cluster of one.
+    assert [(c["step"], c["phase"], c["count"], c["first_seen"]) for c in before.failure_clusters] == [
+        ("y", "02", 1, "2026-11-23T09:24:01+00:00")]
     v1_run = before.run_id
 
     listed = h.status("t")  # read-only: status must not convert the file
@@ -43,3 +46,5 @@ def test_v1_state_is_read_then_continued_without_rerunning_finished_steps(h: Har
     assert rows(after.history) == [*V1_ROWS, ("y", "step", "02")]
     assert (task_dir / ".pipeline-state.history.jsonl").exists()
     assert "y" in (task_dir / ".pipeline-state.md").read_text(encoding="utf-8")
+    assert [c["count"] for c in after.failure_clusters] == [1]  # folded once, not again on every load
+    assert "## Failure clusters" in (task_dir / ".pipeline-state.md").read_text(encoding="utf-8")

@@ -184,7 +184,7 @@ def test_markdown_renders_rows_it_does_not_recognise(tmp_path: Path) -> None:
     state.history.append({"step": "a", "pipeline": "main", "kind": "step", "outcome": "done", "usage": [1],
                           "artifacts": ["x", {"path": "p"}]})
     state.checkpoints.append({"answer": "proceed"})
-    state.failures.append({})
+    state.failure_clusters.append({})
     store.finish(state)
     text = store.md_path.read_text(encoding="utf-8")
     assert "| 1 | a | main |" in text

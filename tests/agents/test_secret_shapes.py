@@ -1,0 +1,107 @@
+"""The newer token shapes, URL credentials, password assignments, secret env names and .env values."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specd import redact as module
+from specd.project_secrets import env_files, load_project_secrets
+from specd.redact import MASK, redact, redact_obj, scrubbed_env
+
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P"
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("key sk_live_4eC39HqLyjWDarjtT1zdp7dc end", f"key {MASK} end"),
+    ("rk_live_51Hx0abcdEFGH and sk_test_51Hx0abcdEFGH", f"{MASK} and {MASK}"),
+    ("token glpat-xYz12_abc-DEF3456789.", f"token {MASK}."),
+    ("npm_" + "a" * 36, MASK),
+    ("k=AIza" + "B" * 35, f"k={MASK}"),
+    (f"jwt {JWT} ok", f"jwt {MASK} ok"),
+    # URL credentials: the scheme, user and host stay readable, only the password goes.
+    ("postgres://app:hunter2pass@db.example.com:5432/app", f"postgres://app:{MASK}@db.example.com:5432/app"),
+    ("REDIS_URL=redis://:pw@cache:6379", f"REDIS_URL=redis://:{MASK}@cache:6379"),
+    ("mongodb+srv://admin:p@ss@cluster0/x", f"mongodb+srv://admin:{MASK}@cluster0/x"),
+    ("password: hunter2", f"password: {MASK}"),
+    ("export DB_PASSWORD=hunter2 next", f"export DB_PASSWORD={MASK} next"),
+    ("passwd = s3cr3t!x", f"passwd = {MASK}"),
+    ("PWD: hunter2", f"PWD: {MASK}"),
+    ("pwd=abc", f"pwd={MASK}"),  # shorter than any env secret, still an assignment
+])
+def test_new_shapes_are_masked(text: str, kept: str) -> None:
+    assert redact(text) == kept
+
+
+@pytest.mark.parametrize("text", [
+    "the password policy says twelve characters",
+    "the password is weak, change it",
+    "sk_live alone, and sk_live_ short",
+    "see https://example.com/docs?user=a@b and http://localhost:8080/x",
+    "ssh://git@github.com/o/r and git@github.com:o/r.git",
+    "aGVsbG8gd29ybGQgYmFzZTY0IHdvcmQ=",
+    "eyJ is how base64 JSON starts; eyJhbGciOiJIUzI1NiJ9 alone is a header",
+    "npm_config_cache and AIza-short",
+    "PWD=/home/me/project",
+    "glpat- is GitLab's prefix",
+])
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_json_stays_valid_with_password_and_url_fields() -> None:
+    doc = json.dumps({"password": "hunter2", "note": "db postgres://u:longpass1@h/x",
+                      "nested": json.dumps({"passwd": "hunter2", "jwt": JWT})})
+    out = redact(doc)
+    parsed = json.loads(out)
+    assert parsed["password"] == MASK
+    assert parsed["note"] == f"db postgres://u:{MASK}@h/x"
+    inner = json.loads(parsed["nested"])
+    assert inner == {"passwd": MASK, "jwt": MASK}
+    assert redact_obj({"db_pwd": "abc", "x": 1}) == {"db_pwd": MASK, "x": 1}
+
+
+def test_secret_env_names_and_credential_urls_are_scrubbed() -> None:
+    env = {"MYSQL_PWD": "a", "DATABASE_URL": "sqlite:///x.db", "GH_PAT": "b", "CI_JOB_JWT": "c",
+           "REDIS_URL": "redis://:pw@h", "GITLAB_PAT_RO": "d", "PATH": "/bin", "PWD": "/p", "OLDPWD": "/o",
+           "MY_PATH": "/m", "HOMEPAGE_URL": "https://example.com/", "PATTERN": "*.py"}
+    assert scrubbed_env(env) == {"PATH": "/bin", "PWD": "/p", "OLDPWD": "/o", "MY_PATH": "/m",
+                                 "HOMEPAGE_URL": "https://example.com/", "PATTERN": "*.py"}
+    assert scrubbed_env(env, allow=["GH_PAT"])["GH_PAT"] == "b"
+
+
+def test_env_values_of_new_names_are_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MYSQL_PWD", "mysqlpass-77")
+    monkeypatch.setenv("CACHE_URL", "redis://:cachepass-99@cache:6379/0")
+    assert redact("a mysqlpass-77 b") == f"a {MASK} b"
+    # The password of a credential URL is masked on its own as well, wherever it is printed.
+    assert redact("pw is cachepass-99") == f"pw is {MASK}"
+
+
+@pytest.fixture
+def fresh_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Values added here are forgotten after the test, so later tests in this process see plain text."""
+    monkeypatch.setattr(module, "_extra", set())
+    monkeypatch.setattr(module, "_cache", (None, ()))
+
+
+@pytest.mark.usefixtures("fresh_extra")
+def test_dotenv_values_join_the_redaction_set(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("API_THING=dotenv-value-111\nSHORT=abc\nexport QUOTED='dotenv quoted 222'\n")
+    (tmp_path / ".env.production").write_text("WHATEVER_NAME=prod-value-333\nREF=${WHATEVER_NAME}/x\n")
+    (tmp_path / ".env.d").mkdir()  # a folder, not a file: skipped
+    (tmp_path / "not.env").write_text("X=not-loaded-444\n")
+    assert [p.name for p in env_files(tmp_path)] == [".env", ".env.production"]
+    assert redact("dotenv-value-111 prod-value-333") == "dotenv-value-111 prod-value-333"
+    assert load_project_secrets(tmp_path) > 0
+    text = "a dotenv-value-111 b dotenv quoted 222 c prod-value-333/x d abc e not-loaded-444"
+    assert redact(text) == f"a {MASK} b {MASK} c {MASK} d abc e not-loaded-444"
+
+
+@pytest.mark.usefixtures("fresh_extra")
+def test_a_project_without_env_files_adds_nothing(tmp_path: Path) -> None:
+    assert load_project_secrets(tmp_path) == 0
+    assert load_project_secrets(tmp_path / "missing") == 0
+
