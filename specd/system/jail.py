@@ -42,6 +42,10 @@ HOME_WRITABLE: Mapping[str, tuple[str, ...]] = {
 }
 # Folders a backend names through the environment instead of HOME.
 ENV_WRITABLE: Mapping[str, tuple[str, ...]] = {"claude_code": ("CLAUDE_CONFIG_DIR",)}
+# Installed tools that live in HOME (pyenv, nvm, rustup, pip --user...): read-only again inside a hidden HOME,
+# or `python -m pytest` would not even start. Credentials (.ssh, .aws, .config, .netrc...) stay hidden.
+HOME_TOOLS = (".pyenv", ".nvm", ".volta", ".asdf", ".rustup", ".cargo/bin", ".local/bin", ".local/lib", ".sdkman",
+              ".deno", ".bun", "go/bin", ".nodenv", ".rbenv", ".goenv", ".juliaup")
 # Made before the jail starts when missing: Claude Code keeps its sessions there, and `--resume` needs them.
 HOME_CREATE: Mapping[str, tuple[str, ...]] = {"claude_code": (".claude",)}
 
@@ -115,6 +119,8 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str]) -> list[str]:
         args += ["--tmpfs", "/tmp"]
         if home is not None:
             args += ["--tmpfs", str(home)]  # hidden: keys, shell history, other projects
+            for source, target in tools(home, env):
+                args += ["--ro-bind", str(source), str(target)]
     else:
         args += ["--bind", "/tmp", "/tmp"]
         for path in writable(jail.backend, env):
@@ -144,6 +150,17 @@ def writable(backend: str, env: Mapping[str, str]) -> list[Path]:
         if path.exists() and (resolved := path.resolve()) != Path("/"):
             found.append(resolved)
     return list(dict.fromkeys(found))
+
+
+def tools(home: Path, env: Mapping[str, str]) -> list[tuple[Path, Path]]:
+    """(where it really is, where it shows) for each tool folder in ``home``, and each PATH entry there."""
+    wanted = [home / name for name in HOME_TOOLS]
+    wanted += [Path(entry) for entry in env.get("PATH", "").split(os.pathsep) if entry and Path(entry).is_absolute()]
+    found: dict[Path, Path] = {}
+    for path in wanted:
+        if path.is_relative_to(home) and path != home and path.is_dir():
+            found.setdefault(path, path.resolve())
+    return [(source, target) for target, source in found.items()]
 
 
 def _home(env: Mapping[str, str]) -> Path | None:

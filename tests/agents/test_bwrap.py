@@ -14,7 +14,7 @@ from typing import Any
 import fake_anthropic as fake
 import pytest
 
-from specd.agents.anthropic import bwrap
+from specd.system import jail
 
 PROBE = """\
 import os, socket, sys
@@ -42,7 +42,7 @@ print("host_tmp_visible", os.path.exists(host_file))
 
 @pytest.fixture
 def needs_bwrap() -> None:
-    if bwrap.sandbox_mode() != "bubblewrap":
+    if not jail.active():
         if os.environ.get("CI"):
             pytest.fail("bubblewrap is required in CI (.ci/run installs it) but bwrap is missing or cannot run")
         pytest.skip("bubblewrap is not available on this machine")

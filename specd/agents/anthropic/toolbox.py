@@ -126,6 +126,8 @@ class Toolbox:
         command = str(args["command"])
         if reason := commands.escape(command, self.sandbox.root):
             raise Refused(f"{command!r}: {reason}; commands may only name paths inside the project")
+        if commands.shell_free(self.jail) and (reason := commands.needs_shell(command)):
+            raise Refused(f"{command!r}: {reason}")  # before a human is asked: approving could not help
         if not commands.command_allowed(command, self.allow):
             if not self.someone_there:
                 raise Refused(
@@ -134,8 +136,6 @@ class Toolbox:
                 )
             if not self.human.approve_command(command):
                 raise Refused(f"the human declined {command!r}")
-        if commands.shell_free(self.jail) and (reason := commands.needs_shell(command)):
-            raise Refused(f"{command!r}: {reason}")
         env = commands.command_env(allow=self.jail.env_allow)  # scrubbed even with the jail off: the model reads it
         report, failed = commands.run(command, self.sandbox.root, self.timeout, env=env, jail=self.jail)
         # A failing command is information, not a tool fault: the model should read it.
