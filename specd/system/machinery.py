@@ -15,6 +15,10 @@ from pathlib import Path
 
 _CONFIG = ("pipeline.*", "config.json", "*.json", "*.yaml", "*.yml")  # .specd/<name>: specd's configuration
 _STATE = ("events.jsonl", "config.json", "*.lock", "*.lock.*", "*heartbeat*")
+# Files specd replaces while a child runs (the lock's owner file, the heartbeat, scratch files). A bind of one
+# would race with the replacement and fail the jail's start, so they are left out of the read-only binds; they
+# steer nothing that runs, and the check after every step covers what does.
+_VOLATILE = ("*.lock", "*.lock.*", "*heartbeat*", ".tmp-*", ".result-*.json")
 
 
 def machinery(parts: tuple[str, ...]) -> str | None:
@@ -69,7 +73,9 @@ def _machinery_in(folder: Path, root: Path) -> list[Path]:
         for name in sorted([*dirs, *files]):
             path = Path(here) / name
             # Binding follows links, so a link is skipped; its target is covered where it lives.
-            if not path.is_symlink() and machinery(path.relative_to(root).parts) is not None:
+            if path.is_symlink() or any(fnmatch.fnmatch(name, p) for p in _VOLATILE):
+                continue
+            if machinery(path.relative_to(root).parts) is not None:
                 found.append(path)
         dirs[:] = [d for d in dirs if Path(here) / d not in found]  # a read-only folder covers its inside
     return found
