@@ -106,5 +106,6 @@ def test_missing_bwrap_falls_back_or_fails_as_asked(
                              fake.tool("run_command", command="ls a.txt | cat")), fake.complete())
     make_agent(allow_commands=["ls *"]).run(project.request())
     glob, pipe = fake.tool_results(server.bodies[1])
-    assert "No such file" in glob["content"] and "a.txt" not in glob["content"].replace("*.txt", "")
-    assert pipe["is_error"] and "without a shell" in pipe["content"]
+    assert "'*.txt': No such file" in glob["content"]  # ls got the pattern itself: nothing expanded it
+    assert pipe["is_error"]
+    assert "without a shell" in pipe["content"]
