@@ -189,3 +189,22 @@ class _listener:
 
     def __exit__(self, *exc: object) -> None:
         self.sock.close()
+
+
+def test_a_cmd_agent_is_jailed_unless_the_agent_block_says_sandbox_false(h: Harness) -> None:
+    git_repo(h)
+    h.workflow("w.md")
+    writer = f"cmd:{shlex.quote(sys.executable)} -c \"open('.git/by-agent', 'w').write('x')\""
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}]})
+    h.new("t")
+    jailed = h.specd("continue", "t", "--auto", "--agent", writer)
+    if jail.active():
+        assert jailed.returncode == 1, jailed.stderr  # the write failed, so the agent failed
+        assert "Read-only file system" in jailed.stderr
+        assert not (h.root / ".git" / "by-agent").exists()
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}]}, agent={"sandbox": False})
+    h.new("u")
+    trusted = h.specd("continue", "u", "--auto", "--agent", writer)
+    assert trusted.returncode == 0, trusted.stderr
+    assert trusted.stderr.splitlines()[0].endswith("; jail OFF (sandbox: false) for the agent (agent.sandbox)")
+    assert (h.root / ".git" / "by-agent").read_text() == "x"
