@@ -37,9 +37,10 @@ class CommandAgent:
         env = {**os.environ, **self.environment(request, result_path)}
         # Both limits hold: the step's timeout and the agent block's command_timeout.
         timeout = min((t for t in (request.timeout, self.timeout) if t is not None), default=None)
+        jail = Jail.for_agent(request.settings, "command", request.task_dir)
         try:
             outcome = run_group(self.command, cwd=request.project_root, env=env, stdin=request.prompt,
-                                log=log, timeout=timeout, jail=Jail.for_agent(request.settings, "command"))
+                                log=log, timeout=timeout, jail=jail)
             if outcome.timed_out:
                 raise AgentFailed(f"agent command timed out after {timeout or 0:g} s", transcript=log)
             if outcome.returncode != 0:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -57,10 +57,14 @@ class Jail:
     network: bool = False  # project tier only: the agent tier always keeps the network
     env_allow: tuple[str, ...] = ()  # project tier: secret-named variables that still get through
     backend: str = "command"  # agent tier: whose config and cache folders stay writable
+    task_dir: Path | None = None  # the running task: its folder is writable (but for machinery), others are not
 
     @classmethod
-    def for_agent(cls, settings: Mapping[str, Any], backend: str) -> Jail:
-        return cls("agent", enabled=enabled(settings.get("sandbox")), backend=backend)
+    def for_agent(cls, settings: Mapping[str, Any], backend: str, task_dir: Path | None = None) -> Jail:
+        return cls("agent", enabled=enabled(settings.get("sandbox")), backend=backend, task_dir=task_dir)
+
+    def within(self, task_dir: Path) -> Jail:
+        return replace(self, task_dir=task_dir)
 
     @classmethod
     def for_project(cls, settings: Mapping[str, Any]) -> Jail:
@@ -126,7 +130,7 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str]) -> list[str]:
         for path in writable(jail.backend, env):
             args += ["--bind", str(path), str(path)]
     args += ["--bind", str(root), str(root)]  # after HOME and /tmp: a project inside either stays visible
-    for flag, path in overlays(root):
+    for flag, path in overlays(root, jail.task_dir):
         args += [flag, str(path), str(path)]
     if jail.tier == "project" and not jail.network:
         args.append("--unshare-net")

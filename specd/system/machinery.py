@@ -50,20 +50,28 @@ def is_state(parts: tuple[str, ...]) -> bool:
     )
 
 
-def overlays(root: Path) -> list[tuple[str, Path]]:
+def overlays(root: Path, task_dir: Path | None = None) -> list[tuple[str, Path]]:
     """The binds that make machinery read-only inside a writable ``root``, in mount order.
 
-    ``.git`` and ``.specd`` go read-only whole; each task folder is made writable
-    again (the agent writes PLAN.md there), except the machinery inside it.
-    Later mounts lie over earlier ones, so the order matters.
+    ``.git`` and ``.specd`` go read-only whole; the running task's folder (every
+    task folder when none is named) is made writable again, since the agent
+    writes PLAN.md there, except the machinery inside it. Other tasks' folders
+    stay read-only as a whole: their runs replace files there at any moment, and
+    a bind of a file that is being replaced fails the jail's start. Later mounts
+    lie over earlier ones, so the order matters; "-try" binds let a file that
+    vanished meanwhile go.
     """
     specd = root / ".specd"
     mounts = [("--ro-bind", path) for path in (root / ".git", specd) if path.exists() and not path.is_symlink()]
     tasks = specd / "tasks"
-    for task in sorted(tasks.iterdir()) if tasks.is_dir() and not tasks.is_symlink() else []:
+    if task_dir is not None:
+        folders = [task_dir.resolve()] if task_dir.resolve().parent == tasks else []
+    else:
+        folders = sorted(tasks.iterdir()) if tasks.is_dir() and not tasks.is_symlink() else []
+    for task in folders:
         if task.is_dir() and not task.is_symlink():
-            mounts.append(("--bind", task))
-            mounts += [("--ro-bind", path) for path in _machinery_in(task, root)]
+            mounts.append(("--bind-try", task))
+            mounts += [("--ro-bind-try", path) for path in _machinery_in(task, root)]
     return mounts
 
 

@@ -50,10 +50,17 @@ def test_machinery_is_read_only_but_files_specd_replaces_mid_step_are_not_bound(
     (tmp_path / ".git").mkdir()
     for name in ("config.json", ".pipeline-state.json", "PLAN.md", ".run.lock", ".run.lock.owner", ".heartbeat"):
         (task / name).write_text("x")
-    mounts = [(flag, path.relative_to(tmp_path).as_posix()) for flag, path in machinery.overlays(tmp_path)]
-    assert mounts == [("--ro-bind", ".git"), ("--ro-bind", ".specd"), ("--bind", ".specd/tasks/t"),
-                      ("--ro-bind", ".specd/tasks/t/.pipeline-state.json"), ("--ro-bind", ".specd/tasks/t/config.json"),
-                      ("--ro-bind", ".specd/tasks/t/transcripts")]
+    (tmp_path / ".specd" / "tasks" / "other").mkdir()
+    own = [("--bind-try", ".specd/tasks/t"), ("--ro-bind-try", ".specd/tasks/t/.pipeline-state.json"),
+           ("--ro-bind-try", ".specd/tasks/t/config.json"), ("--ro-bind-try", ".specd/tasks/t/transcripts")]
+
+    def mounts(task_dir: Path | None) -> list[tuple[str, str]]:
+        return [(flag, path.relative_to(tmp_path).as_posix()) for flag, path in machinery.overlays(tmp_path, task_dir)]
+
+    # The running task's folder is writable but for its machinery; another task's stays read-only whole.
+    assert mounts(task) == [("--ro-bind", ".git"), ("--ro-bind", ".specd"), *own]
+    assert mounts(None) == [("--ro-bind", ".git"), ("--ro-bind", ".specd"), ("--bind-try", ".specd/tasks/other"),
+                            *own]
 
 
 def test_a_daemon_that_left_the_session_is_still_swept_by_the_runs_mark(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ class Toolbox:
         self.allow = list(allow)
         self.timeout = timeout
         settings = settings or {}
-        self.jail = command_jail(settings)
+        self.jail = command_jail(settings).within(request.task_dir)
         self.sandbox = Sandbox(request.project_root)
         self.outcomes = tuple(dict.fromkeys((*request.outcomes, "done")))
         self.completion: Completion | None = None

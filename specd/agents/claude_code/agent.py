@@ -55,7 +55,8 @@ class ClaudeCodeAgent:
     def _run(self, argv: list[str], prompt: str, request: AgentRequest,
              sink: IO[str]) -> tuple[int, StreamLog, list[str]]:
         try:
-            proc = _spawn(argv, request.project_root, Jail.for_agent(request.settings, "claude_code"))
+            jail = Jail.for_agent(request.settings, "claude_code", request.task_dir)
+            proc = _spawn(argv, request.project_root, jail)
         except OSError as exc:  # the binary vanished or lost its execute bit since the start-up check
             raise AgentFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from None
         stderr: list[str] = []
