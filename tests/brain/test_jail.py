@@ -208,3 +208,15 @@ def test_a_cmd_agent_is_jailed_unless_the_agent_block_says_sandbox_false(h: Harn
     assert trusted.returncode == 0, trusted.stderr
     assert trusted.stderr.splitlines()[0].endswith("; jail OFF (sandbox: false) for the agent (agent.sandbox)")
     assert (h.root / ".git" / "by-agent").read_text() == "x"
+
+
+def test_a_pipeline_that_requires_bubblewrap_does_not_run_without_it(h: Harness) -> None:
+    h.env["SPECD_BWRAP"] = "/bin/false"
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}]}, agent={"sandbox": "bubblewrap"})
+    h.new("t")
+    result = h.cont("t")
+    assert result.returncode == 2
+    assert "agent.sandbox is 'bubblewrap' but /bin/false is installed but cannot start a jail here" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert h.log() == []  # nothing ran
