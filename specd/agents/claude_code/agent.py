@@ -8,8 +8,10 @@ its own session so an interrupt stops it and everything it started.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -95,6 +97,8 @@ class ClaudeCodeAgent:
 def _spawn(argv: list[str], cwd: Path, jail: Jail) -> subprocess.Popen[bytes]:
     # Like every child of specd: its own session, dies with specd, recorded in the lock's owner file;
     # and in the agent tier of the jail, so what the model does cannot reach specd's machinery.
+    if shutil.which(argv[0]) is None:  # said plainly here; inside the jail it would be bwrap's execvp error
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
     launch = prepare(argv, cwd, jail, os.environ)
     return popen_child(launch.args, cwd=cwd, env=launch.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE)
