@@ -10,6 +10,9 @@ Two layers, because neither is enough alone:
   that takes the lock stops whatever is left of that group, and any stray carrying the old token,
   before the interrupted step runs again. The token keeps us from signalling an unrelated process
   that happens to reuse a recorded pid.
+
+While specd lives, a child's leftovers (a hook's `sleep 30 &`) are killed the moment the child ends
+(``specd.system.reaper``); under bubblewrap the jail's PID namespace also takes them down with specd.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Protocol
+
+from specd.system import reaper
 
 OWNER_ENV = "SPECD_OWNER"
 PR_SET_PDEATHSIG = 1
@@ -56,6 +61,7 @@ def tracked_by(tracker: Tracker) -> Iterator[None]:
 
 def child_env(env: Mapping[str, str]) -> dict[str, str]:
     """``env`` plus the owner marker of the run holding the lock (if any)."""
+    reaper.become_subreaper()  # before the child exists, so none of its orphans can slip past specd
     marked = dict(env)
     if _tracker is not None:
         marked[OWNER_ENV] = _tracker.token
@@ -68,6 +74,9 @@ def started(pgid: int) -> None:
 
 
 def ended(pgid: int) -> None:
+    """The child that led ``pgid`` is gone: kill what it left behind, then forget the group."""
+    marker = f"{OWNER_ENV}={_tracker.token}".encode() if _tracker is not None else None
+    reaper.sweep(pgid, marker)
     if _tracker is not None:
         _tracker.child_ended(pgid)
 

@@ -116,7 +116,8 @@ class Dispatcher:
         env = {**os.environ, **specd_env(task=self.task, task_dir=self.task_dir, step=step.name, pipeline=pipeline,
                                          phase=phase, kind="hook", mode=self.mode, workflow="", result="",
                                          run_id=self.run_id)}
-        outcome = run_group(hook.spec.run, cwd=self.project.root, env=env, stdin=None, log=log, timeout=timeout)
+        outcome = run_group(hook.spec.run, cwd=self.project.root, env=env, stdin=None, log=log, timeout=timeout,
+                            jail=hook.spec.jail.within(self.task_dir))
         output = outcome.tail(4000)
         if outcome.timed_out:
             return HookResult(False, f"timed out after {timeout:g} s", output)

@@ -19,7 +19,7 @@ from typing import Any
 from specd.errors import SpecdError, machine_error
 from specd.pipeline import load_pipeline
 from specd.project import Project
-from specd.sandbox_probe import bwrap_usable
+from specd.system import jail
 
 KEY_NAMES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 LOW_SPACE = 200 * 1024 * 1024  # bytes; below this a long run may fill the disk mid-step
@@ -114,11 +114,12 @@ def _writable(project: Project) -> Check:
 
 
 def _sandbox() -> Check:
-    usable, detail = bwrap_usable()
-    if usable:
-        return Check("sandbox", "ok", f"bubblewrap: the agent's commands run sandboxed ({detail})")
-    return Check("sandbox", "warn", f"allowlist only: {detail}",
-                 "install bubblewrap (`apt-get install bubblewrap`) so the agent's commands run sandboxed")
+    # The same words as the first line of a run, so the two never disagree.
+    if jail.active():
+        return Check("sandbox", "ok", f"{jail.mode_line()}: agents, hooks and the agent's commands run jailed")
+    return Check("sandbox", "warn", jail.mode_line(),
+                 "install bubblewrap (`apt-get install bubblewrap`) and allow user namespaces, so agents, "
+                 "hooks and the agent's commands run jailed")
 
 
 def _pipeline(project: Project) -> tuple[Check, str]:

@@ -19,6 +19,7 @@ from specd.dispatch import Dispatcher
 from specd.errors import ConfigError, TaskError, Waiting
 from specd.events import EventBus
 from specd.human import Human, NoHuman
+from specd.jail_line import first_line
 from specd.modes import human_present, resolve_mode
 from specd.pipeline import load_pipeline
 from specd.pipeline.model import PipelineConfig
@@ -43,6 +44,8 @@ def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: 
                           fix=f"cd into a sub-project and run `specd continue {task}` there")
     task_dir = existing_task(project, task)
     config = load_pipeline(project)
+    kind, line = first_line(config)  # the jail in force, before anything else is said or run
+    events.emit(kind, message=line)
     for warning in config.warnings:
         events.emit("warning", message=warning)
     store = StateStore(task_dir, task)

@@ -17,6 +17,7 @@ from typing import Any
 
 from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult, Usage
 from specd.agents.proc import run_group, transcript_path
+from specd.system.jail import Jail
 
 TAIL = 2000  # characters of output shown when a command fails
 
@@ -36,9 +37,10 @@ class CommandAgent:
         env = {**os.environ, **self.environment(request, result_path)}
         # Both limits hold: the step's timeout and the agent block's command_timeout.
         timeout = min((t for t in (request.timeout, self.timeout) if t is not None), default=None)
+        jail = Jail.for_agent(request.settings, "command", request.task_dir)
         try:
             outcome = run_group(self.command, cwd=request.project_root, env=env, stdin=request.prompt,
-                                log=log, timeout=timeout)
+                                log=log, timeout=timeout, jail=jail)
             if outcome.timed_out:
                 raise AgentFailed(f"agent command timed out after {timeout or 0:g} s", transcript=log)
             if outcome.returncode != 0:

@@ -22,7 +22,9 @@ from typing import Any, BinaryIO
 from specd import children
 from specd.redact import redact
 from specd.state import atomic
+from specd.system.jail import Jail, prepare
 
+UNJAILED = Jail("agent", enabled=False)  # a caller that names no jail runs its command as it is
 GRACE = 5.0  # seconds between TERM and KILL
 
 
@@ -58,12 +60,14 @@ def transcript_path(task_dir: Path, run_id: str, label: str, suffix: str) -> Pat
 
 
 def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | None, log: Path,
-              timeout: float | None) -> ProcOutcome:
+              timeout: float | None, jail: Jail = UNJAILED) -> ProcOutcome:
+    launch = prepare(command, cwd, jail, env)  # the one jail: bubblewrap, or the command as it is
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as sink:
         # Output goes through specd, line by line, so a secret never reaches the disk even if specd is
         # killed before the command ends (the whole-file pass below then catches multi-line shapes).
-        proc = popen_child(command, shell=True, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        proc = popen_child(launch.args, shell=launch.shell, cwd=cwd, env=launch.env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT,
                            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL)
         feeder = threading.Thread(target=_feed, args=(proc, stdin), daemon=True)
         pump = threading.Thread(target=_pump, args=(proc, sink), daemon=True)
@@ -79,9 +83,9 @@ def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | N
             stop_group(proc)  # KeyboardInterrupt or SIGTERM: the whole tree goes with us
             raise
         finally:
+            children.ended(proc.pid)  # first: a leftover grandchild holding the pipe is killed, so the pump ends
             feeder.join(timeout=1)
             pump.join(timeout=5)  # a background grandchild may keep the pipe open; its output is not ours
-            children.ended(proc.pid)
     _redact_file(log)
     return ProcOutcome(proc.returncode if proc.returncode is not None else -1, timed_out, log)
 

@@ -9,6 +9,8 @@ from specd.errors import ConfigError
 from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, TARGETS, hook_specs
 from specd.pipeline.parse import json_path
 
+JAIL_KEYS = ("sandbox", "network", "env_allow")
+
 
 def check_semantics(path: Path, data: dict[str, Any]) -> list[str]:
     """Raise ConfigError listing every problem; return warnings."""
@@ -63,6 +65,9 @@ def check_semantics(path: Path, data: dict[str, Any]) -> list[str]:
 def _hook_problems(path: Path, parts: list[Any], spec: Any) -> list[str]:
     if isinstance(spec, dict) and ("workflow" in spec) == ("run" in spec):
         return [f"{path}: {json_path(parts)}: a hook object needs exactly one of 'workflow' or 'run'"]
+    if isinstance(spec, dict) and "workflow" in spec:
+        return [f"{path}: {json_path([*parts, key])}: only a 'run' hook has its own jail; a workflow hook runs in "
+                "the agent's (set it in the agent block)" for key in JAIL_KEYS if key in spec]
     return []
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from specd.system.jail import Jail
+
 HookMode = Literal["inline", "subagent"]
 DEFAULT_HOOK_TIMEOUT = 300.0
 DEFAULT_STEP_TIMEOUT = 3600.0  # a hung agent is stopped, never waited on forever
@@ -39,6 +41,10 @@ class HookSpec:
     mode: HookMode = "inline"
     optional: bool = False
     timeout: float | None = None
+    # A `run:` hook's jail (the project tier): `sandbox: false` opts a trusted script out, loudly.
+    sandbox: bool = True
+    network: bool = False
+    env_allow: tuple[str, ...] = ()
 
     @classmethod
     def create(cls, raw: str | Mapping[str, Any]) -> HookSpec:
@@ -51,17 +57,30 @@ class HookSpec:
             mode=raw.get("mode", "inline"),
             optional=bool(raw.get("optional", False)),
             timeout=float(timeout) if timeout is not None else None,
+            sandbox=raw.get("sandbox", True) is not False,
+            network=bool(raw.get("network", False)),
+            env_allow=tuple(str(name) for name in raw.get("env_allow") or ()),
         )
 
     @property
     def label(self) -> str:
         return f"run: {self.run}" if self.run else str(self.workflow)
 
+    @property
+    def jail(self) -> Jail:
+        return Jail.for_project({"sandbox": self.sandbox, "network": self.network, "env_allow": self.env_allow})
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"mode": self.mode, "optional": self.optional}
         if self.run:
             out["run"] = self.run
             out["timeout"] = self.timeout or DEFAULT_HOOK_TIMEOUT
+            if not self.sandbox:  # only what differs from the default jail, so older output stays as it was
+                out["sandbox"] = False
+            if self.network:
+                out["network"] = True
+            if self.env_allow:
+                out["env_allow"] = list(self.env_allow)
         else:
             out["workflow"] = self.workflow
         return out

@@ -14,7 +14,7 @@ from typing import Any
 import fake_anthropic as fake
 import pytest
 
-from specd.agents.anthropic import bwrap
+from specd.system import jail
 
 PROBE = """\
 import os, socket, sys
@@ -30,25 +30,35 @@ for name, act in [
     ("plan", lambda: open(".specd/tasks/t/PLAN.md", "w").write("ok")),
     ("tmp", lambda: open("/tmp/specd-inside-probe", "w").write("ok")),
     ("net", lambda: socket.create_connection(("127.0.0.1", port), timeout=5).close()),
+    ("var_tmp", lambda: open(os.path.join(os.sep + "var", "tmp", "specd-probe-" + sys.argv[1]), "w").write("x")),
 ]:
     try:
         act()
         print(name, "ok")
     except OSError as err:
         print(name, "failed", err.errno)
+import subprocess
+for name, argv in [("umount_git", ["umount", os.path.join(os.getcwd(), ".git")]),
+                   ("remount_root", ["mount", "-o", "remount,rw", os.sep]),
+                   ("nested_userns", ["unshare", "-rm", "mount", "-o", "remount,rw", os.sep])]:
+    done = subprocess.run(argv, capture_output=True)
+    print(name, "ok" if done.returncode == 0 else "failed", done.returncode)
 print("host_tmp_visible", os.path.exists(host_file))
+names = ("SPECD_TEST_API_KEY", "DB_PASSWORD", "ANTHROPIC_API_KEY")
+print("secrets", ",".join(k for k in names if k in os.environ) or "none")
 """
 
 
 @pytest.fixture
 def needs_bwrap() -> None:
-    if bwrap.sandbox_mode() != "bubblewrap":
+    if not jail.active():
         if os.environ.get("CI"):
             pytest.fail("bubblewrap is required in CI (.ci/run installs it) but bwrap is missing or cannot run")
         pytest.skip("bubblewrap is not available on this machine")
 
 
 def _probe(project: Any, server: Any, make_agent: Any, **settings: Any) -> dict[str, str]:
+    os.environ.update(SPECD_TEST_API_KEY="sk-test-0123456789abcdef", DB_PASSWORD="hunter2-hunter2")
     (project.root / "probe.py").write_text(PROBE)
     (project.root / ".specd" / "pipeline.json").write_text('{"keep": true}')
     marker = uuid.uuid4().hex
@@ -61,6 +71,8 @@ def _probe(project: Any, server: Any, make_agent: Any, **settings: Any) -> dict[
         make_agent(allow_commands=["python probe.py*"], sandbox="bubblewrap", **settings).run(project.request())
     finally:
         host_file.unlink()
+        for name in ("SPECD_TEST_API_KEY", "DB_PASSWORD"):
+            os.environ.pop(name, None)
     output = fake.tool_results(server.bodies[1])[0]["content"]
     return dict(line.split(" ", 1) for line in output.splitlines()[1:] if " " in line)
 
@@ -78,6 +90,18 @@ def test_inside_bubblewrap_only_the_project_is_writable(project: Any, server: An
     assert (project.root / ".specd" / "pipeline.json").read_text() == '{"keep": true}'
     assert (project.root / ".git" / "config").read_text() == "[core]\n"
     assert (project.root / "made-inside.txt").read_text() == "ok"
+
+
+@pytest.mark.usefixtures("needs_bwrap")
+def test_code_an_allowed_command_runs_cannot_unmount_remount_leave_the_project_or_read_secrets(
+        project: Any, server: Any, make_agent: Any) -> None:
+    """As root too: the jail's user namespace holds no capability, and a nested one cannot be made."""
+    seen = _probe(project, server, make_agent)
+    for name in ("umount_git", "remount_root", "nested_userns", "var_tmp", "gitconfig", "pipeline"):
+        assert seen[name].startswith("failed"), (name, seen[name])
+    assert seen["secrets"] == "none"
+    assert not list(Path("/var/tmp").glob("specd-probe-*"))
+    assert (project.root / ".git" / "config").read_text() == "[core]\n"
 
 
 @pytest.mark.usefixtures("needs_bwrap")

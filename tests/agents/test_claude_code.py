@@ -199,3 +199,31 @@ def test_claude_refusing_its_arguments_is_one_line_from_its_stderr(cc: Any, proj
     assert "--no-such-flag" in reason
     assert "\n" not in reason
     assert server.bodies == []
+
+
+def test_in_the_jail_claude_code_cannot_write_specds_machinery(cc: Any, project: Any, server: Any) -> None:
+    """Claude Code's own permissions allow edits in the project; the jail keeps specd's machinery out of reach."""
+    pipeline = project.root / ".specd" / "pipeline.json"
+    pipeline.write_text('{"keep": true}')
+    (project.root / ".specd" / "hooks").mkdir()
+    hook = project.root / ".specd" / "hooks" / "pre-review.md"
+    config = project.task_dir / "config.json"
+    config.write_text('{"task_name": "t"}')
+    writes = [fake.tool("Write", file_path=str(pipeline), content='{"hooks": "pwned"}'),
+              fake.tool("Write", file_path=str(hook), content="# pwned\n"),
+              fake.tool("Write", file_path=str(config), content="{}")]
+    server.push(fake.message(fake.tool("Read", file_path=str(pipeline))),  # Claude Code writes only what it read
+                fake.message(fake.tool("Read", file_path=str(config))),
+                *(fake.message(write) for write in writes),
+                fake.message(fake.tool("Write", file_path=str(project.root / "src" / "ok.py"), content="OK = 1\n")),
+                report("approve"))
+    result = cc.run(project.request())
+    assert result.outcome == "approve"
+    results = {r["tool_use_id"]: str(r["content"]).lower() for body in server.bodies for r in fake.tool_results(body)}
+    refused = [results[write["id"]] for write in writes]
+    # Read-only binds: a write is EROFS, and a rename over a bound file (Claude Code's atomic save) is EBUSY.
+    assert all("read-only file system" in text or "resource busy" in text for text in refused), refused
+    assert pipeline.read_text() == '{"keep": true}'
+    assert not hook.exists()
+    assert config.read_text() == '{"task_name": "t"}'
+    assert (project.root / "src" / "ok.py").read_text() == "OK = 1\n"

@@ -10,8 +10,8 @@ from typing import Any
 import fake_anthropic as fake
 import pytest
 
-from specd.agents.anthropic import bwrap
 from specd.agents.anthropic.commands import escape
+from specd.system import jail
 
 ALLOW = ["git *", "ls*", "pytest*", "python -c*", "cat *"]
 # The ways an allowlisted command was seen to reach outside the project, and a few more.
@@ -23,7 +23,7 @@ ESCAPES = [
 
 
 def _modes() -> list[str]:
-    return ["allowlist", "bubblewrap"] if bwrap.sandbox_mode() == "bubblewrap" else ["allowlist"]
+    return ["allowlist", "bubblewrap"] if jail.active() else ["allowlist"]
 
 
 def _tree(folder: Path) -> dict[str, str]:
@@ -90,25 +90,22 @@ def test_command_timeout_kills_the_process_group(project: Any, server: Any, make
     assert "timed out after 0.5 s" in result["content"]
 
 
-def test_the_mode_is_announced_once(project: Any, server: Any, make_agent: Any, events: list[Any]) -> None:
-    server.push(fake.complete(), fake.complete())
-    agent = make_agent(sandbox="allowlist")
-    agent.run(project.request())
-    agent.run(project.request(step="final", conversation="final"))
-    notices = [e.data["message"] for e in events if e.kind == "notice" and "sandbox" in e.data["message"]]
-    assert notices == [bwrap.describe("allowlist", network=False)]
-    assert "allowlist" in notices[0]
-
-
 def test_missing_bwrap_falls_back_or_fails_as_asked(
     project: Any, server: Any, make_agent: Any, events: list[Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from specd.errors import ConfigError
 
     monkeypatch.setenv("SPECD_BWRAP", str(project.root / "no-such-bwrap"))
-    assert bwrap.sandbox_mode() == "allowlist"
+    assert not jail.active()
     with pytest.raises(ConfigError, match="bubblewrap"):
         make_agent(sandbox="bubblewrap").run(project.request())
-    server.push(fake.complete())
-    make_agent().run(project.request())  # auto: falls back to the allowlist, and says so
-    assert any("allowlist only" in e.data.get("message", "") for e in events if e.kind == "notice")
+    (project.root / "a.txt").write_text("A")
+    # auto: falls back to commands without a shell, so a glob reaches the program as it is written
+    # and shell syntax the allowlist refuses is refused even when a human approves it.
+    server.push(fake.message(fake.tool("run_command", command="ls *.txt"),
+                             fake.tool("run_command", command="ls a.txt | cat")), fake.complete())
+    make_agent(allow_commands=["ls *"]).run(project.request())
+    glob, pipe = fake.tool_results(server.bodies[1])
+    assert "'*.txt': No such file" in glob["content"]  # ls got the pattern itself: nothing expanded it
+    assert pipe["is_error"]
+    assert "without a shell" in pipe["content"]

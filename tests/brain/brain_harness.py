@@ -75,7 +75,9 @@ def main():
     if "hold" in rule:
         marker = HERE / f"held-{step}.json"
         tmp = marker.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": os.getpid(), "pgid": os.getpgid(0)}))
+        # pid and pgid mean nothing outside specd's jail (a PID namespace); the run's owner mark does.
+        tmp.write_text(json.dumps({"pid": os.getpid(), "pgid": os.getpgid(0),
+                                   "mark": "SPECD_OWNER=" + os.environ.get("SPECD_OWNER", "")}))
         os.replace(tmp, marker)
         deadline = time.monotonic() + 30
         while not (HERE / rule["hold"]).exists() and time.monotonic() < deadline:
@@ -103,7 +105,8 @@ RUN_TIMEOUT = 60.0  # per specd invocation; a hang fails the test instead of the
 class Harness:
     def __init__(self, tmp_path: Path) -> None:
         self.root = tmp_path / "proj"
-        self.dir = tmp_path / "harness"
+        # Inside the project: a `run:` hook's jail has a private /tmp, and the project is all it may write.
+        self.dir = self.root / ".harness"
         (self.root / ".specd").mkdir(parents=True)
         self.dir.mkdir()
         self.agent = self.dir / "agent.py"
@@ -247,8 +250,34 @@ def printed_hint(stderr: str) -> str:
 
 
 def kill_group(pgid: int) -> None:
+    # An agent in specd's jail reads its group inside a PID namespace (1, 2...): not a group out here, and
+    # killpg(1) would be kill(-1), every process we may signal. The jail's processes die with specd anyway.
+    if pgid <= 1:
+        return
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def held_alive(held: dict[str, Any]) -> bool:
+    """Is the agent that wrote a held-*.json marker (or anything it started) still running?"""
+    return bool(marked_alive(held["mark"])) if held.get("mark", "=") != "SPECD_OWNER=" else group_alive(held["pgid"])
+
+
+def marked_alive(marker: str) -> list[int]:
+    """Live processes whose environment holds ``marker`` (``NAME=value``): found from outside any jail."""
+    wanted = marker.encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if wanted in environ and state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
 
 
 def group_alive(pgid: int) -> bool:

@@ -9,6 +9,7 @@ appears after attempt 2 starts, and its processes are gone.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -19,7 +20,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from brain_harness import Harness, group_alive, kill_group, wait_until
+from brain_harness import Harness, marked_alive, wait_until
+
+from specd.system import jail as jails
 
 LEDGER_AGENT = r'''
 import json, os, subprocess, sys, time
@@ -48,6 +51,13 @@ with ledger.open("a") as out:
     out.write(f"end {label} {attempt}\n")
 '''
 
+def needs_bwrap() -> None:
+    if not jails.active():
+        if os.environ.get("CI"):
+            pytest.fail("bubblewrap is required in CI (.ci/run installs it) but bwrap is missing or cannot run")
+        pytest.skip("bubblewrap is not available on this machine")
+
+
 # variant -> (agent command suffix, pre hook on the slow step, label that is slow, needs the backstop)
 VARIANTS = {
     "agent": ("", None, "slow", False),  # the agent is specd's direct child: it dies with specd
@@ -57,18 +67,25 @@ VARIANTS = {
 }
 
 
+@pytest.mark.parametrize("jail", ["bubblewrap", "none"])
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_kill_9_mid_step_leaves_nothing_running_and_attempts_never_overlap(h: Harness, tmp_path: Path,
-                                                                         variant: str) -> None:
+                                                                         variant: str, jail: str) -> None:
     suffix, hook_label, slow, backstop = VARIANTS[variant]
-    script = tmp_path / "ledger_agent.py"
+    if jail == "bubblewrap":
+        needs_bwrap()
+    else:
+        h.env["SPECD_BWRAP"] = "/bin/false"  # a bwrap that cannot start a jail: the fallback is in force
+    # In the project: the only place a jailed `run:` hook may write (its /tmp is private).
+    script = h.dir / "ledger_agent.py"
     script.write_text(LEDGER_AGENT, encoding="utf-8")
-    ledger, marker = tmp_path / "ledger.txt", tmp_path / "marker.json"
+    ledger, marker = h.dir / "ledger.txt", h.dir / "marker.json"
+    mark = f"LEDGER={ledger}"  # in the environment of the agent and everything it started, jailed or not
     run = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}"
     h.workflow("w.md")
     slow_step: dict[str, object] = {"name": "slow", "workflow": "w.md"}
     if hook_label:
-        slow_step["hooks"] = {"pre": {"run": f"{run} {hook_label}"}}
+        slow_step["hooks"] = {"pre": {"run": f"{run} {hook_label}", "env_allow": []}}
     h.pipeline({"main": [{"name": "a", "workflow": "w.md"}, slow_step, {"name": "c", "workflow": "w.md"}]})
     h.new("t")
     h.env.update(LEDGER=str(ledger), MARKER=str(marker), SLOW=slow, VARIANT=variant)
@@ -79,25 +96,34 @@ def test_kill_9_mid_step_leaves_nothing_running_and_attempts_never_overlap(h: Ha
     h.children.append(first)
     assert wait_until(lambda: marker.exists() or first.poll() is not None, 60), "the slow part never started"
     assert first.poll() is None, first.communicate()
-    held = json.loads(marker.read_text(encoding="utf-8"))
     os.kill(first.pid, signal.SIGKILL)  # specd alone: its children are in their own session
     first.wait(timeout=30)
 
     try:
+        if jail == "bubblewrap":  # the jail's PID namespace dies with specd: nothing is left, at once
+            assert wait_until(lambda: not marked_alive(mark), 1.0), "a descendant outlived specd in the jail"
+        elif backstop:  # without it, a grandchild lives on until the next run stops it
+            assert marked_alive(mark)
         second = h.specd("continue", "t", "--auto", "--agent", f"cmd:{run}{suffix}")
         assert second.returncode == 0, second.stderr
         assert h.status("t")["status"] == "COMPLETE"
-        # The killed attempt's processes (its whole group, helpers included) are gone: they can never write again.
-        assert not group_alive(held["pgid"])
+        # The killed attempt's processes (helpers included) are gone: they can never write again.
+        assert not marked_alive(mark)
         lines = ledger.read_text(encoding="utf-8").splitlines()
         # Attempt 1 of the slow part started and never wrote again; attempt 2 ran alone; all else ran once.
         interrupted = [f"start {slow} 1", f"start {slow} 2", f"end {slow} 2"]
         then = ["start slow 1", "end slow 1"] if hook_label else []
         assert lines == ["start a 1", "end a 1", *interrupted, *then, "start c 1", "end c 1"]
-        if backstop:  # only the resumed run could have stopped these: say so
-            assert "stopped" in second.stdout + second.stderr
+        said = second.stdout + second.stderr
+        assert said.lstrip().startswith("note: jail: bubblewrap" if jail == "bubblewrap" else
+                                        "warning: jail: none — /bin/false")
+        if backstop and jail == "none":  # only the resumed run could have stopped these, before anything else
+            assert "stopped" in said
+            assert said.index("stopped") < said.index("resuming")
     finally:
-        kill_group(held["pgid"])  # without the fix, the old agent would linger past the test
+        for pid in marked_alive(mark):  # without the fix, the old agent would linger past the test
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_resume_stops_only_processes_marked_as_the_dead_runs(h: Harness, tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import signal
 
-from brain_harness import Harness, group_alive, kill_group, wait_until
+from brain_harness import Harness, held_alive, kill_group, wait_until
 
 from specd.state.store import StateStore
 
@@ -25,7 +25,7 @@ def test_sigkill_mid_step_leaves_parsable_state_and_resume_reruns_only_that_step
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=20)
     kill_group(held["pgid"])  # the agent has its own process group; SIGKILL of specd leaves it behind
-    assert wait_until(lambda: not group_alive(held["pgid"]))
+    assert wait_until(lambda: not held_alive(held))
 
     state = StateStore(h.task_dir("t"), "t").load()
     assert state is not None
@@ -79,7 +79,7 @@ def test_ctrl_c_stops_the_agent_group_records_aborted_and_resume_reruns_the_step
 
     assert proc.returncode == 130, err
     assert "Traceback" not in err
-    assert wait_until(lambda: not group_alive(held["pgid"]), deadline=10)
+    assert wait_until(lambda: not held_alive(held), deadline=10)
     status = h.status("t")
     assert status["status"] == "ABORTED"
     assert status["next"]["step"] == "b"

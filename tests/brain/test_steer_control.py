@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from brain_harness import Harness, group_alive, wait_until
+from brain_harness import Harness, held_alive, wait_until
 from test_steer_reorder import steps
 
 
@@ -29,7 +29,7 @@ def test_cancel_stops_a_running_task_leaves_no_orphan_and_is_final(h: Harness) -
     assert proc.returncode == 0  # the stopped run itself ends as CANCELLED, not as an interruption to resume
     assert "CANCELLED" in out + err
     assert "specd continue t" not in out + err
-    assert wait_until(lambda: not group_alive(held["pgid"]), deadline=10)
+    assert wait_until(lambda: not held_alive(held), deadline=10)
     status = h.status("t")
     assert status["status"] == "CANCELLED"
     assert status["running"] is None
@@ -110,7 +110,7 @@ def test_a_hanging_agent_is_stopped_at_its_timeout_and_blocks_the_task(h: Harnes
 
     assert result.returncode == 1, result.stderr
     held = h.wait_held("b")
-    assert wait_until(lambda: not group_alive(held["pgid"]), deadline=10)
+    assert wait_until(lambda: not held_alive(held), deadline=10)
     status = h.status("t")
     assert status["status"] == "BLOCKED"
     assert "timed out after 1 s" in status["reason"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -108,7 +109,8 @@ def test_missing_bwrap_and_claude_are_warnings_and_a_configured_missing_backend_
     env = env_for(tmp_path, identity=True, PATH=str(bin_dir))
     found = checks(doctor(repo, env, "--json"))
     assert found["sandbox"]["level"] == "warn"
-    assert "allowlist" in found["sandbox"]["detail"]
+    assert found["sandbox"]["detail"] == ("jail: none — bwrap is not installed; commands run without a shell, "
+                                          "leftover processes are killed after each step")
     assert found["agent: claude_code"]["level"] == "warn"
     (repo / ".specd").mkdir()
     (repo / ".specd" / "pipeline.json").write_text(json.dumps({
@@ -126,3 +128,14 @@ def test_claude_code_version_comes_from_the_binary(repo: Path, tmp_path: Path) -
     found = checks(doctor(repo, env_for(tmp_path, identity=True, SPECD_CLAUDE_BIN=str(fake)), "--json"))
     assert found["agent: claude_code"]["level"] == "ok"
     assert "9.9.9 (Claude Code)" in found["agent: claude_code"]["detail"]
+
+
+def test_doctor_names_the_jail_and_the_real_reason_it_is_not_usable(repo: Path, tmp_path: Path) -> None:
+    found = checks(doctor(repo, env_for(tmp_path, identity=True, SPECD_BWRAP="/bin/false"), "--json"))
+    assert found["sandbox"]["level"] == "warn"
+    assert found["sandbox"]["detail"].startswith("jail: none — /bin/false is installed but cannot start a jail here: "
+                                                 "exit status 1; ")
+    if shutil.which("bwrap") or os.environ.get("CI"):
+        ok = checks(doctor(repo, env_for(tmp_path, identity=True), "--json"))["sandbox"]
+        assert ok["level"] == "ok", ok
+        assert ok["detail"].startswith("jail: bubblewrap (user namespace, no capabilities)")

@@ -5,7 +5,8 @@ folder) by ``<task>:<step>``, then ``<step>``, then ``*``, and applies the rule:
 
 - ``write``: ``{path: text}``, relative to the project (``{task}`` and ``{step}`` are filled in);
 - ``report``: list the written paths in the result's ``files`` field;
-- ``kill``: then SIGKILL that pid (specd itself: a crash in the middle of the step).
+- ``hold``: then write ``held`` in the harness folder and sleep, for the test to kill specd there (a crash in
+  the middle of the step; the agent cannot do it itself, since specd's jail hides specd's pid from it).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 AGENT = r'''
-import json, os, signal, sys
+import json, os, sys, time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -33,8 +34,9 @@ for name, text in rule.get("write", {}).items():
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text.format(task=task, step=step))
     written.append(str(path))
-if rule.get("kill"):
-    os.kill(rule["kill"], signal.SIGKILL)
+if rule.get("hold"):
+    (HERE / "held").write_text("held")
+    time.sleep(60)
     sys.exit(1)
 result = {"outcome": "done", "summary": f"{task} {step} done"}
 if rule.get("report"):

@@ -6,6 +6,8 @@ import json
 import os
 import shlex
 import shutil
+import signal
+import time
 
 from git_harness import GitProject, warnings
 
@@ -185,8 +187,12 @@ def test_a_failing_commit_is_a_visible_warning_and_its_work_is_committed_later(g
 def test_a_step_interrupted_by_a_crash_is_committed_by_its_rerun(gp: GitProject) -> None:
     gp.write("notes.txt", NOTES + "\n")
     gp.new("t")
+    gp.rules({"execute": {"write": {"src/app.py": "print('agent')\n"}, "hold": True}})
     proc = gp.start("t")
-    gp.rules({"execute": {"write": {"src/app.py": "print('agent')\n"}, "kill": proc.pid}})
+    deadline = time.monotonic() + 120
+    while not (gp.dir / "held").exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)  # specd dies in the middle of the step, after the agent wrote its file
     proc.communicate(timeout=120)
     assert proc.returncode == -9
     assert not any("src/app.py" in files for _, files in gp.commits())

@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from specd.agents.anthropic import bwrap, caching, context, pricing, repeats
+from specd.agents.anthropic import caching, context, pricing, repeats
 from specd.agents.anthropic.calls import Caller, Sleep, TurnFailed, build_client, default_sleep
 from specd.agents.anthropic.conversation import HANDOFF_REQUEST, Conversation
 from specd.agents.anthropic.schemas import TOOLS
@@ -39,7 +39,6 @@ class AnthropicAgent:
         self.ctx = ctx
         self._client = client
         self._sleep = sleep or default_sleep
-        self._announced = False
 
     def client(self, settings: Mapping[str, Any]) -> Any:
         if self._client is None:
@@ -52,12 +51,8 @@ class AnthropicAgent:
 
     def run(self, request: AgentRequest) -> AgentResult:
         settings = {**self.settings, **request.settings}
-        step = StepRun(self, request, settings)
-        if not self._announced:  # once per run: which confinement the agent's commands get
-            self._announced = True
-            self.ctx.events.emit("notice", message=bwrap.describe(step.toolbox.mode,
-                                                                  network=step.toolbox.network))
-        return step.run()
+        # Which jail the agent's commands get is said once, on the run's first line (specd.jail_line).
+        return StepRun(self, request, settings).run()
 
 
 class StepRun:

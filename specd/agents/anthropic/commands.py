@@ -1,10 +1,12 @@
 """The agent's shell commands: what may run, and running it.
 
 A command runs in its own process group with a clean environment, a timeout
-and capped output, under bubblewrap when the machine has it. Before that, in
-either mode, the line must pass the allowlist (or a human) and may not name a
-path outside the project, in any form the shell or the program would read it:
-``../x``, ``/etc``, ``~``, ``--output=../x``, ``-o../x``, a link that leads out.
+and capped output, in the project tier of the jail (``specd.system.jail``).
+Before that, in either mode, the line must pass the allowlist (or a human) and
+may not name a path outside the project, in any form the shell or the program
+would read it: ``../x``, ``/etc``, ``~``, ``--output=../x``, ``-o../x``, a link
+that leads out. Where the jail is not bubblewrap, the line runs as an argv list
+without a shell, so no glob or link is expanded behind that check.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from specd import children
-from specd.agents.anthropic import bwrap
 from specd.agents.proc import popen_child
 from specd.redact import scrubbed_env
+from specd.system import jail as jails
 
 MAX_OUTPUT = 20_000  # characters the model gets back; more only costs tokens
 # A pattern such as "pytest*" must not approve "pytest; rm -rf ~": commands
@@ -39,6 +41,19 @@ def command_allowed(command: str, patterns: Iterable[str]) -> bool:
     if _SUBSTITUTION.search(line) or _chains(line):
         return False
     return any(fnmatch.fnmatchcase(line, pattern) for pattern in patterns)
+
+
+def needs_shell(command: str) -> str | None:
+    """Why ``command`` cannot run without a shell (chaining, redirection, substitution), or None."""
+    if _SUBSTITUTION.search(command) or _chains(command.strip()):
+        return ("without bubblewrap, commands run without a shell, so pipes, redirections, ';', '&&' and "
+                "substitutions are refused; run one command at a time")
+    return None
+
+
+def shell_free(jail: jails.Jail) -> bool:
+    """True when the command must run as an argv list: the jail is off, or not bubblewrap here."""
+    return not (jail.enabled and jails.active())
 
 
 def _chains(line: str) -> bool:
@@ -101,14 +116,17 @@ def truncate(text: str, limit: int = MAX_OUTPUT) -> str:
     return f"{text[:half]}\n[... {cut} characters truncated ...]\n{text[-half:]}"
 
 
-def run(command: str, cwd: Path, timeout: float, *, env: Mapping[str, str], mode: bwrap.Mode = "allowlist",
-        network: bool = False) -> tuple[str, bool]:
-    """Run ``command``; return (report for the model, is_error)."""
-    args: str | list[str] = bwrap.argv(command, cwd, network=network) if mode == "bubblewrap" else command
+def run(command: str, cwd: Path, timeout: float, *, env: Mapping[str, str], jail: jails.Jail) -> tuple[str, bool]:
+    """Run ``command``; return (report for the model, is_error). The caller checked ``needs_shell``
+    when ``shell_free(jail)``."""
+    launch = jails.prepare(shlex.split(command) if shell_free(jail) else command, cwd, jail, env)
     # popen_child: a new session puts the command and its children in one process group, so a
     # timeout kills the whole tree; and the command dies with specd, even on SIGKILL.
-    proc = popen_child(args, shell=mode != "bubblewrap", cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        proc = popen_child(launch.args, shell=launch.shell, cwd=cwd, env=launch.env, stdin=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    except OSError as err:  # argv form: no such program (a shell would have said "not found")
+        return f"could not start {command!r}: {err.strerror or err}", True
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

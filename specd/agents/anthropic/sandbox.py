@@ -13,11 +13,12 @@ refusal as a tool error and can correct itself; nothing is raised at the loop.
 from __future__ import annotations
 
 import errno
-import fnmatch
 import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+
+from specd.system.machinery import is_state, machinery
 
 
 class Refused(Exception):
@@ -25,39 +26,9 @@ class Refused(Exception):
 
 
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})  # noise, and .git is not for listing
-_CONFIG = ("pipeline.*", "config.json", "*.json", "*.yaml", "*.yml")  # .specd/<name>: specd's configuration
-_STATE = ("events.jsonl", "config.json", "*.lock", "*.lock.*", "*heartbeat*")
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # NONBLOCK: a FIFO must not hang us
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-
-
-def machinery(parts: tuple[str, ...]) -> str | None:
-    """Why the agent may not write the project-relative path ``parts``, or None when it may."""
-    if ".git" in parts:
-        return ".git/ is git's own; use run_command with git if the workflow allows it"
-    if not parts or parts[0] != ".specd":
-        return None
-    rest = parts[1:]
-    if not rest:
-        return ".specd/ is specd's own folder"
-    if len(rest) == 1 and any(fnmatch.fnmatch(rest[0], p) for p in _CONFIG):
-        return "this is specd's configuration; the agent may read it, a human edits it"
-    if rest[0] in ("hooks", "workflows"):
-        return "hooks and workflows are specd's instructions; the agent may read them, a human edits them"
-    if "transcripts" in rest or any(part.startswith(".") for part in rest):
-        return "this is specd's own run state; it is managed by specd, not the agent"
-    if any(fnmatch.fnmatch(rest[-1], p) for p in _STATE):
-        return "this is specd's own run state; it is managed by specd, not the agent"
-    return None
-
-
-def is_state(parts: tuple[str, ...]) -> bool:
-    """Run state and transcripts: noise in a listing or search."""
-    rest = parts[1:] if parts and parts[0] == ".specd" else None
-    return rest is not None and (
-        not rest or "transcripts" in rest or any(p.startswith(".") for p in rest)
-        or any(fnmatch.fnmatch(rest[-1], p) for p in _STATE if p != "config.json")
-    )
+__all__ = ["Refused", "Sandbox", "is_state", "machinery"]  # machinery: specd.system.machinery, the one list
 
 
 class Sandbox:

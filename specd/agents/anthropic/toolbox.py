@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specd.agents.anthropic import bwrap, commands
+from specd.agents.anthropic import commands
 from specd.agents.anthropic.sandbox import Refused, Sandbox
 from specd.agents.base import AgentRequest
 from specd.errors import ConfigError
 from specd.human import Human
+from specd.system import jail as jails
 
 NO_HUMAN = "No human is available: decide, and record the assumption in DECISIONS.md."
 MAX_READ = 60_000
@@ -31,17 +32,13 @@ class Completion:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-def command_mode(settings: Mapping[str, Any]) -> bwrap.Mode:
-    """The run_command confinement the settings ask for, checked against what the machine offers."""
-    wanted = str(settings.get("sandbox") or "auto")
-    if wanted == "allowlist":
-        return "allowlist"
-    found = bwrap.sandbox_mode()
-    if wanted == "bubblewrap" and found != "bubblewrap":
-        raise ConfigError("agent.sandbox is 'bubblewrap' but bwrap is missing or cannot run on this machine",
+def command_jail(settings: Mapping[str, Any]) -> jails.Jail:
+    """run_command's jail (the project tier) as the settings ask, checked against what the machine offers."""
+    if settings.get("sandbox") == "bubblewrap" and not jails.active():
+        raise ConfigError(f"agent.sandbox is 'bubblewrap' but {jails.mode_line().removeprefix('jail: none — ')}",
                           fix="install the bubblewrap package (apt install bubblewrap), or set agent.sandbox "
-                              "to 'auto' to fall back to the allowlist")
-    return found
+                              "to 'auto' to fall back to commands without a shell")
+    return jails.Jail.for_project(settings)
 
 
 class Toolbox:
@@ -52,9 +49,7 @@ class Toolbox:
         self.allow = list(allow)
         self.timeout = timeout
         settings = settings or {}
-        self.mode = command_mode(settings)
-        self.network = bool(settings.get("sandbox_network", False))
-        self.env_allow = [str(name) for name in settings.get("env_allow") or []]
+        self.jail = command_jail(settings).within(request.task_dir)
         self.sandbox = Sandbox(request.project_root)
         self.outcomes = tuple(dict.fromkeys((*request.outcomes, "done")))
         self.completion: Completion | None = None
@@ -131,6 +126,8 @@ class Toolbox:
         command = str(args["command"])
         if reason := commands.escape(command, self.sandbox.root):
             raise Refused(f"{command!r}: {reason}; commands may only name paths inside the project")
+        if commands.shell_free(self.jail) and (reason := commands.needs_shell(command)):
+            raise Refused(f"{command!r}: {reason}")  # before a human is asked: approving could not help
         if not commands.command_allowed(command, self.allow):
             if not self.someone_there:
                 raise Refused(
@@ -139,9 +136,8 @@ class Toolbox:
                 )
             if not self.human.approve_command(command):
                 raise Refused(f"the human declined {command!r}")
-        env = commands.command_env(allow=self.env_allow)
-        report, failed = commands.run(command, self.sandbox.root, self.timeout, env=env, mode=self.mode,
-                                      network=self.network)
+        env = commands.command_env(allow=self.jail.env_allow)  # scrubbed even with the jail off: the model reads it
+        report, failed = commands.run(command, self.sandbox.root, self.timeout, env=env, jail=self.jail)
         # A failing command is information, not a tool fault: the model should read it.
         return report if not failed else f"[command failed]\n{report}"
 

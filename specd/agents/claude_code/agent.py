@@ -8,8 +8,10 @@ its own session so an interrupt stops it and everything it started.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -24,6 +26,7 @@ from specd.agents.claude_code.stream import StreamLog, read_stream
 from specd.agents.claude_code.verdict import verdict
 from specd.agents.proc import popen_child, stop_group, transcript_path
 from specd.redact import redact
+from specd.system.jail import Jail, prepare
 
 
 class ClaudeCodeAgent:
@@ -54,7 +57,8 @@ class ClaudeCodeAgent:
     def _run(self, argv: list[str], prompt: str, request: AgentRequest,
              sink: IO[str]) -> tuple[int, StreamLog, list[str]]:
         try:
-            proc = _spawn(argv, request.project_root)
+            jail = Jail.for_agent(request.settings, "claude_code", request.task_dir)
+            proc = _spawn(argv, request.project_root, jail)
         except OSError as exc:  # the binary vanished or lost its execute bit since the start-up check
             raise AgentFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from None
         stderr: list[str] = []
@@ -90,9 +94,13 @@ class ClaudeCodeAgent:
         return proc.returncode, log, [line for line in stderr if line.strip()]
 
 
-def _spawn(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
-    # Like every child of specd: its own session, dies with specd, recorded in the lock's owner file.
-    return popen_child(argv, cwd=cwd, env=dict(os.environ), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+def _spawn(argv: list[str], cwd: Path, jail: Jail) -> subprocess.Popen[bytes]:
+    # Like every child of specd: its own session, dies with specd, recorded in the lock's owner file;
+    # and in the agent tier of the jail, so what the model does cannot reach specd's machinery.
+    if shutil.which(argv[0]) is None:  # said plainly here; inside the jail it would be bwrap's execvp error
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
+    launch = prepare(argv, cwd, jail, os.environ)
+    return popen_child(launch.args, cwd=cwd, env=launch.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE)
 
 

@@ -1,0 +1,37 @@
+"""The first line of every run: which jail is in force, and every agent or hook the pipeline let out of it.
+
+A jail turned off (`sandbox: false`) or missing (no usable bubblewrap) is said
+as a warning, so it shows even with --quiet; a jail in force is a notice.
+"""
+
+from __future__ import annotations
+
+from specd.errors import ConfigError
+from specd.pipeline.model import HookSpec, PipelineConfig
+from specd.system import jail
+
+
+def first_line(config: PipelineConfig) -> tuple[str, str]:
+    """(event kind, message) for the run's first line; ConfigError when the pipeline requires bubblewrap
+    and this machine cannot give it."""
+    line = jail.mode_line()
+    if config.agent.get("sandbox") == "bubblewrap" and not jail.active():
+        raise ConfigError(f"{config.source}: agent.sandbox is 'bubblewrap' but {line.removeprefix('jail: none — ')}",
+                          fix="install the bubblewrap package (apt install bubblewrap), or set agent.sandbox to "
+                              "'auto' to run with the fallback")
+    off = opted_out(config)
+    if off:
+        line += "; jail OFF (sandbox: false) for " + ", ".join(off)
+    return ("notice" if jail.active() and not off else "warning"), line
+
+
+def opted_out(config: PipelineConfig) -> list[str]:
+    """Who runs outside the jail because the pipeline said so, as a reader finds them in the file."""
+    found = [] if jail.enabled(config.agent.get("sandbox")) else ["the agent (agent.sandbox)"]
+    hooks: list[tuple[str, HookSpec | None]] = [(f"hooks.{point}", spec) for point, spec in config.hooks.items()]
+    for name, steps in config.pipelines.items():
+        hooks += [(f"pipelines.{name}.{step.name}.hooks.{point}", spec)
+                  for step in steps for point, spec in step.hooks.items()]
+    found += [f"{where} (run: {spec.run})" for where, spec in hooks
+              if spec is not None and spec.run and not spec.sandbox]
+    return found

@@ -1,0 +1,178 @@
+"""The one jail: everything the agent can influence starts here, as (command, project root, jail) → process.
+
+Two tiers, under bubblewrap when it works (see ``specd.system.probe``):
+
+- ``agent``: an agent process (claude_code, a `cmd:` agent). No capability
+  survives, even as root; the PID namespace dies with specd; `/` is read-only,
+  the project writable except `.git` and specd's machinery; HOME is read-only
+  but for the backend's own config and cache folders; /tmp, the environment
+  (credentials) and the network are kept, since the backend needs them.
+- ``project``: code run on the agent's behalf (the anthropic agent's
+  run_command, `run:` hooks). The agent tier plus a private /tmp, HOME hidden,
+  secrets removed from the environment (but for ``env_allow``) and no network
+  unless allowed.
+
+``enabled=False`` is a pipeline's explicit opt-out (`sandbox: false`) for a
+trusted script: the command runs as it is, with the whole environment. Where
+bwrap is not usable the environment is still scrubbed, and the caller keeps
+the other half of the promise: no shell for the agent's commands, and the
+leftovers of every child killed when it ends (``specd.system.reaper``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from specd.redact import scrubbed_env
+from specd.system.machinery import overlays
+from specd.system.probe import SYSTEM, bwrap_binary, bwrap_usable, isolation, supports_disable_userns
+
+Tier = Literal["agent", "project"]
+ON = "jail: bubblewrap (user namespace, no capabilities)"
+FALLBACK = "commands run without a shell, leftover processes are killed after each step"
+# HOME entries a backend writes while it works (login state, caches); the rest of HOME stays read-only.
+HOME_WRITABLE: Mapping[str, tuple[str, ...]] = {
+    "claude_code": (".claude", ".claude.json", ".claude.json.backup", ".cache", ".npm", ".config/claude"),
+    "command": (".cache",),
+}
+# Folders a backend names through the environment instead of HOME.
+ENV_WRITABLE: Mapping[str, tuple[str, ...]] = {"claude_code": ("CLAUDE_CONFIG_DIR",)}
+# Installed tools that live in HOME (pyenv, nvm, rustup, pip --user...): read-only again inside a hidden HOME,
+# or `python -m pytest` would not even start. Credentials (.ssh, .aws, .config, .netrc...) stay hidden.
+HOME_TOOLS = (".pyenv", ".nvm", ".volta", ".asdf", ".rustup", ".cargo/bin", ".local/bin", ".local/lib", ".sdkman",
+              ".deno", ".bun", "go/bin", ".nodenv", ".rbenv", ".goenv", ".juliaup")
+# Made before the jail starts when missing: Claude Code keeps its sessions there, and `--resume` needs them.
+HOME_CREATE: Mapping[str, tuple[str, ...]] = {"claude_code": (".claude",)}
+
+
+@dataclass(frozen=True)
+class Jail:
+    tier: Tier
+    enabled: bool = True  # False: the pipeline said `sandbox: false` for this agent or hook
+    network: bool = False  # project tier only: the agent tier always keeps the network
+    env_allow: tuple[str, ...] = ()  # project tier: secret-named variables that still get through
+    backend: str = "command"  # agent tier: whose config and cache folders stay writable
+    task_dir: Path | None = None  # the running task: its folder is writable (but for machinery), others are not
+
+    @classmethod
+    def for_agent(cls, settings: Mapping[str, Any], backend: str, task_dir: Path | None = None) -> Jail:
+        return cls("agent", enabled=enabled(settings.get("sandbox")), backend=backend, task_dir=task_dir)
+
+    def within(self, task_dir: Path) -> Jail:
+        return replace(self, task_dir=task_dir)
+
+    @classmethod
+    def for_project(cls, settings: Mapping[str, Any]) -> Jail:
+        """The project tier from an agent block or a hook spec (``sandbox``, ``network``, ``env_allow``)."""
+        network = settings.get("network", settings.get("sandbox_network", False))
+        return cls("project", enabled=enabled(settings.get("sandbox")), network=bool(network),
+                   env_allow=tuple(str(name) for name in settings.get("env_allow") or ()))
+
+
+def enabled(value: object) -> bool:
+    """A `sandbox:` setting: false (and the older "allowlist") turns the jail off; anything else keeps it."""
+    return value is not False and value != "allowlist"
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What to hand to ``popen_child``."""
+
+    args: str | list[str]
+    shell: bool
+    env: dict[str, str]
+    jailed: bool
+
+
+def active() -> bool:
+    """True when the jail is bubblewrap on this machine (the probe runs once)."""
+    return bwrap_usable()[0]
+
+
+def mode_line() -> str:
+    """The jail in force, as `specd doctor` and the first line of a run say it."""
+    usable, detail = bwrap_usable()
+    return ON if usable else f"jail: none — {detail}; {FALLBACK}"
+
+
+def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, str]) -> Launch:
+    """The process for ``command`` (a shell line, or an argv that must not meet a shell) in ``root``."""
+    if not jail.enabled:
+        return Launch(command, isinstance(command, str), dict(env), False)
+    child_env = dict(env) if jail.tier == "agent" else scrubbed_env(env, jail.env_allow)
+    if not active():
+        return Launch(command, isinstance(command, str), child_env, False)
+    inner = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    return Launch([*bwrap_argv(root, jail, child_env), "--", *inner], False, child_env, True)
+
+
+def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str]) -> list[str]:
+    """bwrap and its flags, up to (not including) the command."""
+    binary = bwrap_binary()
+    if binary is None:
+        raise FileNotFoundError("bwrap")
+    root = root.resolve()
+    args = [binary, *SYSTEM]
+    home = _home(env)
+    if jail.tier == "project":
+        args += ["--tmpfs", "/tmp"]
+        if home is not None:
+            args += ["--tmpfs", str(home)]  # hidden: keys, shell history, other projects
+            for source, target in tools(home, env):
+                args += ["--ro-bind", str(source), str(target)]
+    else:
+        args += ["--bind", "/tmp", "/tmp"]
+        for path in writable(jail.backend, env):
+            args += ["--bind", str(path), str(path)]
+    args += ["--bind", str(root), str(root)]  # after HOME and /tmp: a project inside either stays visible
+    for flag, path in overlays(root, jail.task_dir):
+        args += [flag, str(path), str(path)]
+    if jail.tier == "project" and not jail.network:
+        args.append("--unshare-net")
+    return [*args, *isolation(disable_userns=supports_disable_userns()), "--chdir", str(root)]
+
+
+def writable(backend: str, env: Mapping[str, str]) -> list[Path]:
+    """The backend's own folders in HOME (and named by its environment) that exist, resolved."""
+    home = _home(env)
+    wanted: list[Path] = []
+    if home is not None:
+        for name in HOME_CREATE.get(backend, ()):
+            # HOME itself read-only or odd: the backend then works as it would with no folder of its own.
+            with contextlib.suppress(OSError):
+                (home / name).mkdir(exist_ok=True)
+        wanted += [home / name for name in HOME_WRITABLE.get(backend, ())]
+    wanted += [Path(env[name]) for name in ENV_WRITABLE.get(backend, ()) if env.get(name)]
+    found: list[Path] = []
+    for path in wanted:
+        # Binding follows links; a link is taken where it leads, and only if that exists.
+        if path.exists() and (resolved := path.resolve()) != Path("/"):
+            found.append(resolved)
+    return list(dict.fromkeys(found))
+
+
+def tools(home: Path, env: Mapping[str, str]) -> list[tuple[Path, Path]]:
+    """(where it really is, where it shows) for each tool folder in ``home``, and each PATH entry there."""
+    wanted = [home / name for name in HOME_TOOLS]
+    wanted += [Path(entry) for entry in env.get("PATH", "").split(os.pathsep) if entry and Path(entry).is_absolute()]
+    found: dict[Path, Path] = {}
+    for path in wanted:
+        if path.is_relative_to(home) and path != home and path.is_dir():
+            found.setdefault(path, path.resolve())
+    return [(source, target) for target, source in found.items()]
+
+
+def _home(env: Mapping[str, str]) -> Path | None:
+    value = env.get("HOME") or os.environ.get("HOME")
+    if not value:
+        return None
+    path = Path(value)
+    if not path.is_dir():
+        return None
+    resolved = path.resolve()
+    return None if resolved == Path("/") else resolved

@@ -1,0 +1,89 @@
+"""specd's machinery: the paths in a project that an agent, or code it wrote, must never change.
+
+One definition for the whole code base. The anthropic agent's file tools refuse
+to write these paths, and the jail binds them read-only over the writable
+project, so every backend and every command meets the same list: a rewritten
+pipeline file, hook or workflow would run the agent's code on the next
+`specd continue`, and rewritten run state would lie about what happened.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+
+_CONFIG = ("pipeline.*", "config.json", "*.json", "*.yaml", "*.yml")  # .specd/<name>: specd's configuration
+_STATE = ("events.jsonl", "config.json", "*.lock", "*.lock.*", "*heartbeat*")
+# Files specd replaces while a child runs (the lock's owner file, the heartbeat, scratch files). A bind of one
+# would race with the replacement and fail the jail's start, so they are left out of the read-only binds; they
+# steer nothing that runs, and the check after every step covers what does.
+_VOLATILE = ("*.lock", "*.lock.*", "*heartbeat*", ".tmp-*", ".result-*.json")
+
+
+def machinery(parts: tuple[str, ...]) -> str | None:
+    """Why the agent may not write the project-relative path ``parts``, or None when it may."""
+    if ".git" in parts:
+        return ".git/ is git's own; use run_command with git if the workflow allows it"
+    if not parts or parts[0] != ".specd":
+        return None
+    rest = parts[1:]
+    if not rest:
+        return ".specd/ is specd's own folder"
+    if len(rest) == 1 and any(fnmatch.fnmatch(rest[0], p) for p in _CONFIG):
+        return "this is specd's configuration; the agent may read it, a human edits it"
+    if rest[0] in ("hooks", "workflows"):
+        return "hooks and workflows are specd's instructions; the agent may read them, a human edits them"
+    if "transcripts" in rest or any(part.startswith(".") for part in rest):
+        return "this is specd's own run state; it is managed by specd, not the agent"
+    if any(fnmatch.fnmatch(rest[-1], p) for p in _STATE):
+        return "this is specd's own run state; it is managed by specd, not the agent"
+    return None
+
+
+def is_state(parts: tuple[str, ...]) -> bool:
+    """Run state and transcripts: noise in a listing or search."""
+    rest = parts[1:] if parts and parts[0] == ".specd" else None
+    return rest is not None and (
+        not rest or "transcripts" in rest or any(p.startswith(".") for p in rest)
+        or any(fnmatch.fnmatch(rest[-1], p) for p in _STATE if p != "config.json")
+    )
+
+
+def overlays(root: Path, task_dir: Path | None = None) -> list[tuple[str, Path]]:
+    """The binds that make machinery read-only inside a writable ``root``, in mount order.
+
+    ``.git`` and ``.specd`` go read-only whole; the running task's folder (every
+    task folder when none is named) is made writable again, since the agent
+    writes PLAN.md there, except the machinery inside it. Other tasks' folders
+    stay read-only as a whole: their runs replace files there at any moment, and
+    a bind of a file that is being replaced fails the jail's start. Later mounts
+    lie over earlier ones, so the order matters; "-try" binds let a file that
+    vanished meanwhile go.
+    """
+    specd = root / ".specd"
+    mounts = [("--ro-bind", path) for path in (root / ".git", specd) if path.exists() and not path.is_symlink()]
+    tasks = specd / "tasks"
+    if task_dir is not None:
+        folders = [task_dir.resolve()] if task_dir.resolve().parent == tasks else []
+    else:
+        folders = sorted(tasks.iterdir()) if tasks.is_dir() and not tasks.is_symlink() else []
+    for task in folders:
+        if task.is_dir() and not task.is_symlink():
+            mounts.append(("--bind-try", task))
+            mounts += [("--ro-bind-try", path) for path in _machinery_in(task, root)]
+    return mounts
+
+
+def _machinery_in(folder: Path, root: Path) -> list[Path]:
+    found: list[Path] = []
+    for here, dirs, files in os.walk(folder):
+        for name in sorted([*dirs, *files]):
+            path = Path(here) / name
+            # Binding follows links, so a link is skipped; its target is covered where it lives.
+            if path.is_symlink() or any(fnmatch.fnmatch(name, p) for p in _VOLATILE):
+                continue
+            if machinery(path.relative_to(root).parts) is not None:
+                found.append(path)
+        dirs[:] = [d for d in dirs if Path(here) / d not in found]  # a read-only folder covers its inside
+    return found

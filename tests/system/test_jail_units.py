@@ -1,0 +1,95 @@
+"""The jail's pieces on their own: what a child is given, what stays read-only, what is swept after it."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from specd import children
+from specd.agents.proc import run_group
+from specd.state.lock import TaskLock
+from specd.system import jail, machinery
+
+ENV = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "DEPLOY_TOKEN": "t0k3n-value-123", "DB_PASSWORD": "pw-123456",
+       "PLAIN": "kept"}
+
+
+def test_the_project_tier_scrubs_secrets_but_env_allow_and_the_agent_tier_keep_them(tmp_path: Path) -> None:
+    project = jail.prepare(["true"], tmp_path, jail.Jail("project", env_allow=("DB_PASSWORD",)), ENV)
+    assert {k: v for k, v in project.env.items() if k in ENV} == {
+        "PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "DB_PASSWORD": "pw-123456", "PLAIN": "kept"}
+    agent = jail.prepare(["true"], tmp_path, jail.Jail("agent"), ENV)
+    assert agent.env["DEPLOY_TOKEN"] == "t0k3n-value-123"  # a backend needs its credentials
+    off = jail.prepare("echo hi", tmp_path, jail.Jail("project", enabled=False), ENV)
+    assert (off.args, off.shell, off.jailed, off.env["DEPLOY_TOKEN"]) == ("echo hi", True, False, "t0k3n-value-123")
+
+
+def test_without_a_usable_bwrap_the_command_runs_as_it_is_but_still_without_secrets(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPECD_BWRAP", "/bin/false")
+    assert not jail.active()
+    assert jail.mode_line().startswith("jail: none — /bin/false is installed but cannot start a jail here")
+    launch = jail.prepare(["ls", "*.py"], tmp_path, jail.Jail("project"), ENV)
+    assert (launch.args, launch.shell, launch.jailed) == (["ls", "*.py"], False, False)
+    assert "DEPLOY_TOKEN" not in launch.env
+
+
+@pytest.mark.parametrize(("value", "on"), [(None, True), (True, True), ("auto", True), ("bubblewrap", True),
+                                           (False, False), ("allowlist", False)])
+def test_sandbox_settings(value: object, on: bool) -> None:
+    assert jail.enabled(value) is on
+
+
+def test_machinery_is_read_only_but_files_specd_replaces_mid_step_are_not_bound(tmp_path: Path) -> None:
+    task = tmp_path / ".specd" / "tasks" / "t"
+    (task / "transcripts").mkdir(parents=True)
+    (tmp_path / ".git").mkdir()
+    for name in ("config.json", ".pipeline-state.json", "PLAN.md", ".run.lock", ".run.lock.owner", ".heartbeat"):
+        (task / name).write_text("x")
+    (tmp_path / ".specd" / "tasks" / "other").mkdir()
+    own = [("--bind-try", ".specd/tasks/t"), ("--ro-bind-try", ".specd/tasks/t/.pipeline-state.json"),
+           ("--ro-bind-try", ".specd/tasks/t/config.json"), ("--ro-bind-try", ".specd/tasks/t/transcripts")]
+
+    def mounts(task_dir: Path | None) -> list[tuple[str, str]]:
+        return [(flag, path.relative_to(tmp_path).as_posix()) for flag, path in machinery.overlays(tmp_path, task_dir)]
+
+    # The running task's folder is writable but for its machinery; another task's stays read-only whole.
+    assert mounts(task) == [("--ro-bind", ".git"), ("--ro-bind", ".specd"), *own]
+    assert mounts(None) == [("--ro-bind", ".git"), ("--ro-bind", ".specd"), ("--bind-try", ".specd/tasks/other"),
+                            *own]
+
+
+def test_a_daemon_that_left_the_session_is_still_swept_by_the_runs_mark(tmp_path: Path) -> None:
+    """`setsid` takes a grandchild out of the hook's session; the owner mark in its environment still finds it."""
+    task_dir = tmp_path / "task"
+    task_dir.mkdir()
+    pid_file = tmp_path / "daemon.pid"
+    daemon = (f"import os, time; open({str(pid_file)!r}, 'w').write(f'{{os.getpid()}} {{os.getsid(0)}}'); "
+              "time.sleep(60)")
+    command = f"setsid {sys.executable} -c \"{daemon}\" & sleep 0.5"
+    with TaskLock(task_dir, "t") as lock, children.tracked_by(lock):
+        outcome = run_group(command, cwd=tmp_path, env=dict(os.environ), stdin=None, log=tmp_path / "log",
+                            timeout=60)
+    assert outcome.returncode == 0, outcome.tail(2000)
+    pid, session = map(int, pid_file.read_text().split())
+    assert session == pid  # it had left the hook's session: only the mark could find it
+    deadline = time.monotonic() + 5
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] not in ("Z", "X")
