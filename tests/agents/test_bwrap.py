@@ -44,7 +44,7 @@ for name, argv in [("umount_git", ["umount", os.path.join(os.getcwd(), ".git")])
     done = subprocess.run(argv, capture_output=True)
     print(name, "ok" if done.returncode == 0 else "failed", done.returncode)
 print("host_tmp_visible", os.path.exists(host_file))
-names = ("SPECD_TEST_API_KEY", "DB_PASSWORD", "ANTHROPIC_API_KEY")
+names = ("SPECD_TEST_API_KEY", "DB_PASSWORD", "ANTHROPIC_API_KEY", "MYSQL_PWD", "DATABASE_URL", "GH_PAT", "CI_JOB_JWT")
 print("secrets", ",".join(k for k in names if k in os.environ) or "none")
 """
 
@@ -58,7 +58,9 @@ def needs_bwrap() -> None:
 
 
 def _probe(project: Any, server: Any, make_agent: Any, **settings: Any) -> dict[str, str]:
-    os.environ.update(SPECD_TEST_API_KEY="sk-test-0123456789abcdef", DB_PASSWORD="hunter2-hunter2")
+    os.environ.update(SPECD_TEST_API_KEY="sk-test-0123456789abcdef", DB_PASSWORD="hunter2-hunter2",
+                      MYSQL_PWD="mysql-pw-123", DATABASE_URL="postgres://u:pw-123456@db/x", GH_PAT="ghpat-value-123",
+                      CI_JOB_JWT="jwt-value-1234567")
     (project.root / "probe.py").write_text(PROBE)
     (project.root / ".specd" / "pipeline.json").write_text('{"keep": true}')
     marker = uuid.uuid4().hex
@@ -71,7 +73,7 @@ def _probe(project: Any, server: Any, make_agent: Any, **settings: Any) -> dict[
         make_agent(allow_commands=["python probe.py*"], sandbox="bubblewrap", **settings).run(project.request())
     finally:
         host_file.unlink()
-        for name in ("SPECD_TEST_API_KEY", "DB_PASSWORD"):
+        for name in ("SPECD_TEST_API_KEY", "DB_PASSWORD", "MYSQL_PWD", "DATABASE_URL", "GH_PAT", "CI_JOB_JWT"):
             os.environ.pop(name, None)
     output = fake.tool_results(server.bodies[1])[0]["content"]
     return dict(line.split(" ", 1) for line in output.splitlines()[1:] if " " in line)

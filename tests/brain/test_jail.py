@@ -50,7 +50,9 @@ attempt("write_task_config", lambda: open(os.path.join(root, ".specd", "tasks", 
 attempt("write_var_tmp", lambda: open(os.path.join("/var/tmp", sys.argv[1]), "w").write("pwned"))
 attempt("write_project", lambda: open(os.path.join(root, "made-by-hook.txt"), "w").write("ok"))
 attempt("net", lambda: socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=5).close())
-results["secrets"] = sorted(k for k in ("SPECD_TEST_API_KEY", "DB_PASSWORD", "DEPLOY_TOKEN") if k in os.environ)
+SECRET_NAMES = ("SPECD_TEST_API_KEY", "DB_PASSWORD", "DEPLOY_TOKEN", "MYSQL_PWD", "DATABASE_URL", "GH_PAT",
+                "CI_JOB_JWT")
+results["secrets"] = sorted(k for k in SECRET_NAMES if k in os.environ)
 results["plain_env"] = os.environ.get("JAIL_PLAIN", "")
 results["home"] = sorted(os.listdir(os.path.expanduser("~"))) if os.path.isdir(os.path.expanduser("~")) else None
 results["caps"] = [l.split()[1] for l in open("/proc/self/status") if l.startswith("CapEff")][0]
@@ -88,7 +90,8 @@ def test_a_hook_under_bubblewrap_cannot_unmount_write_machinery_leave_the_projec
         (home / name).parent.mkdir(parents=True, exist_ok=True)
         (home / name).write_text("secret", encoding="utf-8")
     h.env.update(SPECD_TEST_API_KEY="sk-test-0123456789abcdef", DB_PASSWORD="hunter2-hunter2", JAIL_PLAIN="kept",
-                 HOME=str(home))
+                 MYSQL_PWD="mysql-pw-123", DATABASE_URL="postgres://u:pw-123456@db/x", GH_PAT="ghpat-value-123",
+                 CI_JOB_JWT="jwt-value-1234567", HOME=str(home))
     with _listener() as port:
         one_step(h, {"run": f"{shlex.quote(sys.executable)} probe.py {var_tmp} {port}"})
         git_config = (h.root / ".git" / "config").read_text(encoding="utf-8")
