@@ -19,6 +19,12 @@ ESCAPES = [
     "git diff --output=../x", "pytest --junitxml=../x.xml", "git diff --no-index ../secret /dev/null", "ls ../",
     "git diff -o../x", "ls ~", "cat /etc/hostname", "ls link-out", "cat link-out/keep.txt", "ls $HOME",
     "python -c \"open('../x', 'w').write('pwned')\"", "ls .*", "ls ..",
+    # specd's machinery and .git, named directly, as a file a writing option would create, or through a glob
+    "git diff --output=.specd/pipeline.json", "git diff --output=.git/hooks/pre-commit", "git diff -o.git/config",
+    "pytest --junitxml=.specd/hooks/pre-b.md", "cat .specd/pipeline.json", "ls .git", "git -C .git status",
+    "git diff --output=.specd/workflows/x.md",
+    # links and hard links reached through a glob or named plainly
+    "cat link-*/keep.txt", "cat l*", "cat hard-linked.txt", "cat hard*",
 ]
 
 
@@ -36,6 +42,9 @@ def test_escape_strings_are_refused_and_the_run_goes_on(
 ) -> None:
     (project.root / "link-out").symlink_to(project.outside)
     (project.root.parent / "secret").write_text("s3cret")
+    os.link(project.root.parent / "secret", project.root / "hard-linked.txt")
+    (project.root / ".specd").mkdir(exist_ok=True)
+    (project.root / ".specd" / "pipeline.json").write_text("{}")
     before = _tree(project.root.parent)
     server.push(
         fake.message(*[fake.tool("run_command", command=c) for c in ESCAPES]),

@@ -17,6 +17,7 @@ import os
 import re
 import shlex
 import signal
+import stat
 import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -25,6 +26,7 @@ from specd import children
 from specd.agents.proc import popen_child
 from specd.redact import scrubbed_env
 from specd.system import jail as jails
+from specd.system.machinery import machinery
 
 MAX_OUTPUT = 20_000  # characters the model gets back; more only costs tokens
 # A pattern such as "pytest*" must not approve "pytest; rm -rf ~": commands
@@ -33,6 +35,7 @@ MAX_OUTPUT = 20_000  # characters the model gets back; more only costs tokens
 _SUBSTITUTION = re.compile(r"`|\$\(|\n")
 # Where a path can hide inside one argument: after '=' or ':', in a list, in quoted code.
 _PIECES = re.compile(r"[=:,;'\"(){}\[\]\s]+")
+_GLOB_LIMIT = 10_000  # a glob that matches more paths than this is refused rather than checked slowly
 _HARMLESS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
 
@@ -66,7 +69,11 @@ def _chains(line: str) -> bool:
 
 
 def escape(command: str, root: Path) -> str | None:
-    """Why ``command`` would reach outside ``root``, or None when every path in it stays inside."""
+    """Why ``command`` would reach outside ``root`` or into specd's machinery or ``.git``, or None.
+
+    Every piece of every argument is checked as a path, whether it exists or not (``--output=.git/hooks/x``
+    names a file the command would create), and a glob is checked through every path it matches now.
+    """
     if "$" in command:
         return "it expands a variable ($...), which could name any path; write the value out"
     try:
@@ -77,29 +84,57 @@ def escape(command: str, root: Path) -> str | None:
         for piece in filter(None, _PIECES.split(token)):
             # "-o../x" is an option glued to its value: check the value too.
             for candidate in {piece, re.sub(r"^-+[A-Za-z]", "", piece)}:
-                if candidate and (reason := _outside(candidate, root)):
+                if candidate and (reason := _refused(candidate, root)):
                     return reason
     return None
 
 
-def _outside(piece: str, root: Path) -> str | None:
+def _refused(piece: str, root: Path) -> str | None:
     if piece in _HARMLESS:
         return None
     if piece.startswith("~"):
         return f"{piece!r} is in a home folder, outside the project"
     path = Path(piece)
-    if any(part.startswith(".") and set(part) & set("*?[") for part in path.parts):
-        return f"{piece!r} is a glob that can match '..'"
+    if set(piece) & set("*?["):
+        if any(part.startswith(".") for part in path.parts):
+            return f"{piece!r} is a glob that can match '..' or a hidden folder such as .git"
+        if path.is_absolute():
+            return f"{piece!r} is a glob outside the project root {root}"
+        # Path.glob also matches hidden names, which the shell's glob skips: it checks more, never less.
+        for count, found in enumerate(root.glob(piece)):
+            if count >= _GLOB_LIMIT:
+                return f"{piece!r} matches more than {_GLOB_LIMIT} paths; name them more narrowly"
+            match = found.relative_to(root).as_posix()
+            if reason := _refused(match, root):
+                return f"{piece!r} matches {match!r}: {reason}"
+        return None
     target = path if path.is_absolute() else root / path
     if not (path.is_absolute() or ".." in path.parts or os.path.lexists(target)):
-        return None  # a plain word, not a path that exists
+        # A word, or a file the command may create: its place is still checked, lexically.
+        return _machinery(piece, Path(os.path.normpath(target)), root)
     try:
         resolved = target.resolve()
     except (OSError, RuntimeError):
         return f"{piece!r} cannot be resolved (a symlink loop or a bad name)"
     if not resolved.is_relative_to(root):
         return f"{piece!r} resolves outside the project root {root}"
+    if (reason := _machinery(piece, target, root)) or (reason := _machinery(piece, resolved, root)):
+        return reason
+    with contextlib.suppress(OSError):
+        info = resolved.stat()
+        if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+            return f"{piece!r} has {info.st_nlink} hard links, and another may be outside the project"
     return None
+
+
+def _machinery(piece: str, path: Path, root: Path) -> str | None:
+    if not path.is_relative_to(root):
+        return None
+    why = machinery(path.relative_to(root).parts)
+    if why is None:
+        return None
+    return (f"{piece!r} is specd's machinery or git's own folder ({why}); commands may not name it, "
+            "read it with read_file")
 
 
 def command_env(environ: Mapping[str, str] | None = None, allow: Iterable[str] = ()) -> dict[str, str]:
