@@ -147,3 +147,25 @@ def test_work_outside_the_machinery_is_no_change(root: Path) -> None:
         (root / "src.py").write_text("x = 1")
 
     assert check(guarded(root), work) is None
+
+
+def test_a_file_that_grew_is_read_from_where_it_ended_and_still_digested_whole(root: Path) -> None:
+    import hashlib
+
+    history = root / ".specd" / "tasks" / "t" / ".pipeline-state.history.jsonl"
+    history.write_text('{"n": 0}\n')
+    machinery = guarded(root)
+    machinery.take()
+    with history.open("a") as handle:  # specd's own save between two steps
+        handle.write('{"n": 1}\n')
+    entry = machinery.take()[0][history]
+    assert entry.data == b'{"n": 0}\n{"n": 1}\n'
+    assert entry.digest == hashlib.sha256(entry.data).hexdigest()
+
+    def append() -> None:
+        with history.open("a") as handle:
+            handle.write('{"n": 2}\n')
+
+    tampered = check(machinery, append)
+    assert tampered is not None
+    assert history.read_bytes() == b'{"n": 0}\n{"n": 1}\n'
