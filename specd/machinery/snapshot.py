@@ -48,7 +48,6 @@ class Reader:
 
     def __init__(self) -> None:
         self.seen: dict[Path, Entry] = {}
-        self.hashers: dict[Path, hashlib._Hash] = {}  # the digest so far of each kept copy, to extend it
         self.kept = 0
 
     def take(self, places: list[Place], guards: list[Path]) -> Fingerprint:
@@ -85,27 +84,7 @@ class Reader:
         old = self.seen.get(path)
         if old is not None and old.key == key(st) and old.mode == mode and not old.racy:
             return old
-        if old is not None and old.data is not None and old.key[3] == st.st_ino and st.st_size > len(old.data) \
-                and path in self.hashers and self.kept + st.st_size <= MAX_KEPT and st.st_size <= MAX_COPY:
-            return self._grown(path, st, mode, racy, old.data)
         return self._read(path, st, mode, racy)
-
-    def _grown(self, path: Path, st: os.stat_result, mode: int, racy: bool, had: bytes) -> Entry:
-        """A file that only grew (the history, after each save) costs its new bytes, not the whole file.
-
-        Growth during a step is a change whatever the new bytes are, and before a step the file holds
-        what specd last wrote, so the part already read need not be read again."""
-        try:
-            with path.open("rb") as handle:
-                handle.seek(len(had))
-                tail = handle.read()
-        except OSError:
-            return self._read(path, st, mode, racy)
-        hasher = self.hashers[path].copy()
-        hasher.update(tail)
-        self.hashers[path] = hasher
-        self.kept += len(had) + len(tail)
-        return Entry("file", mode, key(st), hasher.hexdigest(), had + tail, racy)
 
     def _read(self, path: Path, st: os.stat_result, mode: int, racy: bool) -> Entry:
         keep = st.st_size <= MAX_COPY and self.kept + st.st_size <= MAX_KEPT
@@ -113,8 +92,7 @@ class Reader:
             with path.open("rb") as handle:
                 if keep:
                     data: bytes | None = handle.read()
-                    self.hashers[path] = hasher = hashlib.sha256(data or b"")
-                    digest = hasher.hexdigest()
+                    digest = hashlib.sha256(data or b"").hexdigest()
                 else:
                     data, digest = None, hashlib.file_digest(handle, "sha256").hexdigest()
         except OSError as exc:

@@ -149,7 +149,7 @@ def test_work_outside_the_machinery_is_no_change(root: Path) -> None:
     assert check(guarded(root), work) is None
 
 
-def test_a_file_that_grew_is_read_from_where_it_ended_and_still_digested_whole(root: Path) -> None:
+def test_a_file_specd_appended_to_between_steps_is_kept_whole(root: Path) -> None:
     import hashlib
 
     history = root / ".specd" / "tasks" / "t" / ".pipeline-state.history.jsonl"
