@@ -40,12 +40,16 @@ class Machinery:
         self.root, self.task_dir = root, task_dir
         self.reader = Reader()
         self._git: tuple[object, GitDirs | None] | None = None  # (what it was found from, the dirs)
+        self._where: tuple[GitDirs | None, list[Place], list[Path]] | None = None  # places and guards, per git
 
     def take(self) -> tuple[Fingerprint, list[Place]]:
         """The machinery now, and where it was looked for (the check looks in the same places: a
         ``core.hooksPath`` the step set must not turn a folder of the user's into "new" files)."""
-        found = places(self.root, self.task_dir, self.git())
-        return self.reader.take(found, self._guards(found)), found
+        git = self.git()
+        if self._where is None or self._where[0] != git:
+            found = places(self.root, self.task_dir, git)
+            self._where = (git, found, self._guards(found))
+        return self.reader.take(self._where[1], self._where[2]), self._where[1]
 
     def undo(self, before: Fingerprint, found: list[Place]) -> Tampered | None:
         """Compare with ``before``; put every change back. Returns what changed, or None."""

@@ -62,15 +62,15 @@ class Reader:
             with contextlib.suppress(OSError), os.scandir(place.folder) as listing:
                 for item in listing:
                     if any(fnmatch(item.name, name) for name in place.names):
-                        self._add(Path(item.path), found)
+                        self._add(Path(item.path), found, item)
         self.seen = {p: e for p, e in found.items() if e.kind != "dir"}
         self.kept = sum(len(e.data or b"") for e in self.seen.values())
         return found
 
-    def entry(self, path: Path) -> Entry | None:
+    def entry(self, path: Path, listed: os.DirEntry[str] | None = None) -> Entry | None:
         """The entry as it is now, read from the file unless its stat is unchanged and settled."""
         try:
-            st = path.lstat()
+            st = listed.stat(follow_symlinks=False) if listed is not None else path.lstat()
         except OSError:
             return None
         mode = stat.S_IMODE(st.st_mode)
@@ -101,8 +101,8 @@ class Reader:
             self.kept += len(data)
         return Entry("file", mode, key(st), digest, data, racy)
 
-    def _add(self, path: Path, found: Fingerprint) -> None:
-        entry = self.entry(path)
+    def _add(self, path: Path, found: Fingerprint, listed: os.DirEntry[str] | None = None) -> None:
+        entry = self.entry(path, listed)
         if entry is not None:
             found[path] = entry
 
@@ -114,7 +114,7 @@ class Reader:
                 for item in listing:
                     count += 1
                     path = Path(item.path)
-                    self._add(path, found)
+                    self._add(path, found, item)
                     if path in found and found[path].kind == "dir":
                         todo.append(path)
 
