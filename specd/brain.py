@@ -17,6 +17,7 @@ from specd.errors import STATUS_EXIT
 from specd.events import EventBus
 from specd.failures import failure_stop
 from specd.human import Human
+from specd.machinery import Machinery, Tampered
 from specd.modes import needs_gate
 from specd.pipeline.model import PipelineConfig, Step
 from specd.project import Project
@@ -49,6 +50,7 @@ class Brain:
     dispatcher: Dispatcher
     limits: Budget
     _synced: tuple[str | None, str | None] | None = field(default=None, init=False)  # config.json's last move
+    _machinery: Machinery | None = field(default=None, init=False)  # checked around every step and hook
 
     def run(self, state: RunState) -> int:
         self.state = state
@@ -119,8 +121,10 @@ class Brain:
         self.events.emit("step_started", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                          attempt=cur.attempt)
         try:
-            with Heartbeat(self.store.heartbeat_path):
+            with Heartbeat(self.store.heartbeat_path), self.machinery.watch(self.events, f"step {step.name!r}"):
                 result = self.dispatcher.step(step, frame.pipeline, frame.phase, conversation, cur.attempt)
+        except Tampered as exc:  # before anything else reads what it wrote
+            self._fail(cur, f"step {step.name!r} {exc}", kind="step")
         except AgentFailed as exc:
             self.spend(exc.usage)
             self._fail(cur, f"step {step.name!r} failed: {exc.reason}", kind="step")
@@ -164,6 +168,12 @@ class Brain:
         raise Stop("WAITING_FOR_HUMAN", f"{reason}; raise the budget (agent.max_cost_usd / max_tokens in the "
                    f"pipeline file, then `specd approve {self.task}`), or `specd continue {self.task} --max-cost USD`",
                    waiting("budget", frame, step, spent_usd=spent, max_cost_usd=self.limits.max_cost_usd))
+
+    @property
+    def machinery(self) -> Machinery:
+        if self._machinery is None:
+            self._machinery = Machinery(self.project.root, self.store.task_dir)
+        return self._machinery
 
     def spend(self, usage: Usage) -> None:
         self.state.usage = (Usage.from_dict(self.state.usage) + usage).as_dict()

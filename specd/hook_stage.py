@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from specd import records
+from specd.dispatch import HookResult
+from specd.machinery import Tampered
 from specd.pipeline.model import Step
 from specd.pipeline.resolve import global_hook, step_hook
 from specd.state.model import Current, Frame
@@ -23,8 +25,12 @@ def run(brain: Brain, stage: str, frame: Frame, step: Step, cur: Current, conver
         return None
     brain.store.save(brain.state)  # what ran before this hook (the step, an earlier hook) is recorded first
     brain.events.emit("hook_started", hook=hook.name, point=point, step=step.name, source=hook.source)
-    with Heartbeat(brain.store.heartbeat_path):
-        result = brain.dispatcher.hook(hook, step, frame.pipeline, frame.phase, conversation)
+    tampered = None
+    try:
+        with Heartbeat(brain.store.heartbeat_path), brain.machinery.watch(brain.events, f"{point} hook {hook.name}"):
+            result = brain.dispatcher.hook(hook, step, frame.pipeline, frame.phase, conversation)
+    except Tampered as exc:  # optional or not, a hook that changed the machinery blocks the step
+        tampered, result = exc, HookResult(False, str(exc))
     brain.spend(result.usage)
     brain.state.history.append(records.entry(cur, kind="hook", hook=f"{point}: {hook.name}", usage=result.usage,
                                              outcome="done" if result.ok else "failed",
@@ -33,8 +39,8 @@ def run(brain: Brain, stage: str, frame: Frame, step: Step, cur: Current, conver
                       optional=hook.spec.optional, reason=result.reason, output=result.output)
     if result.ok:
         return None
-    if hook.spec.optional:
+    if hook.spec.optional and tampered is None:
         records.changelog_hook_failure(brain.store.task_dir, hook=hook.name, step=step.name, phase=frame.phase,
                                        reason=result.reason)
         return None
-    return f"required {point} hook {hook.name} failed: {result.reason}"
+    return f"{'required ' if tampered is None else ''}{point} hook {hook.name} failed: {result.reason}"

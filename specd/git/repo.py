@@ -8,7 +8,6 @@ commands do not take that lock, so a transient ``index.lock`` failure is still r
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import time
@@ -19,11 +18,22 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from specd.redact import scrubbed_env
+
 FALLBACK_IDENTITY = ["-c", "user.name=specd", "-c", "user.email=specd@localhost"]
 RETRIES = 6  # backoff 0.05 s doubling: about 3 s in all, enough for a user's `git status` to finish
 LOCK_WAIT = 600.0  # a safety net only: git calls are short, another specd holds the lock for seconds
 # Status and diff may refresh the index opportunistically; that must never take index.lock from a writer.
 QUIET_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+# specd's own git calls run nothing the repository names: no hooks (a file in .git/hooks or in a
+# core.hooksPath inside the project is something an agent can write) and no fsmonitor program.
+NO_HOOKS = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
+
+
+def git_env() -> dict[str, str]:
+    """The environment of specd's git calls: no secrets (a filter or credential helper the repository
+    configures still runs), but PATH, HOME and the GIT_* identity are kept."""
+    return {**scrubbed_env(), **QUIET_ENV}
 
 
 class GitFailed(Exception):
@@ -38,8 +48,8 @@ class GitFailed(Exception):
 
 def git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """One unlocked git call whose result the caller checks (repository discovery, demo setup)."""
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False,
-                          env={**os.environ, **QUIET_ENV})
+    return subprocess.run(["git", *NO_HOOKS, *args], cwd=root, capture_output=True, text=True, check=False,
+                          env=git_env())
 
 
 @dataclass
@@ -80,10 +90,10 @@ class Repo:
 
     def run(self, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0,)) -> str:
         """Run git in the top folder; retry index.lock clashes; raise GitFailed on any other failure."""
-        argv = ["--literal-pathspecs", *self.identity, *args]
+        argv = [*NO_HOOKS, "--literal-pathspecs", *self.identity, *args]
         for attempt in range(RETRIES):
             result = subprocess.run(["git", *argv], cwd=self.top, input=stdin, capture_output=True, text=True,
-                                    check=False, env={**os.environ, **QUIET_ENV})
+                                    check=False, env=git_env())
             if result.returncode in ok:
                 return result.stdout
             output = result.stderr + result.stdout

@@ -9,6 +9,7 @@ import pytest
 
 from specd.agents.base import Budget, BudgetExhausted, Usage
 from specd.agents.claude_code.options import ALLOWED_TOOLS, Options
+from specd.machinery import deny_rules
 
 
 def flag(argv: list[str], name: str) -> str:
@@ -27,7 +28,12 @@ def test_defaults(project: Any) -> None:
     allowed = argv[argv.index("--allowedTools") + 1: argv.index("--disallowedTools")]
     assert allowed == list(ALLOWED_TOOLS)
     assert "Bash(python -m pytest:*)" in allowed
-    assert argv[argv.index("--disallowedTools") + 1:] == ["WebFetch", "WebSearch"]
+    denied = argv[argv.index("--disallowedTools") + 1:]
+    assert denied[:2] == ["WebFetch", "WebSearch"]
+    assert denied[2:] == deny_rules(project.root, project.task_dir)
+    assert {"Edit(/.specd/pipeline.*)", "Edit(/.specd/hooks/**)", "Edit(/.specd/workflows/**)"} <= set(denied)
+    assert not {"Edit", "Write", "NotebookEdit"} & set(allowed)  # no bare rule: writes outside are refused
+    assert "Edit(/**)" in allowed
     for absent in ("--model", "--max-turns", "--max-budget-usd"):
         assert absent not in argv
 
@@ -38,8 +44,10 @@ def test_a_step_overrides_model_and_turns_and_config_replaces_lists(project: Any
                                      "extra_args": ["--add-dir", "../lib"]})
     argv = options.argv("claude", project.request(model="haiku", max_turns=3), [])
     assert (flag(argv, "--model"), flag(argv, "--max-turns"), flag(argv, "--permission-mode")) == ("haiku", "3", "plan")
-    assert argv[-4:] == ["--allowedTools", "Read", "--add-dir", "../lib"]
-    assert "--disallowedTools" not in argv
+    assert argv[-2:] == ["--add-dir", "../lib"]
+    assert flag(argv, "--allowedTools") == "Read"
+    # The machinery is refused whatever the pipeline says.
+    assert argv[argv.index("--disallowedTools") + 1:-2] == deny_rules(project.root, project.task_dir)
     assert flag(Options.from_settings({"model": "opus"}).argv("claude", project.request(), []), "--model") == "opus"
 
 

@@ -165,11 +165,20 @@ def test_an_older_gitignore_gets_the_missing_lines(gp: GitProject) -> None:
 
 
 def test_a_failing_commit_is_a_visible_warning_and_its_work_is_committed_later(gp: GitProject) -> None:
-    marker = gp.dir / "fail-next-commit"
-    hook = gp.root / ".git/hooks/pre-commit"
-    hook.write_text(f"#!/bin/sh\nif [ -e '{marker}' ]; then rm '{marker}'; echo 'hook says no' >&2; exit 1; fi\n",
-                    encoding="utf-8")
-    hook.chmod(0o755)
+    # specd's commits run no repository hooks, so the failure comes from a git in front of the real one.
+    real = shutil.which("git")
+    assert real is not None
+    marker, bin_dir = gp.dir / "fail-next-commit", gp.dir / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "git"
+    fake.write_text(
+        "#!/bin/sh\n"
+        'for arg in "$@"; do\n'
+        f"  if [ \"$arg\" = commit ] && [ -e '{marker}' ]; then rm '{marker}'; echo 'hook says no' >&2; exit 1; fi\n"
+        "done\n"
+        f'exec {shlex.quote(real)} "$@"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    gp.env["PATH"] = f"{bin_dir}{os.pathsep}{gp.env['PATH']}"
     gp.rules({"execute": {"write": {"src/app.py": "print('agent')\n", str(marker): "x"}}})
     gp.new("t")
 

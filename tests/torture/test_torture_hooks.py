@@ -5,7 +5,8 @@ hook that misbehaves blocks the task (exit 1, BLOCKED, never IN_PROGRESS),
 before `b` for a pre hook, after `b` ran exactly once for a post hook. An
 optional one only warns and logs a "Hook failure" entry in CHANGELOG.md, and
 the run completes. A missing hook file means the `.md` was deleted mid-run
-(loading checked it existed), by the step just before the hook fires.
+(loading checked it existed), by the step just before the hook fires: that is a step changing specd's
+machinery, so the file is put back and the step is BLOCKED, required hook or optional (issue 16).
 """
 
 from __future__ import annotations
@@ -88,6 +89,13 @@ def test_hook_misbehaviour(tmp_path: Path, required: bool, failure: str, point: 
     assert state is not None
     ledger = (tmp_path / "ledger.txt").read_text(encoding="utf-8").splitlines()
     steps_run = [line for line in ledger if line.startswith("step ")]
+    if failure == "missing":
+        assert run.returncode == 1, output
+        assert state.status == "BLOCKED"
+        assert ".specd/hooks/check.md (removed)" in state.reason
+        assert (root / ".specd/hooks/check.md").read_text(encoding="utf-8") == "# check\n\nCheck it.\n"
+        assert steps_run == (["step a"] if point == "pre" else ["step a", "step b"])
+        return
     if required:
         assert run.returncode == 1, output
         assert state.status == "BLOCKED"

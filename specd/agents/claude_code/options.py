@@ -14,13 +14,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from specd.agents.base import AgentRequest, Budget, BudgetExhausted, Usage
+from specd.machinery import deny_rules
 
 PERMISSION_MODE = "acceptEdits"  # edits inside the project need no approval; other tools need a rule
 _TEST_RUNNERS = ("pytest", "python -m pytest", "python3 -m pytest", "uv run pytest", "tox", "nox",
                  "npm test", "npm run test", "yarn test", "pnpm test", "go test", "cargo test", "make test",
                  "make check")
 _READ_COMMANDS = ("git status", "git diff", "git log", "git show", "ls", "grep", "rg")
-ALLOWED_TOOLS = ("Read", "Edit", "Write", "Glob", "Grep", "NotebookEdit",
+# Edits inside the project only ("/" is the project root, Claude Code's working directory; an Edit rule
+# covers Write and NotebookEdit too): a write anywhere else is asked for, which `-p` refuses.
+ALLOWED_TOOLS = ("Read", "Edit(/**)", "Glob", "Grep",
                  *(f"Bash({command}:*)" for command in (*_TEST_RUNNERS, *_READ_COMMANDS)))
 # Network tools are hidden rather than denied: a denial would block the step, hiding just steers the model.
 DISALLOWED_TOOLS = ("WebFetch", "WebSearch")
@@ -62,8 +65,8 @@ class Options:
         # Both lists are variadic in Claude Code's parser; each ends where the next --flag starts.
         if self.allowed_tools:
             argv += ["--allowedTools", *self.allowed_tools]
-        if self.disallowed_tools:
-            argv += ["--disallowedTools", *self.disallowed_tools]
+        # specd's machinery is refused at write time, whatever the pipeline allows (checked after the step too).
+        argv += ["--disallowedTools", *self.disallowed_tools, *deny_rules(request.project_root, request.task_dir)]
         return argv + list(self.extra_args)
 
 

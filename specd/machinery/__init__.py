@@ -1,0 +1,121 @@
+"""specd checks its own machinery around every step and hook, whatever agent or command ran them.
+
+Before a step or hook runs (after specd's own saves for it), the machinery is fingerprinted and its
+small files copied (see ``places`` for what counts). When it ends, anything changed meanwhile
+(content, mode, a new or a removed file) is put back from the copy and the step is BLOCKED with
+the paths named, before any later hook or step is resolved, so nothing the agent wrote there runs.
+This is the backstop for every backend, jailed or not; Claude Code is also told no at write time
+(``deny_rules``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from specd.events import EventBus
+from specd.machinery.places import GitDirs, Place, ancestors, git_dirs, places
+from specd.machinery.snapshot import Fingerprint, Reader, differences, restore
+
+__all__ = ["Machinery", "Tampered", "deny_rules"]
+
+
+class Tampered(Exception):
+    """The step or hook changed specd's machinery; the changes were undone (where they could be)."""
+
+    def __init__(self, changed: dict[str, str], failed: list[str]) -> None:
+        listed = ", ".join(f"{path} ({how})" for path, how in sorted(changed.items()))
+        text = f"changed specd's machinery: {listed}; undone"
+        if failed:
+            text += f", except {', '.join(sorted(failed))}: restore {'it' if len(failed) == 1 else 'them'} " \
+                    "from git or by hand before going on"
+        super().__init__(text)
+        self.changed, self.failed = changed, failed
+
+
+class Machinery:
+    def __init__(self, root: Path, task_dir: Path) -> None:
+        self.root, self.task_dir = root, task_dir
+        self.reader = Reader()
+        self._git: tuple[object, GitDirs | None] | None = None  # (what it was found from, the dirs)
+        self._where: tuple[GitDirs | None, list[Place], list[Path]] | None = None  # places and guards, per git
+
+    def take(self) -> tuple[Fingerprint, list[Place]]:
+        """The machinery now, and where it was looked for (the check looks in the same places: a
+        ``core.hooksPath`` the step set must not turn a folder of the user's into "new" files)."""
+        git = self.git()
+        if self._where is None or self._where[0] != git:
+            found = places(self.root, self.task_dir, git)
+            self._where = (git, found, self._guards(found))
+        return self.reader.take(self._where[1], self._where[2]), self._where[1]
+
+    def undo(self, before: Fingerprint, found: list[Place]) -> Tampered | None:
+        """Compare with ``before``; put every change back. Returns what changed, or None."""
+        changed = differences(before, self.reader.take(found, self._guards(found)))
+        if not changed:
+            return None
+        guards = set(self._guards(found))
+        if any(p in guards and how != "mode changed" for p, how in changed.items()):
+            failed = sorted(changed)  # a folder above the machinery was replaced: writing there is not safe
+        else:
+            failed = restore(before, changed)
+        self.reader.seen.clear()  # restored files have new stats
+        return Tampered({self._name(p): how for p, how in changed.items()}, [self._name(p) for p in failed])
+
+    def _guards(self, found: list[Place]) -> list[Path]:
+        return list(dict.fromkeys(path for place in found for path in ancestors(self.root, place)))
+
+    @contextmanager
+    def watch(self, events: EventBus, what: str) -> Iterator[None]:
+        """Around one step or hook: raises ``Tampered`` when it changed the machinery (after undoing it).
+
+        An interruption (Ctrl-C, `specd cancel`) still has its changes undone, and stays an interruption."""
+        before, found = self.take()
+        interrupted = False
+        try:
+            yield
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
+        finally:
+            tampered = self.undo(before, found)
+            if tampered is not None:
+                events.emit("warning", message=f"{what} {tampered}")
+                if not interrupted:
+                    raise tampered  # replaces the step's own failure, if any: this one is the cause to fix
+
+    def git(self) -> GitDirs | None:
+        """The repository's folders; asked of git again only when its config files moved."""
+        marks = [self.root / ".git"]
+        if self._git is not None and isinstance(self._git[1], GitDirs):
+            marks += [self._git[1].common / "config", self._git[1].own / "config.worktree"]
+        now = tuple(_mark(path) for path in marks)
+        if self._git is None or self._git[0] != now:
+            found = git_dirs(self.root)
+            if found is not None:
+                now = tuple(_mark(p) for p in (self.root / ".git", found.common / "config",
+                                                found.own / "config.worktree"))
+            self._git = (now, found)
+        return self._git[1]
+
+    def _name(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+
+def _mark(path: Path) -> tuple[int, ...] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino
+
+
+def deny_rules(root: Path, task_dir: Path) -> list[str]:
+    from specd.machinery.places import deny_rules as rules
+
+    return rules(root, task_dir, Machinery(root, task_dir).git())

@@ -1,0 +1,218 @@
+"""Issue 16, parts 2 and 3: a step that writes specd's machinery is undone and BLOCKED; specd's git
+calls run no repository hooks.
+
+The attacker is a command agent: in task ``a``'s plan step it runs one attack (a Python snippet).
+Whatever the attack left is checked three ways: `specd continue a` exits 1 with the path in its
+reason, every machinery file is byte for byte (and mode for mode) as before, and `specd continue b`
+then runs nothing the attack wrote. Every call of the agent touches ``marker-*`` when it was asked
+to run as a hook or got a prompt holding EVIL, and every planted `run:` or git hook touches one too.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from git_harness import GitProject
+
+from specd.state.store import StateStore
+
+AGENT = r'''
+import json, os, sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+prompt = sys.stdin.read()
+task, step, kind = os.environ["SPECD_TASK"], os.environ["SPECD_STEP"], os.environ["SPECD_KIND"]
+if kind == "hook" or "EVIL" in prompt:
+    (HERE / f"marker-{task}-{kind}-{step}").write_text(prompt)
+attack = json.loads((HERE / "attack.json").read_text())
+if (task, step, kind) == tuple(attack["when"]):
+    exec(attack["code"], {"Path": Path, "os": os, "HERE": HERE})
+Path(os.environ["SPECD_RESULT"]).write_text(json.dumps({"outcome": "done", "summary": f"{task} {step}"}))
+'''
+
+RUN_HOOK = ("import json; p = Path('.specd/pipeline.json'); d = json.loads(p.read_text()); "
+            "d['hooks'] = {'pre-step': {'run': 'touch ' + str(HERE / 'marker-run-hook')}}; p.write_text(json.dumps(d))")
+EVIL_KEY = "import json; p = Path('{path}'); d = json.loads(p.read_text()); d['evil'] = 1; p.write_text(json.dumps(d))"
+GIT_HOOK = "#!/bin/sh\ntouch {marker}\n"
+
+# name -> (the attack, the path its reason must name)
+ATTACKS = {
+    "pipeline run hook": (RUN_HOOK, ".specd/pipeline.json"),
+    "pipeline.yaml beside it": ("Path('.specd/pipeline.yaml').write_text('schema_version: \"1.0\"\\n')",
+                                ".specd/pipeline.yaml"),
+    "dropped hook": ("Path('.specd/hooks').mkdir(exist_ok=True); "
+                     "Path('.specd/hooks/pre-discuss.md').write_text('# pre\\n\\nEVIL hook.\\n')",
+                     ".specd/hooks/pre-discuss.md"),
+    "workflow edit": ("p = Path('.specd/workflows/work.md'); p.write_text(p.read_text() + 'EVIL prompt\\n')",
+                      ".specd/workflows/work.md"),
+    "workflow removed": ("Path('.specd/workflows/work.md').unlink()", ".specd/workflows/work.md"),
+    "workflow mode": ("Path('.specd/workflows/work.md').chmod(0o777)", ".specd/workflows/work.md"),
+    "workflows replaced by a link": ("import shutil; shutil.move('.specd/workflows', str(HERE / 'moved')); "
+                                     "(HERE / 'moved' / 'work.md').write_text('EVIL prompt'); "
+                                     "os.symlink(HERE / 'moved', '.specd/workflows')", ".specd/workflows"),
+    "specd config": ("Path('.specd/config.json').write_text('{\"auto_commit_docs\": false}')", ".specd/config.json"),
+    "task config": (EVIL_KEY.format(path=".specd/tasks/a/config.json"), ".specd/tasks/a/config.json"),
+    "run state": (EVIL_KEY.format(path=".specd/tasks/a/.pipeline-state.json"), ".specd/tasks/a/.pipeline-state.json"),
+    "history": ("open('.specd/tasks/a/.pipeline-state.history.jsonl', 'a').write('{\"evil\": 1}\\n')",
+                ".specd/tasks/a/.pipeline-state.history.jsonl"),
+    "git hook": ("p = Path('.git/hooks/pre-commit'); p.write_text('#!/bin/sh\\ntouch ' + str(HERE / 'marker-git'))"
+                 "; p.chmod(0o755)", ".git/hooks/pre-commit"),
+    "git config": ("open('.git/config', 'a').write('[core]\\n\\thooksPath = evil\\n')", ".git/config"),
+    "hooksPath folder": ("p = Path('.husky/pre-commit'); p.write_text('#!/bin/sh\\ntouch ' + str(HERE / "
+                         "'marker-husky'))", ".husky/pre-commit"),
+}
+
+
+def machinery(gp: GitProject) -> dict[str, tuple[bytes | str, int]]:
+    """Every machinery file the attacks aim at that specd itself does not rewrite when a run ends."""
+    found: dict[str, tuple[bytes | str, int]] = {}
+    for folder in (".specd/hooks", ".specd/workflows", ".git/hooks", ".husky"):
+        for path in [gp.root / folder, *sorted((gp.root / folder).rglob("*"))]:
+            if path.is_symlink():
+                found[str(path.relative_to(gp.root))] = (f"-> {path.readlink()}", 0)
+            elif path.exists():
+                content: bytes | str = path.read_bytes() if path.is_file() else "dir"
+                found[str(path.relative_to(gp.root))] = (content, path.lstat().st_mode)
+    for name in (".specd/pipeline.json", ".specd/pipeline.yaml", ".specd/config.json", ".git/config"):
+        path = gp.root / name
+        found[name] = (path.read_bytes(), path.stat().st_mode) if path.exists() else (b"", 0)
+    return found
+
+
+@pytest.fixture
+def attacked(gp: GitProject) -> GitProject:
+    gp.agent.write_text(AGENT, encoding="utf-8")
+    gp.write(".husky/pre-commit", GIT_HOOK.format(marker=gp.dir / "marker-users-own-hook"))
+    (gp.root / ".husky/pre-commit").chmod(0o755)
+    gp.git("add", "-A")
+    gp.git("commit", "-q", "-m", "husky")
+    gp.git("config", "core.hooksPath", ".husky")
+    gp.new("a")
+    gp.new("b")
+    return gp
+
+
+def attack(gp: GitProject, code: str, when: tuple[str, str, str] = ("a", "plan", "step")) -> None:
+    (gp.dir / "attack.json").write_text(json.dumps({"when": when, "code": code}), encoding="utf-8")
+
+
+def markers(gp: GitProject) -> list[str]:
+    return sorted(p.name for p in gp.dir.glob("marker-*"))
+
+
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_an_agent_that_writes_machinery_is_undone_and_blocked(attacked: GitProject, name: str) -> None:
+    gp = attacked
+    code, named = ATTACKS[name]
+    attack(gp, code)
+    before = machinery(gp)
+
+    result = gp.run("a")
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    state = StateStore(gp.root / ".specd/tasks/a", "a").load()
+    assert state is not None
+    assert state.status == "BLOCKED"
+    assert "changed specd's machinery" in state.reason
+    assert named in state.reason
+    assert state.failures[-1]["step"] == "plan"
+    assert named in state.failures[-1]["reason"]
+    assert "warning" in result.stdout.lower() + result.stderr.lower()
+    assert machinery(gp) == before
+    config = json.loads((gp.root / ".specd/tasks/a/config.json").read_text(encoding="utf-8"))
+    assert "evil" not in config
+    assert "evil" not in (gp.root / ".specd/tasks/a/.pipeline-state.json").read_text(encoding="utf-8")
+    assert "evil" not in (gp.root / ".specd/tasks/a/.pipeline-state.history.jsonl").read_text(encoding="utf-8")
+
+    attack(gp, "")
+    other = gp.run("b")
+
+    assert other.returncode == 0, other.stdout + other.stderr
+    assert markers(gp) == []  # no planted run: hook, markdown hook, EVIL prompt or git hook ran
+    assert machinery(gp) == before
+
+
+def test_a_markdown_hook_that_writes_machinery_blocks_even_when_optional(attacked: GitProject) -> None:
+    gp = attacked
+    pipeline = json.loads((gp.root / ".specd/pipeline.json").read_text(encoding="utf-8"))
+    pipeline["pipelines"]["main"][1]["hooks"] = {"post": {"workflow": ".specd/workflows/work.md", "optional": True}}
+    gp.write(".specd/pipeline.json", json.dumps(pipeline, indent=2))
+    attack(gp, ATTACKS["dropped hook"][0].replace("pre-discuss", "pre-execute"), when=("a", "plan", "hook"))
+    before = machinery(gp)
+
+    result = gp.run("a")
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    state = StateStore(gp.root / ".specd/tasks/a", "a").load()
+    assert state is not None
+    assert state.status == "BLOCKED"
+    assert "post hook" in state.reason
+    assert ".specd/hooks/pre-execute.md" in state.reason
+    assert machinery(gp) == before
+    assert not (gp.root / ".specd/tasks/a/CHANGELOG.md").exists() or \
+        "Hook failure" not in (gp.root / ".specd/tasks/a/CHANGELOG.md").read_text(encoding="utf-8")
+    assert [row["step"] for row in state.history if row["kind"] == "step"] == ["discuss", "plan"]  # execute never ran
+
+
+def test_specd_commits_run_no_hooks_of_the_repository(attacked: GitProject) -> None:
+    gp = attacked
+    # The user's own hooks, in core.hooksPath (.husky) and in .git/hooks: specd's commits run neither.
+    hook = gp.root / ".git/hooks/pre-commit"
+    hook.write_text(GIT_HOOK.format(marker=gp.dir / "marker-git-hooks"), encoding="utf-8")
+    hook.chmod(0o755)
+    attack(gp, "")
+
+    result = gp.run("a")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "docs(a): discuss complete" in [subject for subject, _ in gp.commits()]
+    assert markers(gp) == []
+    # ...while git itself, run by the user, still runs them: the test's hooks are real.
+    gp.write("x.txt", "x")
+    gp.git("add", "x.txt")
+    gp.git("commit", "-q", "-m", "the user's commit")
+    assert markers(gp) == ["marker-users-own-hook"]
+
+
+def test_specd_git_calls_see_no_secrets(attacked: GitProject) -> None:
+    # A clean filter is a program git runs on `git add`: it shows the environment specd gives git.
+    gp = attacked
+    spy = gp.dir / "spy.py"
+    spy.write_text(f"import os, sys, json\nopen({str(gp.dir / 'git-env.json')!r}, 'w').write(json.dumps(dict("
+                   "os.environ)))\nsys.stdout.write(sys.stdin.read())\n", encoding="utf-8")
+    gp.git("config", "filter.spy.clean", f"{sys.executable} {spy}")
+    gp.write(".gitattributes", "*.txt filter=spy\n")
+    gp.git("add", ".gitattributes")
+    gp.git("commit", "-q", "-m", "spy")
+    attack(gp, "Path('notes.txt').write_text('agent notes')", when=("a", "discuss", "step"))
+    gp.env.update({"GITHUB_TOKEN": "ghp_secretmarker0123456789abcdef", "GIT_AUTHOR_NAME": "Author Person"})
+
+    result = gp.run("a")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    seen = json.loads((gp.dir / "git-env.json").read_text(encoding="utf-8"))
+    assert "GITHUB_TOKEN" not in seen
+    assert seen["GIT_AUTHOR_NAME"] == "Author Person"
+    assert seen["PATH"]
+    assert seen["HOME"]
+    log = subprocess.run(["git", "log", "-1", "--format=%an", "--", "notes.txt"], cwd=gp.root, capture_output=True,
+                         text=True, check=True).stdout.strip()
+    assert log == "Author Person"
+
+
+def test_a_hooks_path_set_during_the_step_does_not_make_a_user_folder_machinery(attacked: GitProject) -> None:
+    # core.hooksPath pointed at src/ by the step: the config is put back, src/ is left alone.
+    gp = attacked
+    attack(gp, "import subprocess; subprocess.run(['git', 'config', 'core.hooksPath', 'src'], check=True); "
+               "Path('src/new.py').write_text('x = 1')")
+
+    result = gp.run("a")
+
+    assert result.returncode == 1
+    assert (gp.root / "src/new.py").read_text(encoding="utf-8") == "x = 1"
+    assert (gp.root / "src/app.py").exists()
+    assert gp.git("config", "core.hooksPath").strip() == ".husky"
