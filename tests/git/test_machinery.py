@@ -11,6 +11,7 @@ to run as a hook or got a prompt holding EVIL, and every planted `run:` or git h
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -18,6 +19,7 @@ import pytest
 from git_harness import GitProject
 
 from specd.state.store import StateStore
+from specd.system import jail
 
 AGENT = r'''
 import json, os, sys
@@ -104,9 +106,20 @@ def markers(gp: GitProject) -> list[str]:
     return sorted(p.name for p in gp.dir.glob("marker-*"))
 
 
+def unjail(gp: GitProject) -> None:
+    """The agent runs outside the jail (``sandbox: false``), so the check after the step is all that stands."""
+    pipeline = json.loads((gp.root / ".specd/pipeline.json").read_text(encoding="utf-8"))
+    pipeline.setdefault("agent", {})["sandbox"] = False
+    gp.write(".specd/pipeline.json", json.dumps(pipeline, indent=2))
+
+
+@pytest.mark.parametrize("jailed", [False, *([True] if jail.active() or os.environ.get("CI") else [])],
+                         ids=lambda on: "jailed" if on else "unjailed")
 @pytest.mark.parametrize("name", list(ATTACKS))
-def test_an_agent_that_writes_machinery_is_undone_and_blocked(attacked: GitProject, name: str) -> None:
+def test_an_agent_that_writes_machinery_is_undone_and_blocked(attacked: GitProject, name: str, jailed: bool) -> None:
     gp = attacked
+    if not jailed:
+        unjail(gp)
     code, named = ATTACKS[name]
     attack(gp, code)
     before = machinery(gp)
@@ -117,11 +130,15 @@ def test_an_agent_that_writes_machinery_is_undone_and_blocked(attacked: GitProje
     state = StateStore(gp.root / ".specd/tasks/a", "a").load()
     assert state is not None
     assert state.status == "BLOCKED"
-    assert "changed specd's machinery" in state.reason
-    assert named in state.reason
-    assert state.failures[-1]["step"] == "plan"
-    assert named in state.failures[-1]["reason"]
-    assert "warning" in result.stdout.lower() + result.stderr.lower()
+    cluster = state.failure_clusters[-1]
+    assert cluster["step"] == "plan"
+    if not jailed or "changed specd's machinery" in state.reason:  # the check caught it after the step
+        assert "changed specd's machinery" in state.reason
+        assert named in state.reason
+        assert named in cluster["last_note"]
+        assert "warning" in result.stdout.lower() + result.stderr.lower()
+    else:  # the jail refused the write itself: the agent failed on a read-only file system
+        assert "Read-only file system" in state.reason or "Device or resource busy" in state.reason, state.reason
     assert machinery(gp) == before
     config = json.loads((gp.root / ".specd/tasks/a/config.json").read_text(encoding="utf-8"))
     assert "evil" not in config
@@ -138,6 +155,7 @@ def test_an_agent_that_writes_machinery_is_undone_and_blocked(attacked: GitProje
 
 def test_a_markdown_hook_that_writes_machinery_blocks_even_when_optional(attacked: GitProject) -> None:
     gp = attacked
+    unjail(gp)
     pipeline = json.loads((gp.root / ".specd/pipeline.json").read_text(encoding="utf-8"))
     pipeline["pipelines"]["main"][1]["hooks"] = {"post": {"workflow": ".specd/workflows/work.md", "optional": True}}
     gp.write(".specd/pipeline.json", json.dumps(pipeline, indent=2))
@@ -207,6 +225,7 @@ def test_specd_git_calls_see_no_secrets(attacked: GitProject) -> None:
 def test_a_hooks_path_set_during_the_step_does_not_make_a_user_folder_machinery(attacked: GitProject) -> None:
     # core.hooksPath pointed at src/ by the step: the config is put back, src/ is left alone.
     gp = attacked
+    unjail(gp)  # in the jail, .git/config cannot be written at all
     attack(gp, "import subprocess; subprocess.run(['git', 'config', 'core.hooksPath', 'src'], check=True); "
                "Path('src/new.py').write_text('x = 1')")
 
