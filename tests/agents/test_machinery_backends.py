@@ -129,7 +129,8 @@ def test_claude_code_is_denied_the_machinery_and_the_outside_and_a_bash_write_is
 
     with fake.FakeAnthropic(responder=model) as server:
         env = claude_env(os.environ, url=server.url, home=tmp_path / "home", binary=binary)
-        project = Project(tmp_path, {"backend": "claude_code"}, env)
+        # Outside the jail (sandbox: false), so the deny rules and the check after the step are what stand.
+        project = Project(tmp_path, {"backend": "claude_code", "sandbox": False}, env)
         holder["planted"] = project.planted_run_hook()
         run = project.specd("continue", "a", "--auto", "--agent", "claude_code")
 
