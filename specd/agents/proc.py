@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from specd import children
-from specd.redact import redact
-from specd.state import atomic
+from specd.agents import lines
 
 GRACE = 5.0  # seconds between TERM and KILL
 
@@ -33,11 +32,7 @@ class ProcOutcome:
     log: Path
 
     def tail(self, chars: int) -> str:
-        try:
-            text = self.log.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        return text[-chars:].strip()
+        return lines.tail(self.log, chars).strip()  # the end of the log only: it may be huge
 
 
 def transcript_path(task_dir: Path, run_id: str, label: str, suffix: str) -> Path:
@@ -61,8 +56,8 @@ def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | N
               timeout: float | None) -> ProcOutcome:
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as sink:
-        # Output goes through specd, line by line, so a secret never reaches the disk even if specd is
-        # killed before the command ends (the whole-file pass below then catches multi-line shapes).
+        # Output goes through specd, line by line (capped, see ``lines``), so a secret never reaches the disk
+        # even if specd is killed before the command ends.
         proc = popen_child(command, shell=True, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL)
         feeder = threading.Thread(target=_feed, args=(proc, stdin), daemon=True)
@@ -82,7 +77,6 @@ def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | N
             feeder.join(timeout=1)
             pump.join(timeout=5)  # a background grandchild may keep the pipe open; its output is not ours
             children.ended(proc.pid)
-    _redact_file(log)
     return ProcOutcome(proc.returncode if proc.returncode is not None else -1, timed_out, log)
 
 
@@ -126,16 +120,4 @@ def _pump(proc: subprocess.Popen[bytes], sink: BinaryIO) -> None:
     if proc.stdout is None:
         return
     with contextlib.suppress(OSError, ValueError):  # ValueError: the log was closed after a stuck grandchild
-        for raw in proc.stdout:
-            sink.write(redact(raw.decode("utf-8", errors="replace")).encode("utf-8"))
-            sink.flush()  # the transcript's mtime is the agent's activity (`specd status` reads it)
-
-
-def _redact_file(path: Path) -> None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        cleaned = redact(text)
-        if cleaned != text:
-            atomic.write_text(path, cleaned)
-    except OSError:
-        pass
+        lines.pump(proc.stdout, sink)
