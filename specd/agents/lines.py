@@ -34,13 +34,9 @@ _KEY_BODY = re.compile(r"[A-Za-z0-9+/=\s]*|[A-Za-z-]+:.*")
 
 @dataclass(frozen=True)
 class Line:
-    head: bytes  # the line's first LINE_LIMIT + PEEK bytes at most, without its newline
+    head: bytes  # the line's first limit + PEEK bytes at most, without its newline
     size: int  # the whole line's length in bytes
     ended: bool  # a newline ended it (the last line of a stream may have none)
-
-    @property
-    def cut(self) -> int:
-        return max(0, self.size - LINE_LIMIT)
 
 
 def read_lines(stream: IO[bytes], limit: int = LINE_LIMIT) -> Iterator[Line]:
@@ -68,14 +64,18 @@ def cut_mark(cut: int) -> str:
     return f"[... {cut:,} bytes of this line cut ...]"
 
 
-def text_of(line: Line, clean: Callable[[str], str] = redact) -> str:
-    """The line as text (no newline), passed through ``clean``, with the cut mark if it was capped."""
+def text_of(line: Line, clean: Callable[[str], str] = redact, limit: int = LINE_LIMIT) -> str:
+    """The line as text (no newline), passed through ``clean``, with the cut mark if it was capped.
+
+    ``limit`` is the one the line was read with.
+    """
     whole = line.head.decode("utf-8", errors="replace")
-    if not line.cut:
+    cut = max(0, line.size - limit)
+    if not cut:
         return clean(whole)
     # Cleaned with the peeked bytes, then cut back to the cap: a secret across the cap is masked whole.
-    kept = len(line.head[:LINE_LIMIT].decode("utf-8", errors="replace"))
-    return f"{clean(whole)[:kept]} {cut_mark(line.cut)}"
+    kept = len(line.head[:limit].decode("utf-8", errors="replace"))
+    return f"{clean(whole)[:kept]} {cut_mark(cut)}"
 
 
 class Redactor:

@@ -90,3 +90,7 @@ def test_a_private_key_printed_across_lines_reaches_no_transcript(h: Harness) ->
     assert "keybody" not in everything
     assert "a2V5Ym9keVRXTw" not in everything
     assert "keybody" not in done.stdout + done.stderr
+    shown = h.specd("logs", "t")
+    assert shown.returncode == 0, shown.stderr
+    assert f"key follows\n{MASK}\n{MASK}\n{MASK}\n{MASK}\ndone\n" in shown.stdout
+    assert "keybody" not in shown.stdout

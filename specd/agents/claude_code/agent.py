@@ -27,6 +27,9 @@ from specd.agents.proc import popen_child, stop_group, transcript_path
 from specd.redact import redact
 
 STDERR_LINES = 200  # the last lines of Claude Code's stderr kept (it explains a failure; the rest is noise)
+# A stream-json line holds a whole message (a long final report, a big tool result): it is parsed whole up to
+# this size; a longer one is cut like any output line and recorded as unparseable.
+JSON_LIMIT = 4 * 1024 * 1024
 
 
 class ClaudeCodeAgent:
@@ -101,8 +104,8 @@ def _spawn(argv: list[str], cwd: Path) -> subprocess.Popen[bytes]:
 
 def _lines(proc: subprocess.Popen[bytes]) -> Iterator[str]:
     assert proc.stdout is not None
-    for line in lines.read_lines(proc.stdout):  # capped: a huge line is cut, never held whole
-        yield lines.text_of(line, str)
+    for line in lines.read_lines(proc.stdout, JSON_LIMIT):  # capped: a huge line is cut, never held whole
+        yield lines.text_of(line, str, JSON_LIMIT)  # redacted by read_stream, before it is written
 
 
 def _feed(proc: subprocess.Popen[bytes], prompt: str) -> None:
