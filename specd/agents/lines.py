@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,3 +119,47 @@ def tail(path: Path, chars: int) -> str:
     except OSError:
         return ""
     return data.decode("utf-8", errors="replace")[-chars:]
+
+
+class Collector:
+    """A pipe read to its end in a thread, keeping only its first and last ``keep`` bytes.
+
+    For output that goes back whole to a model (which sees the head and the tail anyway): a command
+    that prints gigabytes costs no more memory than one that prints a page.
+    """
+
+    def __init__(self, stream: IO[bytes], keep: int) -> None:
+        self.keep, self.size = keep, 0
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self._tail_size = 0
+        self._stream = stream
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: IO[bytes]) -> None:
+        read: Callable[[int], bytes] = getattr(stream, "read1", stream.read)
+        try:
+            while chunk := read(CHUNK):
+                self.size += len(chunk)
+                room = self.keep - len(self.head)
+                if room > 0:
+                    self.head += chunk[:room]
+                    chunk = chunk[room:]
+                if chunk:
+                    self.tail.append(chunk)
+                    self._tail_size += len(chunk)
+                    while self._tail_size - len(self.tail[0]) >= self.keep:
+                        self._tail_size -= len(self.tail.popleft())
+        except (OSError, ValueError):
+            pass  # the pipe was closed under us: what was read is the output
+
+    def text(self, wait: float = 5.0) -> str:
+        """The output as text, with a mark where the middle was dropped; waits for the end of the pipe."""
+        self._thread.join(timeout=wait)  # a background grandchild may keep the pipe open: not ours to wait for
+        if not self._thread.is_alive():
+            self._stream.close()
+        tail = b"".join(self.tail)[-self.keep:]
+        dropped = self.size - len(self.head) - len(tail)
+        middle = f"\n[... {dropped:,} bytes of output cut ...]\n".encode() if dropped > 0 else b""
+        return (bytes(self.head) + middle + tail).decode("utf-8", errors="replace")
