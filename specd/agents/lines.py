@@ -133,6 +133,7 @@ class Collector:
         self.head = bytearray()
         self.tail: deque[bytes] = deque()
         self._tail_size = 0
+        self._lock = threading.Lock()  # text() may read while a grandchild still feeds the pipe
         self._stream = stream
         self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
         self._thread.start()
@@ -141,25 +142,30 @@ class Collector:
         read: Callable[[int], bytes] = getattr(stream, "read1", stream.read)
         try:
             while chunk := read(CHUNK):
-                self.size += len(chunk)
-                room = self.keep - len(self.head)
-                if room > 0:
-                    self.head += chunk[:room]
-                    chunk = chunk[room:]
-                if chunk:
-                    self.tail.append(chunk)
-                    self._tail_size += len(chunk)
-                    while self._tail_size - len(self.tail[0]) >= self.keep:
-                        self._tail_size -= len(self.tail.popleft())
+                with self._lock:
+                    self._take(chunk)
         except (OSError, ValueError):
             pass  # the pipe was closed under us: what was read is the output
+
+    def _take(self, chunk: bytes) -> None:
+        self.size += len(chunk)
+        room = self.keep - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail.append(chunk)
+            self._tail_size += len(chunk)
+            while self._tail_size - len(self.tail[0]) >= self.keep:
+                self._tail_size -= len(self.tail.popleft())
 
     def text(self, wait: float = 5.0) -> str:
         """The output as text, with a mark where the middle was dropped; waits for the end of the pipe."""
         self._thread.join(timeout=wait)  # a background grandchild may keep the pipe open: not ours to wait for
         if not self._thread.is_alive():
             self._stream.close()
-        tail = b"".join(self.tail)[-self.keep:]
-        dropped = self.size - len(self.head) - len(tail)
+        with self._lock:
+            head, tail, size = bytes(self.head), b"".join(self.tail)[-self.keep:], self.size
+        dropped = size - len(head) - len(tail)
         middle = f"\n[... {dropped:,} bytes of output cut ...]\n".encode() if dropped > 0 else b""
-        return (bytes(self.head) + middle + tail).decode("utf-8", errors="replace")
+        return (head + middle + tail).decode("utf-8", errors="replace")

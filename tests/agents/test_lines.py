@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import os
+import signal
 import subprocess
 import sys
+import time
 import tracemalloc
 from pathlib import Path
 
-from specd.agents.lines import LINE_LIMIT, Redactor, cut_mark, pump, read_lines, tail, text_of
+from specd.agents.lines import LINE_LIMIT, Collector, Redactor, cut_mark, pump, read_lines, tail, text_of
 from specd.redact import MASK
 
 KEY = ["-----BEGIN RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEAsecretbodyline1", "c2VjcmV0Ym9keWxpbmUy+/=",
@@ -93,3 +95,22 @@ def test_tail_reads_only_the_end_of_a_file(tmp_path: Path) -> None:
     assert peak < 100_000  # the 50 MB before the end were never read
     assert tail(path, 5) == "dé ✓\n"
     assert tail(tmp_path / "missing.log", 10) == ""
+
+
+def test_a_collector_keeps_the_head_and_the_tail_and_counts_the_rest() -> None:
+    data = b"HEAD-" + b"m" * 300_000 + b"-TAIL"
+    assert Collector(io.BytesIO(data), 5).text() == f"HEAD-\n[... {300_000:,} bytes of output cut ...]\n-TAIL"
+    assert Collector(io.BytesIO(b"short"), 5).text() == "short"
+    assert Collector(io.BytesIO(b"0123456789"), 5).text() == "0123456789"
+
+
+def test_a_collector_does_not_wait_for_a_grandchild_that_keeps_the_pipe_open() -> None:
+    script = "import subprocess, sys; print('parent done', flush=True); subprocess.Popen(['sleep', '5'])"
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, start_new_session=True)
+    assert proc.stdout is not None
+    collector = Collector(proc.stdout, 1000)
+    proc.wait()
+    started = time.monotonic()
+    assert collector.text(wait=0.5) == "parent done\n"
+    assert time.monotonic() - started < 3
+    os.killpg(proc.pid, signal.SIGKILL)
