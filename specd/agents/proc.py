@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from specd import children
-from specd.redact import redact
-from specd.state import atomic
+from specd.agents import lines
 from specd.system.jail import Jail, prepare
 
 UNJAILED = Jail("agent", enabled=False)  # a caller that names no jail runs its command as it is
@@ -35,11 +34,7 @@ class ProcOutcome:
     log: Path
 
     def tail(self, chars: int) -> str:
-        try:
-            text = self.log.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return ""
-        return text[-chars:].strip()
+        return lines.tail(self.log, chars).strip()  # the end of the log only: it may be huge
 
 
 def transcript_path(task_dir: Path, run_id: str, label: str, suffix: str) -> Path:
@@ -64,8 +59,8 @@ def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | N
     launch = prepare(command, cwd, jail, env)  # the one jail: bubblewrap, or the command as it is
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("wb") as sink:
-        # Output goes through specd, line by line, so a secret never reaches the disk even if specd is
-        # killed before the command ends (the whole-file pass below then catches multi-line shapes).
+        # Output goes through specd, line by line (capped, see ``lines``), so a secret never reaches the disk
+        # even if specd is killed before the command ends.
         proc = popen_child(launch.args, shell=launch.shell, cwd=cwd, env=launch.env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT,
                            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL)
@@ -86,7 +81,6 @@ def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | N
             children.ended(proc.pid)  # first: a leftover grandchild holding the pipe is killed, so the pump ends
             feeder.join(timeout=1)
             pump.join(timeout=5)  # a background grandchild may keep the pipe open; its output is not ours
-    _redact_file(log)
     return ProcOutcome(proc.returncode if proc.returncode is not None else -1, timed_out, log)
 
 
@@ -130,16 +124,4 @@ def _pump(proc: subprocess.Popen[bytes], sink: BinaryIO) -> None:
     if proc.stdout is None:
         return
     with contextlib.suppress(OSError, ValueError):  # ValueError: the log was closed after a stuck grandchild
-        for raw in proc.stdout:
-            sink.write(redact(raw.decode("utf-8", errors="replace")).encode("utf-8"))
-            sink.flush()  # the transcript's mtime is the agent's activity (`specd status` reads it)
-
-
-def _redact_file(path: Path) -> None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-        cleaned = redact(text)
-        if cleaned != text:
-            atomic.write_text(path, cleaned)
-    except OSError:
-        pass
+        lines.pump(proc.stdout, sink)

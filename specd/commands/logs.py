@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -39,7 +40,21 @@ def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow:
         phase = f" phase {row['phase']}" if row.get("phase") else ""
         click.echo(f"\n--- {row['step']}{phase} ({row.get('kind')}, {row.get('outcome')}): {path} ---")
         try:
-            click.echo(redact(path.read_text(encoding="utf-8", errors="replace").rstrip()) or "(empty)")
+            _echo_file(path)
         except OSError as exc:
             click.echo(f"(transcript unreadable: {exc.strerror})")
     return 0
+
+
+def _echo_file(path: Path) -> None:
+    """A transcript a megabyte at a time (it may be huge), without its trailing blank space."""
+    held, wrote = "", False
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        while chunk := handle.read(1 << 20):
+            body = chunk.rstrip()
+            if body:
+                click.echo(redact(held + body), nl=False)
+                held, wrote = chunk[len(body):], True
+            else:
+                held += chunk  # blank space: printed only if more text follows
+    click.echo("" if wrote else "(empty)")

@@ -5,6 +5,9 @@ paths whose content moved are that step's work. Nothing else is ever added: not 
 edits or untracked files from before, not another task's folder, not a secret-looking file git
 does not already track, not transcripts (unless ``commit_transcripts``). Every git failure
 becomes a visible ``warning`` event; a run never fails because git did.
+
+A step's or hook's changes are journaled when it closes (see ``journal``), so a run killed before
+the commit loses nothing: the next run commits them first, and unstages what the killed run staged.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 from specd.events import Event, EventBus
 from specd.git import tree
+from specd.git.journal import Journal, Pending
 from specd.git.repo import GitFailed, Repo
 from specd.git.settings import Settings
 from specd.git.tree import Snapshot
@@ -36,6 +40,9 @@ class GitRecorder:
         self.hasher = tree.Hasher()
         self._now: Snapshot | None = None  # the tree as of this event, until specd itself changes the index
         self.baseline = task_dir / ".git-baseline.json"  # survives a crash, so a re-run keeps its attribution
+        self.journal = Journal(task_dir)  # pending paths of finished steps and hooks, until committed
+        self.made = Pending()  # who made each pending path (as journaled)
+        self.label = ""  # the open step or hook
 
     def __call__(self, event: Event) -> None:
         actions = self._actions(event.kind, event.data)
@@ -57,12 +64,15 @@ class GitRecorder:
     def _actions(self, kind: str, data: dict[str, Any]) -> list[Callable[[], None]]:
         """What an event asks of git, in order; each action fails (and warns) alone."""
         if kind == "run_started":
-            return [self._start]
+            return [lambda: self._recover(bool(data.get("resumed"))), self._start]
+        label = (f"{data.get('step')} {data.get('point')} hook {_short(str(data.get('hook')))}"
+                 if kind == "hook_started"
+                 else f"{data.get('step')}" + (f" (phase {data['phase']})" if data.get("phase") else ""))
         if kind == "step_started" and data.get("attempt", 1) == 1:
             return [lambda: self.settings.phase_start(self.repo, self.task_dir, data.get("phase"), data["step"]),
-                    lambda: self._commit(f"docs({self.task}): starting {data['step']}"), self._open]
+                    lambda: self._commit(f"docs({self.task}): starting {data['step']}"), lambda: self._open(label)]
         if kind in ("step_started", "hook_started"):
-            return [self._open]
+            return [lambda: self._open(label)]
         if kind == "hook_finished":
             return [self._close]  # a hook's changes go into the next commit
         if kind == "step_finished":
@@ -80,6 +90,27 @@ class GitRecorder:
             except (ValueError, OSError):
                 continue  # outside the repository: never ours to commit
 
+    def _recover(self, resumed: bool) -> None:
+        """Finish what a killed run left half done: unstage what it staged, commit what its steps made."""
+        self.made = self.journal.load()
+        # The task folder is specd's to stage only when specd commits it, and only a run that went before could.
+        folder = self.settings.commit_docs and resumed
+        staged = self.repo.run("diff", "--cached", "--name-only", "-z", "--no-renames").split("\0")
+        ours = sorted(p for p in staged if p and (folder and tree.inside(p, self.folder) or p in self.made.work)
+                      and p not in self.made.user_staged)
+        if ours:  # a kill between `git add` and `git commit`; the user's own staged paths stay staged
+            self._now = None
+            self.repo.run("reset", "-q", "--", *ours)
+        now = self._snapshot()
+        self.made.work = {p: label for p, label in self.made.work.items() if p in now}
+        if not self.made.work:
+            self.journal.clear()
+            return
+        self.pending |= self.made.work.keys()
+        self.had_edits |= self.made.user_staged & self.made.work.keys()
+        labels = ", ".join(self.made.labels(set(self.made.work)))
+        self._commit(f"docs({self.task}): {labels} complete (recovered after an interrupted run)")
+
     def _start(self) -> None:
         now = self._snapshot()
         earlier = tree.load(self.baseline)  # the last run stopped inside a step: what changed since is its work
@@ -93,8 +124,8 @@ class GitRecorder:
                        f"{'have' if len(dirty) != 1 else 'has'} uncommitted changes (see `git status`); specd "
                        "leaves them out of its commits unless a step changes them")
 
-    def _open(self) -> None:
-        self.before = self._snapshot()
+    def _open(self, label: str) -> None:
+        self.before, self.label = self._snapshot(), label
         self.reported = set()
         tree.save(self.before, self.baseline)
 
@@ -102,15 +133,23 @@ class GitRecorder:
         if self.before is None:
             return
         before, self.before, after = self.before, None, self._snapshot()
-        others = self.windows.others()
+        others, fresh = self.windows.others(), False
         # Only paths dirty now: one that went clean was reverted, or committed by another run.
         for path in tree.changed(before, after) & after.keys():
             if self._specd(path):
                 continue  # the task folder is committed anyway; specd's config and other tasks never are
             if path in self.reported or not contested(path, after[path].digest, others):
                 self.pending.add(path)
+                fresh = fresh or path not in self.made.work
+                self.made.work.setdefault(path, self.label)
                 if path in before:
                     self.had_edits.add(path)
+                    if before[path].status[0] not in " ?":
+                        self.made.user_staged.add(path)
+        # Journaled before any commit is tried; the baseline is spent (a kill now loses nothing).
+        if fresh:
+            self.journal.save(self.made)
+        self.baseline.unlink(missing_ok=True)
 
     def _commit(self, message: str) -> None:
         after = self._snapshot()
@@ -121,6 +160,7 @@ class GitRecorder:
             paths |= self.pending
         else:
             self.pending.clear()  # the user commits code changes themselves
+            self._journal_done(set(self.made.work))
         secrets = {p for p in paths if tree.untracked_secret(p, after)}
         self._warn_secrets(secrets)
         paths = {p for p in paths - secrets if tree.committable(self.repo.top, p, after)}
@@ -135,6 +175,14 @@ class GitRecorder:
             self.repo.run("commit", "-q", "--only", "-m", redact(message), "--", *sorted(paths))
             self._after_commit(set(staged.split("\0")))
         self.pending -= paths | secrets
+        self._journal_done(paths | secrets)
+
+    def _journal_done(self, paths: set[str]) -> None:
+        if not self.made.work.keys() & paths:
+            return
+        self.made.work = {p: label for p, label in self.made.work.items() if p not in paths}
+        self.made.user_staged -= paths
+        self.journal.save(self.made)  # or removes it, once nothing is left
 
     def _snapshot(self) -> Snapshot:
         if self._now is None:
@@ -168,3 +216,9 @@ class GitRecorder:
     def _warn(self, message: str) -> None:
         self.events.emit("warning", message=message)
 
+
+
+def _short(name: str) -> str:
+    """A hook's name for a commit subject: a `run:` hook is named by its whole command."""
+    name = " ".join(name.split())
+    return name if len(name) <= 48 else name[:47] + "…"

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from specd import children
+from specd.agents import lines
 from specd.agents.proc import popen_child
 from specd.redact import scrubbed_env
 from specd.system import jail as jails
@@ -162,13 +163,15 @@ def run(command: str, cwd: Path, timeout: float, *, env: Mapping[str, str], jail
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as err:  # argv form: no such program (a shell would have said "not found")
         return f"could not start {command!r}: {err.strerror or err}", True
+    assert proc.stdout is not None
+    # Never the whole output in memory (it may be huge): its head and tail, which truncate() then keeps whole.
+    output = lines.Collector(proc.stdout, MAX_OUTPUT // 2 - 200)
     try:
-        out, _ = proc.communicate(timeout=timeout)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
-        out, _ = proc.communicate()
-        text = out.decode("utf-8", "replace")
-        return truncate(f"timed out after {timeout:g} s; the command was killed\n{text}"), True
+        proc.wait()
+        return truncate(f"timed out after {timeout:g} s; the command was killed\n{output.text()}"), True
     except BaseException:
         # Ctrl-C reaches our process group, not the command's: stop it ourselves.
         _kill_group(proc)
@@ -176,8 +179,7 @@ def run(command: str, cwd: Path, timeout: float, *, env: Mapping[str, str], jail
         raise
     finally:
         children.ended(proc.pid)
-    text = out.decode("utf-8", "replace")
-    return truncate(f"exit code {proc.returncode}\n{text}"), proc.returncode != 0
+    return truncate(f"exit code {proc.returncode}\n{output.text()}"), proc.returncode != 0
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from specd import children
+from specd.agents import lines
 from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult
 from specd.agents.claude_code.options import Options, remaining_budget
 from specd.agents.claude_code.sessions import SessionMap, retry_note
@@ -27,6 +28,11 @@ from specd.agents.claude_code.verdict import verdict
 from specd.agents.proc import popen_child, stop_group, transcript_path
 from specd.redact import redact
 from specd.system.jail import Jail, prepare
+
+STDERR_LINES = 200  # the last lines of Claude Code's stderr kept (it explains a failure; the rest is noise)
+# A stream-json line holds a whole message (a long final report, a big tool result): it is parsed whole up to
+# this size; a longer one is cut like any output line and recorded as unparseable.
+JSON_LIMIT = 4 * 1024 * 1024
 
 
 class ClaudeCodeAgent:
@@ -49,8 +55,8 @@ class ClaudeCodeAgent:
             sink.write(json.dumps({"type": "specd", "argv": [redact(a) for a in argv[1:]],
                                    "session": session.id, "resumed": session.resumed}) + "\n")
             returncode, log, stderr = self._run(argv, prompt, request, sink)
-            for line in stderr:
-                sink.write(json.dumps({"type": "stderr", "text": redact(line)}) + "\n")
+            for line in stderr:  # redacted as they were read
+                sink.write(json.dumps({"type": "stderr", "text": line}) + "\n")
         log.errors.extend(stderr)
         return verdict(log, returncode, transcript, log.session_id or session.id)
 
@@ -106,8 +112,8 @@ def _spawn(argv: list[str], cwd: Path, jail: Jail) -> subprocess.Popen[bytes]:
 
 def _lines(proc: subprocess.Popen[bytes]) -> Iterator[str]:
     assert proc.stdout is not None
-    for raw in proc.stdout:
-        yield raw.decode("utf-8", errors="replace")
+    for line in lines.read_lines(proc.stdout, JSON_LIMIT):  # capped: a huge line is cut, never held whole
+        yield lines.text_of(line, str, JSON_LIMIT)  # redacted by read_stream, before it is written
 
 
 def _feed(proc: subprocess.Popen[bytes], prompt: str) -> None:
@@ -121,5 +127,7 @@ def _feed(proc: subprocess.Popen[bytes], prompt: str) -> None:
 
 def _drain(proc: subprocess.Popen[bytes], into: list[str]) -> None:
     assert proc.stderr is not None
-    for raw in proc.stderr:
-        into.append(raw.decode("utf-8", errors="replace").rstrip("\n"))
+    clean = lines.Redactor()
+    for line in lines.read_lines(proc.stderr):
+        into.append(lines.text_of(line, clean))
+        del into[:-STDERR_LINES]

@@ -17,6 +17,7 @@ from specd.events import EventBus
 from specd.redact import redact
 
 SUMMARY_CHARS = 160
+ERROR_CHARS, ERRORS_KEPT = 1000, 50  # unparseable lines kept to explain a failure: the last few, shortened
 # Which input field says the most about a call of each built-in tool.
 _TOOL_FIELD = {"Bash": "command", "Read": "file_path", "Edit": "file_path", "Write": "file_path",
                "NotebookEdit": "notebook_path", "Glob": "pattern", "Grep": "pattern", "WebFetch": "url",
@@ -45,7 +46,9 @@ def read_stream(lines: Iterable[str], transcript: IO[str], events: EventBus, ste
         try:
             event = json.loads(line)
         except ValueError:
-            log.errors.append(line.strip())  # Claude Code prints plain text when it fails before streaming
+            # Claude Code prints plain text when it fails before streaming; a capped line lands here too.
+            log.errors.append(_brief(line.strip()))
+            del log.errors[:-ERRORS_KEPT]
             continue
         if isinstance(event, dict):
             _take(event, log, events, step)
@@ -70,6 +73,11 @@ def _take(event: dict[str, Any], log: StreamLog, events: EventBus, step: str) ->
             elif block.get("type") == "tool_use" and block.get("name") != REPORT_TOOL:
                 name = str(block.get("name", "?"))
                 events.emit("agent_tool", step=step, tool=name, summary=redact(tool_summary(name, block.get("input"))))
+
+
+def _brief(text: str) -> str:
+    """A long unparseable line, shortened for a reason: its start, and its end (where a cut mark is)."""
+    return text if len(text) <= ERROR_CHARS else f"{text[:ERROR_CHARS // 2]} … {text[-ERROR_CHARS // 2:]}"
 
 
 def tool_summary(name: str, arguments: Any) -> str:
