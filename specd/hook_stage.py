@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from specd import records
+from specd.agents.base import BudgetExhausted
 from specd.pipeline.model import Step
 from specd.pipeline.resolve import global_hook, step_hook
 from specd.state.model import Current, Frame
@@ -23,8 +24,12 @@ def run(brain: Brain, stage: str, frame: Frame, step: Step, cur: Current, conver
         return None
     brain.store.save(brain.state)  # what ran before this hook (the step, an earlier hook) is recorded first
     brain.events.emit("hook_started", hook=hook.name, point=point, step=step.name, source=hook.source)
-    with Heartbeat(brain.store.heartbeat_path):
-        result = brain.dispatcher.hook(hook, step, frame.pipeline, frame.phase, conversation)
+    try:
+        with Heartbeat(brain.store.heartbeat_path):
+            result = brain.dispatcher.hook(hook, step, frame.pipeline, frame.phase, conversation)
+    except BudgetExhausted as exc:  # a held budget wait, as in a step: the hook runs again once answered
+        brain.spend(exc.usage)
+        brain._budget_stop(f"{point} hook {hook.name}: {exc.reason}", frame, step)
     brain.spend(result.usage)
     brain.state.history.append(records.entry(cur, kind="hook", hook=f"{point}: {hook.name}", usage=result.usage,
                                              outcome="done" if result.ok else "failed",

@@ -23,7 +23,7 @@ class Workflow:
     path: Path
     body: str
     description: str = ""
-    outcomes: tuple[str, ...] = ("done",)
+    outcomes: tuple[str, ...] = ()  # as declared in the frontmatter; none declared means only `done`
     context: tuple[str, ...] | None = None
     stage: str | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
@@ -45,7 +45,7 @@ def load_workflow(path: Path) -> Workflow:
         raise ConfigError(f"{path}{line}: invalid YAML frontmatter ({exc})",
                           fix="fix the YAML between the '---' lines") from None
     meta = dict(post.metadata)
-    outcomes = meta.get("outcomes", ["done"])
+    outcomes = meta.get("outcomes", [])
     if isinstance(outcomes, str):
         outcomes = [outcomes]
     if not isinstance(outcomes, list) or not all(isinstance(o, str) for o in outcomes):
@@ -55,7 +55,7 @@ def load_workflow(path: Path) -> Workflow:
     if context is not None and not (isinstance(context, list) and all(isinstance(c, str) for c in context)):
         raise ConfigError(f"{path}: frontmatter 'context' must be a list of task-relative paths",
                           fix="write e.g. `context: [FEATURE.md, ROADMAP.md]`")
-    ordered = tuple(dict.fromkeys([*outcomes, "done"]))
+    ordered = tuple(dict.fromkeys(outcomes))  # no implicit `done`: a review that declares its verdicts means them
     return Workflow(
         path=path,
         body=expand_includes(post.content, path).strip() + "\n",
