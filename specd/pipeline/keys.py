@@ -31,7 +31,7 @@ def json_keys(text: str) -> Iterator[Located]:
             if stack and stack[-1][0] == "{" and stack[-1][2]:
                 key = json.loads(text[i:end + 1])
                 stack[-1][1], stack[-1][2] = key, False
-                yield tuple(frame[1] for frame in stack), line  # type: ignore[misc]
+                yield tuple(frame[1] for frame in stack), line
             line += text.count("\n", i, end)
             i = end
         elif char in "{[":
