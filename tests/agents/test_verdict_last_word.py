@@ -159,3 +159,21 @@ def test_claude_code_reporting_done_against_a_revise_verdict_goes_to_revise(tmp_
     assert review["reported_outcome"] in ("done", "approve")  # done if the CLI let it through, else the retry
     assert "says 'Verdict: revise'" in review["warning"]
     assert (app.task_dir / "REVIEW.md").read_text() == REVISE
+
+
+def test_the_builtin_pipeline_never_ends_a_phase_on_a_review_that_reported_done(app: App) -> None:
+    (app.root / ".specd" / "pipeline.json").unlink(missing_ok=True)  # the built-in pipeline
+    app.new()
+    (app.task_dir / "ROADMAP.md").write_text("# Roadmap\n\n### Phase 1: Only\n\nBuild it.\n")
+    reports_done = app.script("done.py", "import json, os, sys\nsys.stdin.read()\n"
+                              "open(os.environ['SPECD_RESULT'], 'w').write(json.dumps({'outcome': 'done'}))\n")
+
+    result = app.cont(reports_done)
+
+    assert result.returncode == 1, result.stderr
+    state = app.state()
+    assert state.status == "BLOCKED"
+    assert "step 'review' reported outcome 'done'; allowed: approve, revise, escalate" in state.reason
+    assert app.steps() == [("discuss", "done"), ("research", "done"), ("plan", "done"), ("plan", "done"),
+                           ("execute", "done")]
+    assert state.phases_completed == []
