@@ -1,6 +1,6 @@
 """The verdict is the last word, on every backend, through the real CLI.
 
-A review whose agent reports `done` (or `approve`) while the REVIEW.md it wrote in the same step says
+A review whose agent reports `done` (or, where `done` is refused, `approve`) while the REVIEW.md it wrote says
 `Verdict: revise` goes to revise, and the disagreement is kept as a warning in the history row. A review
 that declares its outcomes is offered exactly those: no implicit `done` in any backend's contract.
 """
@@ -118,6 +118,11 @@ class ClaudeModel:
         self.task_dir = task_dir
         self.offered: dict[str, list[str]] = {}
         self.reviews = 0
+        self.review_reports: list[str] = []  # the outcomes the first review sent, in order
+
+    def _report(self, outcome: str) -> fake.Reply:
+        self.review_reports.append(outcome)
+        return fake.message(fake.tool("StructuredOutput", outcome=outcome, summary="reviewed"))
 
     def __call__(self, body: dict[str, Any]) -> fake.Reply:
         text = prompt_text(body)
@@ -133,10 +138,10 @@ class ClaudeModel:
             if self.reviews == 1:
                 return fake.message(fake.tool("Write", file_path=str(self.task_dir / "REVIEW.md"), content=REVISE))
             return fake.message(fake.tool("StructuredOutput", outcome="approve", summary="fine now"))
-        if self.reviews == 1 and not any("StructuredOutput" in json.dumps(r) or r.get("is_error") for r in results):
-            return fake.message(fake.tool("StructuredOutput", outcome="done", summary="reviewed"))
-        if results[-1].get("is_error"):  # Claude Code refused `done` against the schema's enum
-            return fake.message(fake.tool("StructuredOutput", outcome="approve", summary="reviewed"))
+        if self.reviews == 1 and not self.review_reports:  # REVIEW.md is written: now claim `done`
+            return self._report("done")
+        if self.reviews == 1 and results[-1].get("is_error") and len(self.review_reports) == 1:
+            return self._report("approve")  # Claude Code refused `done` against the schema's enum
         return fake.message(fake.text("Reported."))
 
 
@@ -156,7 +161,9 @@ def test_claude_code_reporting_done_against_a_revise_verdict_goes_to_revise(tmp_
     assert model.offered["fix"] == ["done"]
     review = next(row for row in app.state().history if row["step"] == "review")
     assert review["outcome"] == "revise"
-    assert review["reported_outcome"] in ("done", "approve")  # done if the CLI let it through, else the retry
+    # Claude Code refuses `done` against the --json-schema enum; the model's second try is overruled.
+    assert model.review_reports == ["done", "approve"]
+    assert review["reported_outcome"] == "approve"
     assert "says 'Verdict: revise'" in review["warning"]
     assert (app.task_dir / "REVIEW.md").read_text() == REVISE
 
