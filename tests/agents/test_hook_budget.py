@@ -45,3 +45,30 @@ def test_budget_reached_in_a_markdown_hook_is_a_held_wait_that_max_cost_resumes(
     assert len(server.bodies) == 2  # the hook ran; the finished step did not run again
     rows = [(row.get("kind"), row.get("step"), row.get("outcome")) for row in app.state().history]
     assert rows == [("step", "work", "done"), ("hook", "work", "done")]
+
+
+def test_budget_wait_in_a_hook_is_answered_by_approve_after_raising_the_limit(tmp_path: Any, server: Any) -> None:
+    app = App(tmp_path / "proj", server)
+    app.pipeline([{"name": "work", "workflow": "work.md"}], agent={"backend": "anthropic", "max_cost_usd": 0.1})
+    (app.root / ".specd" / "hooks").mkdir()
+    (app.root / ".specd" / "hooks" / "pre-work.md").write_text(BIG_HOOK)  # before the step, this time
+    app.new()
+
+    held = app.cont("anthropic")
+
+    assert held.returncode == 3, held.stderr
+    assert app.state().waiting["kind"] == "budget"
+    assert "pre hook pre-work.md" in app.state().reason
+    assert server.bodies == []
+    waiting = app.cont("anthropic")
+    assert waiting.returncode == 3, waiting.stderr  # a held wait stays held until answered
+    assert server.bodies == []
+
+    app.pipeline([{"name": "work", "workflow": "work.md"}], agent={"backend": "anthropic", "max_cost_usd": 5})
+    assert app.specd("approve", "t").returncode == 0
+    server.push(fake.complete("done", "checked"), fake.complete("done", "worked"))
+    resumed = app.cont("anthropic")
+
+    assert resumed.returncode == 0, resumed.stderr
+    rows = [(row.get("kind"), row.get("step"), row.get("outcome")) for row in app.state().history]
+    assert rows == [("hook", "work", "done"), ("step", "work", "done")]
