@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from specd import answers, cursor, phases
-from specd.errors import ConfigError, TaskError, UsageError
+from specd.errors import ConfigError, LockHeld, TaskError, UsageError
 from specd.pipeline import load_pipeline
 from specd.pipeline.load import last_loaded_pipeline
 from specd.pipeline.model import PipelineConfig
@@ -95,7 +95,15 @@ def cancel(project: Project, task: str) -> str:
         state.reason = f"cancelled; `specd rerun {task} --from STEP` starts again from a step"
         return "it is CANCELLED"
 
-    return stopped + edit(project, task, mark, create=True, needs_pipeline=False)
+    settle = time.monotonic() + STOP_WAIT
+    while True:
+        try:
+            return stopped + edit(project, task, mark, create=True, needs_pipeline=False)
+        except LockHeld:
+            # The stopped run removes its owner file just before it lets go of the lock: wait out that moment.
+            if not stopped or time.monotonic() > settle:
+                raise
+            time.sleep(0.05)
 
 
 def retry(project: Project, task: str) -> str:
