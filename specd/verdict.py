@@ -57,24 +57,22 @@ def settle(request: AgentRequest, result: AgentResult, before: Seen) -> AgentRes
     if name is None:
         return result
     tried = candidates(request, name)
-    for path in tried:
-        word = _last_verdict(path)
-        if word is None:
-            continue
-        fresh = not (path in before and before[path] == _stamp(path))
+    found = [(path, word) for path in tried if (word := _last_verdict(path)) is not None]
+    fresh = [(path, word) for path, word in found if not (path in before and before[path] == _stamp(path))]
+    if fresh:
+        path, word = fresh[0]
         if result.reported:
-            if not fresh:
-                continue  # an old verdict from an earlier visit says nothing about this one
             return _overrule(request, result, path, word)
-        if not fresh:
-            raise _failure(result, f"{_shown(request, path)} still holds 'Verdict: {word}' from before this step "
-                  f"(this step did not change the file), and the agent reported no outcome")
         outcome = _outcome(request, path, word, result)
         note = f"outcome '{outcome}' from the Verdict line in {_shown(request, path)} (no outcome was reported)"
         return replace(result, outcome=outcome, summary=result.summary or note,
                        data={**result.data, "verdict": outcome, "verdict_file": str(path)})
     if result.reported:
-        return result
+        return result  # an old verdict from an earlier visit says nothing about this one
+    if found:
+        path, word = found[0]
+        raise _failure(result, f"{_shown(request, path)} still holds 'Verdict: {word}' from before this step "
+              f"(this step did not change the file), and the agent reported no outcome")
     names = " or ".join(_shown(request, path) for path in tried)
     raise _failure(result, f"the agent reported no outcome and no 'Verdict:' line was found in {names} "
           f"(the workflow's verdict_file); it must report one of {', '.join(request.outcomes)}, or end {name} "

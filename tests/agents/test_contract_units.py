@@ -154,3 +154,15 @@ def test_a_fresh_verdict_that_is_no_outcome_fails_even_with_a_report(tmp_path: P
     (request.task_dir / "REVIEW.md").write_text("Verdict: ship-it\n")
     with pytest.raises(AgentFailed, match="'Verdict: ship-it' is not an allowed outcome of step review"):
         verdict.settle(request, AgentResult(outcome="approve", reported=True), before)
+
+
+def test_a_fresh_verdict_wins_over_a_stale_one_in_an_earlier_candidate(tmp_path: Path) -> None:
+    request = _request(tmp_path, phase="01")
+    phase_review = request.task_dir / "phases" / "phase-01" / "REVIEW.md"
+    phase_review.parent.mkdir(parents=True)
+    phase_review.write_text("Verdict: approve\n")  # left from an earlier visit
+    before = verdict.look(request)
+    (request.task_dir / "REVIEW.md").write_text("Verdict: revise\n")  # written by this step
+    settled = verdict.settle(request, AgentResult(), before)
+    assert settled.outcome == "revise"
+    assert settled.data["verdict_file"] == str(request.task_dir / "REVIEW.md")
