@@ -26,7 +26,7 @@ def _nudge_text(body: dict[str, Any]) -> str:
 
 def test_nudge_then_complete(project: Any, server: Any, make_agent: Any) -> None:
     server.push(fake.message("I think the work is fine."), fake.complete("approve", "looks good"))
-    result = _settled(make_agent(), project.request())
+    result = _settled(make_agent(), project.request(outcomes=("approve", "revise")))
     assert result.outcome == "approve"
     assert result.reported
     assert len(server.bodies) == 2
@@ -82,7 +82,7 @@ def test_verdict_not_among_outcomes_fails(project: Any, server: Any, make_agent:
 
 def test_disallowed_outcome_is_a_tool_error_the_model_can_fix(project: Any, server: Any, make_agent: Any) -> None:
     server.push(fake.complete("done", "go"), fake.complete("approve", "ok"))
-    result = make_agent().run(project.request())
+    result = make_agent().run(project.request(outcomes=("approve", "revise")))
     bad = fake.tool_results(server.bodies[1])[0]
     assert bad["is_error"]  # a review that declares its outcomes is not offered `done`
     assert "'done' is not allowed here; use one of: approve, revise" in bad["content"]
