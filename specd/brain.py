@@ -141,6 +141,8 @@ class Brain:
             cur, kind="step", outcome=result.outcome, summary=result.summary, usage=result.usage,
             artifacts=records.artifacts(cur.snapshot, self.store.task_dir),
             transcript=str(result.transcript) if result.transcript else None, **dict(result.data)))
+        if result.data.get("warning"):  # e.g. the verdict file overruled the reported outcome
+            self.events.emit("warning", step=step.name, message=str(result.data["warning"]))
         self.events.emit("step_finished", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                          outcome=result.outcome, summary=result.summary, usage=result.usage.as_dict())
 

@@ -12,8 +12,9 @@ import time
 from collections.abc import Callable
 
 from specd import answers, cursor, phases
-from specd.errors import TaskError, UsageError
+from specd.errors import ConfigError, LockHeld, TaskError, UsageError
 from specd.pipeline import load_pipeline
+from specd.pipeline.load import last_loaded_pipeline
 from specd.pipeline.model import PipelineConfig
 from specd.project import Project
 from specd.state.lock import CANCEL_MARK, TaskLock, read_owner
@@ -25,26 +26,44 @@ STOP_WAIT = 60.0  # seconds for a cancelled run to save its state and let go of 
 
 
 def edit(project: Project, task: str, change: Callable[[RunState, PipelineConfig], str],
-         *, create: bool = False) -> str:
-    """Load the state under the lock, apply ``change``, save; returns what ``change`` said."""
+         *, create: bool = False, needs_pipeline: bool = True) -> str:
+    """Load the state under the lock, apply ``change``, save; returns what ``change`` said.
+
+    A broken pipeline file does not stop an answer: ``change`` gets the copy of the pipeline the run last
+    loaded, and the answer says so; one that needs no pipeline (``needs_pipeline=False``: cancel, approve,
+    retry) gets none, and never looks at it."""
     task_dir = existing_task(project, task)
-    config = load_pipeline(project)
     store = StateStore(task_dir, task)
+    try:
+        config: PipelineConfig | None = load_pipeline(project)
+        broken = None
+    except ConfigError as exc:
+        config, broken = None, exc
     with TaskLock(task_dir, task):
         state = store.load()
+        if config is None and needs_pipeline:
+            config = last_loaded_pipeline(project, state.pipeline_digest if state else None)
+            if config is None:
+                assert broken is not None
+                raise broken
         if state is None:
             if not create:
                 raise UsageError(f"task {task!r} has not started yet", fix=f"`specd continue {task}` starts it")
-            state = RunState(task=task, pipeline_source=str(config.source), pipeline_digest=config.digest,
-                             cursor=cursor.start(config))
-        said = change(state, config)
+            state = RunState(task=task, pipeline_source=str(config.source) if config else "",
+                             pipeline_digest=config.digest if config else "",
+                             cursor=cursor.start(config) if config else [])
+        said = change(state, config)  # type: ignore[arg-type]  # None only where needs_pipeline is False
         store.history_changed()  # a rerun marks saved rows superseded in place; answers are rare, so rewrite
         store.save(state)
+    if broken is not None:
+        used = "the copy of it this run last loaded was used" if config else "it was not needed"
+        said += f" (the pipeline file is broken, and {used}: {broken.message.splitlines()[0]})"
     return said
 
 
 def answer(project: Project, task: str, verb: str, note: str = "") -> str:
-    return edit(project, task, lambda state, config: answers.answer(state, config, verb, note))
+    return edit(project, task, lambda state, config: answers.answer(state, config, verb, note),
+                needs_pipeline=verb != "approve")
 
 
 def cancel(project: Project, task: str) -> str:
@@ -76,7 +95,15 @@ def cancel(project: Project, task: str) -> str:
         state.reason = f"cancelled; `specd rerun {task} --from STEP` starts again from a step"
         return "it is CANCELLED"
 
-    return stopped + edit(project, task, mark, create=True)
+    settle = time.monotonic() + STOP_WAIT
+    while True:
+        try:
+            return stopped + edit(project, task, mark, create=True, needs_pipeline=False)
+        except LockHeld:
+            # The stopped run removes its owner file just before it lets go of the lock: wait out that moment.
+            if not stopped or time.monotonic() > settle:
+                raise
+            time.sleep(0.05)
 
 
 def retry(project: Project, task: str) -> str:
@@ -89,7 +116,7 @@ def retry(project: Project, task: str) -> str:
         state.status, state.waiting, state.reason = "IN_PROGRESS", None, ""
         return f"step {step!r} runs again"
 
-    return edit(project, task, reopen)
+    return edit(project, task, reopen, needs_pipeline=False)
 
 
 def _held_failure(state: RunState) -> bool:

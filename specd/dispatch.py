@@ -57,7 +57,9 @@ class Dispatcher:
         return self._workflows[key]
 
     def allowed(self, step: Step) -> tuple[str, ...]:
-        return tuple(dict.fromkeys([*self.workflow(step).outcomes, *step.outcomes, "done"]))
+        """Exactly the outcomes the workflow and the step declare; `done` only when they declare none, so a
+        review can never pass by reporting `done`."""
+        return tuple(dict.fromkeys([*self.workflow(step).outcomes, *step.outcomes])) or ("done",)
 
     def step(self, step: Step, pipeline: str, phase: str | None, conversation: str, attempt: int) -> AgentResult:
         workflow = self.workflow(step)

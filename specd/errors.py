@@ -10,10 +10,11 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_WAITING = 3
+EXIT_CANCELLED = 4  # its own code, so `specd continue t && deploy` never deploys a cancelled run
 EXIT_INTERRUPTED = 130
 # How a run's final status becomes the process's exit code.
 STATUS_EXIT = {"COMPLETE": EXIT_OK, "WAITING_FOR_HUMAN": EXIT_WAITING, "BLOCKED": EXIT_FAILED,
-               "FAILED": EXIT_FAILED, "ABORTED": EXIT_INTERRUPTED, "CANCELLED": EXIT_OK}
+               "FAILED": EXIT_FAILED, "ABORTED": EXIT_INTERRUPTED, "CANCELLED": EXIT_CANCELLED}
 
 
 class SpecdError(Exception):

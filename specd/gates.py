@@ -60,10 +60,11 @@ def ask(brain: Brain, frame: Frame, step: Step) -> bool:
 
 
 def skip(state: RunState, config: Any, frame: Frame, step: Step, summary: str) -> None:
-    """A skipped step counts as finished and is routed as its default outcome, `done`: so skipping
-    review ends the phase instead of going to revise."""
+    """A skipped step counts as finished and is routed as its default outcome, `done`, or, for a step that
+    routes outcomes but not `done` (the built-in review), as its first one (approve): so skipping review
+    ends the phase instead of going to revise."""
     cur = Current(step.name, frame.pipeline, frame.phase, frame.visits.get(step.name, 0))
     state.history.append(records.entry(cur, kind="step", outcome="skipped", summary=summary))
-    target = step.target("done")
+    target = step.target("done" if "done" in step.outcomes or not step.outcomes else next(iter(step.outcomes)))
     cursor.finish(frame, step.name)
     cursor.route(frame, config, step, "next" if target in ("stop", "fail", "repeat") else target)

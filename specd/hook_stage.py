@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from specd import records
+from specd.agents.base import BudgetExhausted
 from specd.dispatch import HookResult
 from specd.machinery import Tampered
 from specd.pipeline.model import Step
@@ -31,6 +32,9 @@ def run(brain: Brain, stage: str, frame: Frame, step: Step, cur: Current, conver
             result = brain.dispatcher.hook(hook, step, frame.pipeline, frame.phase, conversation)
     except Tampered as exc:  # optional or not, a hook that changed the machinery blocks the step
         tampered, result = exc, HookResult(False, str(exc))
+    except BudgetExhausted as exc:  # a held budget wait, as in a step: the hook runs again once answered
+        brain.spend(exc.usage)
+        brain._budget_stop(f"{point} hook {hook.name}: {exc.reason}", frame, step)
     brain.spend(result.usage)
     brain.state.history.append(records.entry(cur, kind="hook", hook=f"{point}: {hook.name}", usage=result.usage,
                                              outcome="done" if result.ok else "failed",

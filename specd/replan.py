@@ -30,6 +30,7 @@ def migrate(state: RunState, config: PipelineConfig) -> None:
 def replan(state: RunState, config: PipelineConfig) -> list[str]:
     """Re-plan the cursor for an edited pipeline; returns the notices to show (none if unchanged)."""
     migrate(state, config)
+    _check_pipelines(state, config)
     old, new = state.shape, {name: cursor.names(config, name) for name in config.pipelines}
     notices: list[str] = []
     if state.pipeline_digest and state.pipeline_digest != config.digest:
@@ -39,6 +40,18 @@ def replan(state: RunState, config: PipelineConfig) -> list[str]:
         notices.insert(0, head + (": " + "; ".join(changes) if changes and old else ""))
     state.shape = new
     return notices
+
+
+def _check_pipelines(state: RunState, config: PipelineConfig) -> None:
+    """A cursor naming a pipeline the file never defined (the file is unchanged, so the state is damaged)."""
+    if state.pipeline_digest and state.pipeline_digest != config.digest:
+        return  # an edited file: _fix_stack says which pipeline went missing, and how to go on
+    for i, frame in enumerate(state.cursor):
+        if frame.pipeline not in config.pipelines:
+            raise TaskError(f"task {state.task!r}: .pipeline-state.json: cursor[{i}].pipeline is {frame.pipeline!r}, "
+                            f"which {config.source} does not define (known: {', '.join(config.pipelines)})",
+                            fix=f"restore the run state from git, or start the run again from a step with "
+                                f"`specd rerun {state.task} --from STEP`")
 
 
 def _fix_stack(state: RunState, config: PipelineConfig, old: dict[str, list[str]],

@@ -27,17 +27,30 @@ HISTORY_KEYS = ("step", "pipeline", "phase", "kind", "hook", "outcome", "summary
                 "artifacts", "transcript", "superseded")
 
 
+def pipeline_or_problem(project: Project) -> tuple[PipelineConfig | None, str | None]:
+    """The pipeline, or why it cannot be read: a broken file must not hide where the tasks stand."""
+    try:
+        return load_pipeline(project), None
+    except SpecdError as exc:
+        return None, (f"the pipeline file is broken, so next steps and plans are not shown: {exc.message}"
+                      f"{f' (fix: {exc.fix})' if exc.fix else ''}")
+
+
 def task_status(project: Project, task: str, config: PipelineConfig | None = None, *,
-                listing: bool = False) -> dict[str, Any]:
-    """Where ``task`` stands. A ``listing`` row (`specd status` over every task) reads no history rows."""
+                listing: bool = False, broken: str | None = None) -> dict[str, Any]:
+    """Where ``task`` stands. A ``listing`` row (`specd status` over every task) reads no history rows.
+    ``broken`` says the pipeline file could not be read (``config`` is None): the run state alone is shown."""
     task_dir = existing_task(project, task)
     store = StateStore(task_dir, task)
     state = store.load(with_history=not listing)
-    config = config or load_pipeline(project)
+    if config is None and broken is None:
+        config, broken = pipeline_or_problem(project)
     task_config = read_config(task_dir)
     view: dict[str, Any] = {"task": task, "status": "NOT_STARTED", "stage": task_config.get("stage"),
                             "folder": project.rel(task_dir)}
     known = phases.discover(task_dir)
+    if config is None:
+        return _state_only(view, task, state, store, known, listing)
     if state is None:
         position = derive(task_dir, task_config, config, known)
         _describe_derived(view, position, config)
@@ -67,6 +80,26 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
         phases_completed=state.phases_completed,
     )
     view["running"] = _running(store, task_dir, task, state, view)
+    view["hint"] = "" if view["running"] else hint(task, state)
+    return view
+
+
+def _state_only(view: dict[str, Any], task: str, state: RunState | None, store: StateStore,
+                known: list[phases.Phase], listing: bool) -> dict[str, Any]:
+    """What the run state says, without the pipeline: no next step or plan, which need the file."""
+    view.update(next=None, plan=[], phases=[p.id for p in known], usage={}, hint=f"specd continue {task}",
+                **({} if listing else {"history": []}))
+    if state is None:
+        return view
+    cur = state.current
+    view.update(
+        status=state.status, reason=state.reason, waiting=state.waiting, run_id=state.run_id, mode=state.mode,
+        agent=state.agent, started_at=state.started_at, updated_at=state.updated_at, usage=state.usage,
+        **({} if listing else {"history": [{k: h.get(k) for k in HISTORY_KEYS} for h in state.history]}),
+        checkpoints=state.checkpoints[-10:], failure_clusters=state.failure_clusters,
+        phases_completed=state.phases_completed,
+        next={"step": cur.step, "pipeline": cur.pipeline, "phase": cur.phase} if cur else None)
+    view["running"] = _running(store, store.task_dir, task, state, view)
     view["hint"] = "" if view["running"] else hint(task, state)
     return view
 
@@ -156,12 +189,16 @@ def project_notes(project: Project) -> list[str]:
     return [ORCHESTRATOR_NOTE] if is_orchestrator(read_settings(project)) else []
 
 
-def all_status(project: Project) -> list[dict[str, Any]]:
-    config = load_pipeline(project)  # even when every row comes from the index: a broken file is reported
+def all_status(project: Project, config: PipelineConfig | None = None,
+               broken: str | None = None) -> list[dict[str, Any]]:
+    """Every task's row. A broken pipeline file (``broken``, said once by the caller) leaves out only what
+    needs it; a task whose own files are broken gets an ERROR row, and the others are listed."""
+    if config is None and broken is None:
+        config, broken = pipeline_or_problem(project)
 
     def build(task: str) -> dict[str, Any]:
         try:
-            return task_status(project, task, config, listing=True)
+            return task_status(project, task, config, listing=True, broken=broken)
         except SpecdError as exc:
             return {"task": task, "status": "ERROR", "reason": str(exc), "next": None}
 

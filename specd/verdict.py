@@ -1,10 +1,11 @@
-"""The fallback outcome, for every backend: a ``Verdict: X`` line in the workflow's ``verdict_file``.
+"""The last word on a step's outcome, for every backend: a ``Verdict: X`` line in the workflow's ``verdict_file``.
 
 A review workflow names its verdict file in its frontmatter (``verdict_file: REVIEW.md``) and asks
-for a last line like ``Verdict: revise``. When an agent ends such a step without reporting an outcome
-(no ``complete_step`` call, no structured output, no ``$SPECD_RESULT``), that line decides. When
-there is no such line, or only one left over from an earlier visit, the step fails and says so: a
-review that decided nothing must never pass as ``done`` (which the built-in pipeline reads as approval).
+for a last line like ``Verdict: revise``. A verdict the step wrote (the file changed while it ran)
+decides, even when the agent reported something else: a review that says ``revise`` in REVIEW.md
+must not pass because its agent said ``approve`` or ``done``; the disagreement is kept as a warning.
+When the agent reported nothing (no ``complete_step`` call, no structured output, no ``$SPECD_RESULT``)
+and there is no such line, or only one left over from an earlier visit, the step fails and says so.
 """
 
 from __future__ import annotations
@@ -50,34 +51,61 @@ def look(request: AgentRequest) -> Seen:
 
 
 def settle(request: AgentRequest, result: AgentResult, before: Seen) -> AgentResult:
-    """The result with its outcome decided: as reported, else by the verdict file, else a clear failure."""
+    """The result with its outcome decided. A verdict this step wrote is the last word, even over a reported
+    outcome (a disagreement is kept as a warning); else the reported outcome; else a clear failure."""
     name = verdict_file(request)
-    if result.reported or name is None:
+    if name is None:
         return result
     tried = candidates(request, name)
-    for path in tried:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        matches = _VERDICT.findall(text)
-        if not matches:
-            continue
-        word = matches[-1].lower()  # the last line wins: a file may quote examples above it
-        if path in before and before[path] == _stamp(path):
-            raise _failure(result, f"{_shown(request, path)} still holds 'Verdict: {word}' from before this step "
-                  f"(this step did not change the file), and the agent reported no outcome")
-        outcome = word if word in request.outcomes else SYNONYMS.get(word, word)
-        if outcome not in request.outcomes:
-            raise _failure(result, f"{_shown(request, path)}: 'Verdict: {word}' is not an allowed outcome of "
-                  f"step {request.step} (allowed: {', '.join(request.outcomes)})")
+    found = [(path, word) for path in tried if (word := _last_verdict(path)) is not None]
+    fresh = [(path, word) for path, word in found if not (path in before and before[path] == _stamp(path))]
+    if fresh:
+        path, word = fresh[0]
+        if result.reported:
+            return _overrule(request, result, path, word)
+        outcome = _outcome(request, path, word, result)
         note = f"outcome '{outcome}' from the Verdict line in {_shown(request, path)} (no outcome was reported)"
         return replace(result, outcome=outcome, summary=result.summary or note,
                        data={**result.data, "verdict": outcome, "verdict_file": str(path)})
+    if result.reported:
+        return result  # an old verdict from an earlier visit says nothing about this one
+    if found:
+        path, word = found[0]
+        raise _failure(result, f"{_shown(request, path)} still holds 'Verdict: {word}' from before this step "
+              f"(this step did not change the file), and the agent reported no outcome")
     names = " or ".join(_shown(request, path) for path in tried)
     raise _failure(result, f"the agent reported no outcome and no 'Verdict:' line was found in {names} "
           f"(the workflow's verdict_file); it must report one of {', '.join(request.outcomes)}, or end {name} "
           "with a line such as 'Verdict: approve'")
+
+
+def _overrule(request: AgentRequest, result: AgentResult, path: Path, word: str) -> AgentResult:
+    """A reported outcome against the verdict the step wrote: the file wins, and the disagreement is kept."""
+    outcome = _outcome(request, path, word, result)
+    data = {**result.data, "verdict": outcome, "verdict_file": str(path)}
+    if outcome == result.outcome:
+        return replace(result, data=data)
+    warning = (f"the agent reported outcome '{result.outcome}' but {_shown(request, path)} says 'Verdict: {word}'; "
+               f"the verdict file is the last word, so the outcome is '{outcome}'")
+    return replace(result, outcome=outcome, data={**data, "reported_outcome": result.outcome, "warning": warning})
+
+
+def _outcome(request: AgentRequest, path: Path, word: str, result: AgentResult) -> str:
+    outcome = word if word in request.outcomes else SYNONYMS.get(word, word)
+    if outcome not in request.outcomes:
+        raise _failure(result, f"{_shown(request, path)}: 'Verdict: {word}' is not an allowed outcome of "
+              f"step {request.step} (allowed: {', '.join(request.outcomes)}); end the file with a line such as "
+              f"'Verdict: {request.outcomes[0] if request.outcomes else 'done'}'")
+    return outcome
+
+
+def _last_verdict(path: Path) -> str | None:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    matches = _VERDICT.findall(text)
+    return matches[-1].lower() if matches else None  # the last line wins: a file may quote examples above it
 
 
 def _failure(result: AgentResult, reason: str) -> AgentFailed:

@@ -23,7 +23,7 @@ class Workflow:
     path: Path
     body: str
     description: str = ""
-    outcomes: tuple[str, ...] = ("done",)
+    outcomes: tuple[str, ...] = ()  # as declared in the frontmatter; none declared means only `done`
     context: tuple[str, ...] | None = None
     stage: str | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
@@ -42,10 +42,19 @@ def load_workflow(path: Path) -> Workflow:
         # python-frontmatter hands YAML the text from just after the opening '---' (its line ending
         # included), so the mark's 0-based line N is the file's line N + 1.
         line = f":{mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}{line}: invalid YAML frontmatter ({exc})",
-                          fix="fix the YAML between the '---' lines") from None
+        if line == "" and isinstance(exc, yaml.reader.ReaderError):  # a control character such as NUL
+            line = _line_of(path, chr(exc.character) if isinstance(exc.character, int) else exc.character)
+        raise ConfigError(f"{path}{line}: invalid YAML frontmatter ({' '.join(str(exc).split())})",
+                          fix="fix the YAML between the '---' lines (remove control characters such as NUL)"
+                          ) from None
+    except ValueError:  # int() refuses more than 4,300 digits
+        raise ConfigError(f"{path}{_line_of(path, re.compile(r'[0-9]{4300,}'))}: a number with more than 4,300 "
+                          "digits in the frontmatter", fix="use a smaller number, or quote it as a string") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: the frontmatter is nested too deeply",
+                          fix="a workflow's frontmatter needs a few flat keys; remove the extra nesting") from None
     meta = dict(post.metadata)
-    outcomes = meta.get("outcomes", ["done"])
+    outcomes = meta.get("outcomes", [])
     if isinstance(outcomes, str):
         outcomes = [outcomes]
     if not isinstance(outcomes, list) or not all(isinstance(o, str) for o in outcomes):
@@ -55,7 +64,7 @@ def load_workflow(path: Path) -> Workflow:
     if context is not None and not (isinstance(context, list) and all(isinstance(c, str) for c in context)):
         raise ConfigError(f"{path}: frontmatter 'context' must be a list of task-relative paths",
                           fix="write e.g. `context: [FEATURE.md, ROADMAP.md]`")
-    ordered = tuple(dict.fromkeys([*outcomes, "done"]))
+    ordered = tuple(dict.fromkeys(outcomes))  # no implicit `done`: a review that declares its verdicts means them
     return Workflow(
         path=path,
         body=expand_includes(post.content, path).strip() + "\n",
@@ -65,6 +74,17 @@ def load_workflow(path: Path) -> Workflow:
         stage=str(meta["stage"]) if meta.get("stage") else None,
         meta=meta,
     )
+
+
+def _line_of(path: Path, what: str | re.Pattern[str]) -> str:
+    """``:N`` for the first line of ``path`` holding ``what``, or "" when it cannot be told."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    found = what.search(text) if isinstance(what, re.Pattern) else None
+    offset = found.start() if found else (text.find(what) if isinstance(what, str) else -1)
+    return f":{text.count(chr(10), 0, offset) + 1}" if offset >= 0 else ""
 
 
 def expand_includes(body: str, path: Path) -> str:

@@ -149,7 +149,7 @@ class AgentRequest:
     kind: Kind
     workflow: Path  # absolute path of the .md
     prompt: str  # header + workflow body, frontmatter removed
-    outcomes: tuple[str, ...]  # allowed outcomes; "done" is always allowed too
+    outcomes: tuple[str, ...]  # exactly the allowed outcomes (`done` only when the step declares none)
     mode: str  # interactive | semi-auto | auto
     run_id: str
     conversation: str  # inline hooks share their step's id; subagent hooks get a fresh one

@@ -8,7 +8,7 @@ import click
 
 from specd.commands.common import complete_tasks, emit_json, project_from, warn
 from specd.project_secrets import load_project_secrets
-from specd.status import all_status, project_notes, task_status
+from specd.status import all_status, pipeline_or_problem, project_notes, task_status
 
 
 @click.command()
@@ -27,8 +27,9 @@ def status(ctx: click.Context, task: str | None, as_json: bool) -> int:
     """
     project = project_from(ctx)
     load_project_secrets(project.root)  # task output shown here may hold .env values
-    warn(project_notes(project))  # on stderr, so --json output stays one document
-    data = task_status(project, task) if task else all_status(project)
+    config, broken = pipeline_or_problem(project)
+    warn([*project_notes(project), *([broken] if broken else [])])  # stderr: --json output stays one document
+    data = task_status(project, task, config, broken=broken) if task else all_status(project, config, broken)
     if as_json:
         emit_json(data)
         return 0

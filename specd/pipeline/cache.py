@@ -18,10 +18,14 @@ from specd.project import Project
 from specd.resources import builtin
 from specd.state import atomic
 
+# Bumped when what the pass decides changes within one version: 2 = unknown keys are errors, not warnings,
+# so an entry that let a file with an unknown key pass is never reused.
+PASS_RULES = b"2"
+
 
 def key(path: Path, raw: bytes) -> str:
     digest = hashlib.sha256()
-    for part in (__version__.encode(), str(path).encode(), raw,
+    for part in (__version__.encode(), PASS_RULES, str(path).encode(), raw,
                  builtin("schemas", "pipeline.schema.json").read_bytes()):
         digest.update(len(part).to_bytes(8, "big") + part)
     return digest.hexdigest()[:32]

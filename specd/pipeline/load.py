@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
 from specd.errors import ConfigError
-from specd.pipeline import cache
+from specd.pipeline import cache, snapshot
 from specd.pipeline.checks import check_semantics
 from specd.pipeline.compat import specdacular_phase_loop
 from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, HookSpec, PipelineConfig, Step, frozen_map, hook_specs
@@ -56,7 +54,21 @@ def _load(path: Path, project: Project, builtin: bool) -> PipelineConfig:
     warnings += specdacular_phase_loop(path, data)
     config = _build(path, data, builtin, tuple(warnings))
     _check_workflows(config, project)
+    if not builtin:  # kept so answers to a run still work while this file is being edited (snapshot.py)
+        snapshot.keep(project, snapshot.canonical(data), config.digest)
     return config
+
+
+def last_loaded_pipeline(project: Project, digest: str | None) -> PipelineConfig | None:
+    """The pipeline a run last loaded (by its digest), when the file itself cannot be read now."""
+    data = snapshot.last_loaded(project, digest)
+    if data is None:
+        return None
+    try:
+        path, _ = find_pipeline_file(project)
+    except ConfigError:  # both a .json and a .yaml: name the one specd would have read
+        path = project.specd_dir / NAMES[0]
+    return _build(path, data, False, ("the pipeline file is broken; this is the copy the run last loaded",))
 
 
 def _schema_pass(path: Path, data: dict[str, Any], project: Project) -> list[str]:
@@ -78,7 +90,7 @@ def _build(path: Path, data: dict[str, Any], is_builtin: bool, warnings: tuple[s
         for name, steps in data["pipelines"].items()
     }
     hooks = {point: _hook(spec) for point, spec in hook_specs(data.get("hooks"), GLOBAL_POINTS).items()}
-    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), default=str)
+    canonical = snapshot.canonical(data)
     return PipelineConfig(
         source=path.resolve(),
         builtin=is_builtin,
@@ -87,7 +99,7 @@ def _build(path: Path, data: dict[str, Any], is_builtin: bool, warnings: tuple[s
         hooks=frozen_map(hooks),
         pipelines=frozen_map(pipelines),
         agent=frozen_map(data.get("agent")),
-        digest=hashlib.sha256(canonical.encode()).hexdigest()[:16],
+        digest=snapshot.digest_of(canonical),
         warnings=warnings,
     )
 

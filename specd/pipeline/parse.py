@@ -4,7 +4,7 @@ YAML is read the way YAML 1.2 users expect, with pyyaml (already a dependency)
 and a loader of our own rather than ruamel.yaml: only ``true``/``false`` are
 booleans (so a key ``on:`` or a step named ``no`` stays a string), and a key
 written twice in one mapping is an error naming both lines, not a silent
-override. Nesting deeper than any real pipeline and numbers over Python's
+override; JSON files get the same check (keys.py). Nesting deeper than any real pipeline and numbers over Python's
 4,300-digit limit are refused with the place, before they can end in a
 RecursionError or a ValueError deep inside a library.
 """
@@ -47,8 +47,9 @@ def read_data(path: Path) -> dict[str, Any]:
 
 def _json(path: Path, text: str) -> Any:
     _check_json_depth(path, text)
+    twice: list[str] = []
     try:
-        return json.loads(text)
+        data = json.loads(text, object_pairs_hook=lambda pairs: _object(pairs, twice))
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}",
@@ -56,6 +57,18 @@ def _json(path: Path, text: str) -> Any:
         ) from None
     except ValueError:  # int() refuses more than 4,300 digits
         raise _long_number(path, text) from None
+    if twice:  # as YAML files do: a key written twice is an error naming both lines, not a silent override
+        from specd.pipeline.keys import refuse_duplicates
+
+        refuse_duplicates(path, text)
+    return data
+
+
+def _object(pairs: list[tuple[str, Any]], twice: list[str]) -> dict[str, Any]:
+    made = dict(pairs)
+    if len(made) < len(pairs):
+        twice.append(str(len(pairs)))  # only a flag: keys.py finds which key, and its lines, from the text
+    return made
 
 
 def _check_json_depth(path: Path, text: str) -> None:

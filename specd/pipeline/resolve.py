@@ -50,8 +50,14 @@ def candidates(name: str, project: Project, *, hook: bool = False) -> list[tuple
 def resolve_workflow(name: str, project: Project, *, where: str, hook: bool = False) -> Resolved:
     tried = candidates(name, project, hook=hook)
     for path, origin in tried:
-        if path.is_file():
-            return Resolved(path.resolve(), origin)
+        try:
+            if path.is_file():
+                return Resolved(path.resolve(), origin)
+        except (OSError, ValueError) as exc:  # a name too long for the file system, or holding a NUL byte
+            shown = name if len(name) <= 60 else f"{name[:40]}…({len(name)} characters)"
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ConfigError(f"{where}: workflow name {shown!r} cannot name a file ({why})",
+                              fix=f"use a shorter file name at {where} (at most 255 bytes per path part)") from None
     listing = "\n".join(f"    - {path}" for path, _ in tried)
     raise ConfigError(
         f"{where}: workflow file {name!r} not found; tried:\n{listing}",

@@ -47,24 +47,39 @@ def _validator() -> Draft202012Validator:
 
 
 def check_schema(path: Path, data: dict[str, Any]) -> list[str]:
-    """Raise on real errors; return unknown-key warnings (old files keep working)."""
-    warnings: list[str] = []
+    """Raise on every error, unknown keys included: a typo such as ``enabeld`` must not let a step run
+    that was meant to be off. Returns the warnings (none today; kept for the schema cache's entries)."""
     problems: list[str] = []
+    unknown = False
     for error in sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
         for leaf in _leaves(error):
             where = json_path(leaf.absolute_path)
             if leaf.validator == "additionalProperties" and isinstance(leaf.instance, dict):
                 known = set(_schema_of(leaf).get("properties", {}))
-                for key in sorted(set(leaf.instance) - known):
-                    warnings.append(f"{path}: {json_path([*leaf.absolute_path, key])}: unknown key "
-                                    f"{key!r} is ignored (known: {', '.join(sorted(known))})")
+                for key in sorted(set(leaf.instance) - known, key=str):
+                    unknown = True
+                    problems.append(_unknown(path, [*leaf.absolute_path, key], known))
             else:
                 problems.append(f"{path}: {where}: {_describe(leaf)}")
     if problems:
-        raise ConfigError("\n".join(dict.fromkeys(problems)),
-                          fix="correct the values named above; `specd pipeline show` prints the "
-                              "built-in pipeline as an example")
-    return warnings
+        fix = "correct the values named above; `specd pipeline show` prints the built-in pipeline as an example"
+        if unknown:  # an unknown key would be ignored, so a typo would change what runs without a word
+            fix = "rename or remove the unknown keys named above" + ("" if all(
+                ": unknown key " in p for p in problems) else f"; {fix}")
+        raise ConfigError("\n".join(dict.fromkeys(problems)), fix=fix)
+    return []
+
+
+def _unknown(path: Path, parts: list[Any], known: set[str]) -> str:
+    import difflib
+
+    from specd.pipeline.keys import line_of
+
+    key = str(parts[-1])
+    line = line_of(path, parts)
+    close = difflib.get_close_matches(key, sorted(known), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(sorted(known))})"
+    return f"{path}{f':{line}' if line else ''}: {json_path(parts)}: unknown key {key!r}{hint}"
 
 
 def _leaves(error: ValidationError) -> list[ValidationError]:

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from specd.redact import redact, redact_obj
+from specd.state.text import clean
 
 
 def write_text(path: Path, text: str, *, sync_dir: bool = True) -> None:
     """``sync_dir=False`` skips the folder's fsync: the new content is durable, but after a power cut the
     rename may be undone, leaving the previous version. For saves that a later durable save always follows."""
-    text = redact(text)
+    text = clean(redact(text))  # a lone surrogate cannot be written as UTF-8 (text.py)
     try:
         _replace(path, text, sync_dir)
     except OSError as exc:
@@ -74,7 +75,7 @@ def write_json(path: Path, data: Any, *, sync_dir: bool = True, flat: bool = Fal
 def append_text(path: Path, text: str, *, durable: bool = True) -> None:
     """Append ``text`` (redacted) in one write, fsynced unless not ``durable``; a crash can tear only the last
     line."""
-    data = redact(text).encode("utf-8")
+    data = clean(redact(text)).encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:

@@ -43,11 +43,19 @@ def record(clusters: list[dict[str, Any]], failure: dict[str, Any]) -> dict[str,
         row = {"key": key, "step": step, "first_seen": at, "count": 0}
         clusters.append(row)
     row.update(pipeline=pipeline or row.get("pipeline"), phase=phase, kind=kind, last_seen=at,
-               last_note=reason[:MAX_NOTE])
+               last_note=_bounded(reason))
     row["count"] = int(row.get("count") or 0) + 1
     if len(clusters) > MAX_CLUSTERS:
         clusters.remove(min(clusters, key=lambda c: str(c.get("last_seen") or "")))
     return row
+
+
+def _bounded(reason: str) -> str:
+    """The reason's head (what failed) and tail (the output's last lines, where the cause usually is)."""
+    if len(reason) <= MAX_NOTE:
+        return reason
+    half = MAX_NOTE // 2
+    return f"{reason[:half]} [...] {reason[-half:]}"
 
 
 def _text(value: Any) -> str | None:

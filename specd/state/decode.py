@@ -7,7 +7,7 @@ this version does not know are ignored (a newer specd may add some).
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +102,7 @@ def _frame(raw: Any, where: str) -> Frame:
     visits = _obj(raw.get("visits", {}), f"{where}.visits")
     for step in visits:
         _count(visits, step, f"{where}.visits.{step}")
-    return Frame(**_known(raw, Frame))
+    return Frame(**_known(raw, Frame, where))
 
 
 def _current(raw: Any) -> Current:
@@ -118,7 +118,7 @@ def _current(raw: Any) -> Current:
     _obj(raw.get("snapshot", {}), "current.snapshot")
     for key in ("outcome", "summary", "started_at"):
         _optional_text(raw, key, f"current.{key}")
-    return Current(**_known(raw, Current))
+    return Current(**_known(raw, Current, "current"))
 
 
 def _usage(value: Any, where: str) -> None:
@@ -130,7 +130,12 @@ def _usage(value: Any, where: str) -> None:
             raise Bad(f"{where}.{key}", f"must be a number, not {_kind(number)}")
 
 
-def _known(raw: dict[str, Any], cls: type) -> dict[str, Any]:
+def _known(raw: dict[str, Any], cls: type, where: str) -> dict[str, Any]:
+    """The fields ``cls`` knows; one it cannot do without (``phase`` is null outside a phase loop, never absent)
+    is a Bad field here rather than a TypeError later."""
+    for f in fields(cls):
+        if f.default is MISSING and f.default_factory is MISSING and f.name not in raw:
+            raise Bad(f"{where}.{f.name}", "is missing" + (" (null outside a phase loop)" if f.name == "phase" else ""))
     names = {f.name for f in fields(cls)}
     return {k: v for k, v in raw.items() if k in names}
 

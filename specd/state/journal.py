@@ -17,6 +17,7 @@ from specd.events import Event
 from specd.redact import redact_obj
 from specd.state import atomic
 from specd.state.model import now
+from specd.state.text import escaped, scrub
 
 
 class Journal:
@@ -56,6 +57,8 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             record = json.loads(line)
         except (ValueError, RecursionError):
             continue  # a torn line from a crash mid-append (or garbage nested too deep to be ours)
+        if escaped(line):
+            record = scrub(record)
         if isinstance(record, dict):
             yield lineno, record
 

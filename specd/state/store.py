@@ -26,6 +26,7 @@ from specd.state.history import HISTORY_FILE, HistoryFile
 from specd.state.journal import Journal, seal_tail
 from specd.state.model import RunState, now
 from specd.state.render import render_markdown
+from specd.state.text import escaped, scrub
 
 STATE_JSON = ".pipeline-state.json"
 STATE_MD = ".pipeline-state.md"
@@ -137,7 +138,8 @@ class StateStore:
         except (OSError, UnicodeDecodeError) as exc:
             raise self._unreadable(f"cannot be read ({exc})") from None
         try:
-            return json.loads(text)
+            data = json.loads(text)
+            return scrub(data) if escaped(text) else data
         except json.JSONDecodeError as exc:
             raise self._unreadable(f"line {exc.lineno} column {exc.colno}: invalid JSON ({exc.msg})") from None
         except (ValueError, RecursionError) as exc:  # a number over 4,300 digits; nesting thousands deep

@@ -59,7 +59,8 @@ class Project:
         values: dict[str, Any] = {
             "task": "t", "task_dir": self.task_dir, "project_root": self.root, "step": "review",
             "pipeline": "main", "phase": None, "kind": "step", "workflow": self.root / "workflows" / "review.md",
-            "prompt": "# Review\nReview the work and call complete_step.", "outcomes": ("approve", "revise"),
+            "prompt": "# Review\nReview the work and call complete_step.",
+            "outcomes": ("approve", "revise", "done"),  # as a step whose pipeline also routes `done`
             "mode": "auto", "run_id": "run-1", "conversation": "review", "budget": Budget(),
             "frontmatter": {"verdict_file": "REVIEW.md"},
         }

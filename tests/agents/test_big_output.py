@@ -11,7 +11,6 @@ from __future__ import annotations
 import shlex
 import subprocess
 import sys
-import time
 
 from brain_harness import Harness
 
@@ -49,23 +48,20 @@ def test_a_300_mb_line_keeps_a_bounded_transcript_and_specds_memory_flat(h: Harn
     agent.write_text(BIG_AGENT, encoding="utf-8")
     argv = h.argv("continue", "t", "--auto", "--agent", f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(agent))}")
 
-    started = time.monotonic()
     measured = subprocess.run([sys.executable, "-c", MEASURE, *argv], capture_output=True, text=True, env=h.env,
                               cwd=h.root, timeout=120, check=False)
-    took = time.monotonic() - started
 
     code, peak_kib = (int(n) for n in measured.stdout.split())
     assert code == 1, measured.stderr  # the step failed, as the agent said
     assert peak_kib < 200 * 1024, f"specd's process tree peaked at {peak_kib / 1024:.0f} MB"
-    assert took < 60
     (log,) = h.task_dir("t").glob("transcripts/*/*build.log")
     assert log.stat().st_size < 2 * LINE_LIMIT
     text = log.read_text(encoding="utf-8")
     assert text == "x" * LINE_LIMIT + " " + cut_mark(HUGE - LINE_LIMIT) + "\nthe real reason: the build broke\n"
     assert "[... 299,934,464 bytes of this line cut ...]" in text
-    (failure,) = h.status("t")["failures"]
-    assert "(no output)" not in failure["reason"]
-    assert failure["reason"].endswith("bytes of this line cut ...]\nthe real reason: the build broke")
+    (failure,) = h.status("t")["failure_clusters"]
+    assert "(no output)" not in failure["last_note"]
+    assert failure["last_note"].endswith("bytes of this line cut ...]\nthe real reason: the build broke")
 
 
 def test_a_private_key_printed_across_lines_reaches_no_transcript(h: Harness) -> None:

@@ -42,7 +42,7 @@ def test_step_reports_outcome_usage_and_live_events(cc: Any, project: Any, serve
     server.push(fake.message("Reading the notes first.", fake.tool("Read", file_path=str(project.root / "notes.txt"))),
                 report("revise", "the tests are missing"))
 
-    result = cc.run(project.request(model="claude-test-model", max_turns=7))
+    result = cc.run(project.request(model="claude-test-model", max_turns=7, outcomes=("approve", "revise")))
 
     assert (result.outcome, result.summary, result.reported) == ("revise", "the tests are missing", True)
     # The outcome schema reached Claude Code, which turned it into its StructuredOutput tool.

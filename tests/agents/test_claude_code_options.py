@@ -17,7 +17,8 @@ def flag(argv: list[str], name: str) -> str:
 
 
 def test_defaults(project: Any) -> None:
-    argv = Options.from_settings({}).argv("claude", project.request(), ["--session-id", "abc"])
+    argv = Options.from_settings({}).argv("claude", project.request(outcomes=("approve", "revise")),
+                                          ["--session-id", "abc"])
     assert argv[:5] == ["claude", "-p", "--output-format", "stream-json", "--verbose"]
     schema = json.loads(flag(argv, "--json-schema"))
     assert schema["properties"]["outcome"]["enum"] == ["approve", "revise"]

@@ -128,11 +128,11 @@ def test_command_agent_prompt_and_environment_say_how_to_report(app: App) -> Non
     calls = [json.loads(line) for line in (app.root.parent / "calls.jsonl").read_text().splitlines()]
     review, final = calls
     assert "$SPECD_RESULT" in review["prompt"]
-    assert "exactly one of: approve, revise, done" in review["prompt"]
+    assert "exactly one of: approve, revise, and" in review["prompt"]
     assert '{"outcome": "approve", "summary": ' in review["prompt"]
     assert "verdict file is REVIEW.md" in review["prompt"]
     assert "complete_step" not in review["prompt"]
-    assert review["env"]["SPECD_OUTCOMES"] == "approve,revise,done"
+    assert review["env"]["SPECD_OUTCOMES"] == "approve,revise"
     assert review["env"]["SPECD_MODEL"] == "claude-step-model"
     assert review["env"]["SPECD_MAX_TURNS"] == "7"
     assert final["env"]["SPECD_OUTCOMES"] == "done"

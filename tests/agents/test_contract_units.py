@@ -104,11 +104,11 @@ def test_verdict_words_map_to_allowed_outcomes_and_the_phase_file_wins(tmp_path:
     assert settled.usage == Usage(1, 2)
 
 
-def test_a_reported_outcome_or_no_verdict_file_leaves_the_result_alone(tmp_path: Path) -> None:
+def test_a_reported_outcome_stands_against_a_stale_verdict_or_no_verdict_file(tmp_path: Path) -> None:
     request = _request(tmp_path)
     (request.task_dir / "REVIEW.md").write_text("Verdict: revise\n")
     reported = AgentResult(outcome="approve", reported=True)
-    assert verdict.settle(request, reported, {}) is reported
+    assert verdict.settle(request, reported, verdict.look(request)) is reported  # written before the step
     plain = replace(request, frontmatter={})
     assert verdict.settle(plain, AgentResult(), verdict.look(plain)).outcome == "done"
 
@@ -126,3 +126,43 @@ def test_scripted_usage_is_checked_too(tmp_path: Path) -> None:
     agent = ScriptedAgent(script, AgentContext(None, EventBus()))  # type: ignore[arg-type]
     with pytest.raises(AgentFailed, match=r"entry 0: `usage.input_tokens` must be a whole number"):
         agent.run(_request(tmp_path))
+
+
+def test_a_verdict_written_during_the_step_overrules_the_reported_outcome(tmp_path: Path) -> None:
+    request = _request(tmp_path)
+    before = verdict.look(request)
+    (request.task_dir / "REVIEW.md").write_text("# Review\n\nVerdict: revise\n")
+    settled = verdict.settle(request, AgentResult(outcome="approve", summary="fine", reported=True), before)
+    assert settled.outcome == "revise"
+    assert settled.summary == "fine"
+    assert settled.data["reported_outcome"] == "approve"
+    assert "reported outcome 'approve' but .specd/tasks/t/REVIEW.md says 'Verdict: revise'" in settled.data["warning"]
+
+
+def test_a_fresh_verdict_that_agrees_leaves_no_warning(tmp_path: Path) -> None:
+    request = _request(tmp_path)
+    before = verdict.look(request)
+    (request.task_dir / "REVIEW.md").write_text("Verdict: approved\n")  # a synonym of approve
+    settled = verdict.settle(request, AgentResult(outcome="approve", reported=True), before)
+    assert settled.outcome == "approve"
+    assert "warning" not in settled.data
+
+
+def test_a_fresh_verdict_that_is_no_outcome_fails_even_with_a_report(tmp_path: Path) -> None:
+    request = _request(tmp_path)
+    before = verdict.look(request)
+    (request.task_dir / "REVIEW.md").write_text("Verdict: ship-it\n")
+    with pytest.raises(AgentFailed, match="'Verdict: ship-it' is not an allowed outcome of step review"):
+        verdict.settle(request, AgentResult(outcome="approve", reported=True), before)
+
+
+def test_a_fresh_verdict_wins_over_a_stale_one_in_an_earlier_candidate(tmp_path: Path) -> None:
+    request = _request(tmp_path, phase="01")
+    phase_review = request.task_dir / "phases" / "phase-01" / "REVIEW.md"
+    phase_review.parent.mkdir(parents=True)
+    phase_review.write_text("Verdict: approve\n")  # left from an earlier visit
+    before = verdict.look(request)
+    (request.task_dir / "REVIEW.md").write_text("Verdict: revise\n")  # written by this step
+    settled = verdict.settle(request, AgentResult(), before)
+    assert settled.outcome == "revise"
+    assert settled.data["verdict_file"] == str(request.task_dir / "REVIEW.md")

@@ -26,12 +26,12 @@ def _nudge_text(body: dict[str, Any]) -> str:
 
 def test_nudge_then_complete(project: Any, server: Any, make_agent: Any) -> None:
     server.push(fake.message("I think the work is fine."), fake.complete("approve", "looks good"))
-    result = _settled(make_agent(), project.request())
+    result = _settled(make_agent(), project.request(outcomes=("approve", "revise")))
     assert result.outcome == "approve"
     assert result.reported
     assert len(server.bodies) == 2
     assert "without calling complete_step" in _nudge_text(server.bodies[1])
-    assert "approve, revise, done" in _nudge_text(server.bodies[1])
+    assert "outcomes (approve, revise) and" in _nudge_text(server.bodies[1])  # no implicit done
 
 
 def test_verdict_line_is_the_fallback(project: Any, server: Any, make_agent: Any, events: Any) -> None:
@@ -81,15 +81,15 @@ def test_verdict_not_among_outcomes_fails(project: Any, server: Any, make_agent:
 
 
 def test_disallowed_outcome_is_a_tool_error_the_model_can_fix(project: Any, server: Any, make_agent: Any) -> None:
-    server.push(fake.complete("ship", "go"), fake.complete("done", "ok"))
-    result = make_agent().run(project.request())
+    server.push(fake.complete("done", "go"), fake.complete("approve", "ok"))
+    result = make_agent().run(project.request(outcomes=("approve", "revise")))
     bad = fake.tool_results(server.bodies[1])[0]
-    assert bad["is_error"]
-    assert "approve, revise, done" in bad["content"]
-    assert result.outcome == "done"
+    assert bad["is_error"]  # a review that declares its outcomes is not offered `done`
+    assert "'done' is not allowed here; use one of: approve, revise" in bad["content"]
+    assert result.outcome == "approve"
 
 
 def test_cut_off_reply_is_continued_not_nudged(project: Any, server: Any, make_agent: Any) -> None:
-    server.push(fake.message("half a thou", stop_reason="max_tokens"), fake.complete())
-    assert make_agent().run(project.request()).outcome == "done"
+    server.push(fake.message("half a thou", stop_reason="max_tokens"), fake.complete("approve"))
+    assert make_agent().run(project.request()).outcome == "approve"
     assert "cut off" in _nudge_text(server.bodies[1])

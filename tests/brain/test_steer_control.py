@@ -26,7 +26,7 @@ def test_cancel_stops_a_running_task_leaves_no_orphan_and_is_final(h: Harness) -
     assert cancelled.returncode == 0, cancelled.stderr
     assert f"pid {proc.pid}" in cancelled.stdout
     out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 0  # the stopped run itself ends as CANCELLED, not as an interruption to resume
+    assert proc.returncode == 4  # the stopped run ends as CANCELLED (its own code), not as an interruption or success
     assert "CANCELLED" in out + err
     assert "specd continue t" not in out + err
     assert wait_until(lambda: not held_alive(held), deadline=10)

@@ -65,6 +65,7 @@ def test_command_agent_sees_the_contract(h: Harness) -> None:
                           body=BODY, extra="owner: FRONTMATTER-SENTINEL-2210")
     h.pipeline({"main": [{"name": "review", "workflow": "review.md", "outcomes": {"approve": "end"}}]})
     h.new("t")
+    h.cues(**{"step:review": {"outcomes": ["approve"]}})  # review declares its outcomes: `done` is not one
 
     result = h.cont("t")
 
@@ -94,7 +95,8 @@ def test_command_agent_sees_the_contract(h: Harness) -> None:
 
     status = h.status("t")
     assert status["status"] == "COMPLETE"
-    assert status["history"][0]["summary"] == "step review -> done"
+    assert status["history"][0]["summary"] == "step review -> approve"
+    assert env["SPECD_OUTCOMES"] == "approve,revise"
     state_md = (task_dir / ".pipeline-state.md").read_text(encoding="utf-8")
     assert status["run_id"] in state_md
     lines = (task_dir / "events.jsonl").read_text(encoding="utf-8").splitlines()

@@ -178,13 +178,13 @@ def test_missing_schema_version_warns_and_passes(project: Any, run_cli: Any) -> 
     assert "pipeline.json" in result.err
 
 
-def test_unknown_keys_warn_with_their_path_and_pass(project: Any, run_cli: Any) -> None:
+def test_unknown_keys_are_errors_with_their_line_and_path(project: Any, run_cli: Any) -> None:
     project.pipeline(doc({"main": [{**STEP, "colour": "blue"}]}, flavour="vanilla"))
     result = run_cli("--project", str(project.root), "pipeline", "validate")
-    assert result.code == 0, result.err
-    assert "warning" in result.err
-    assert "pipelines.main[0].colour" in result.err
-    assert "flavour" in result.err
+    assert result.code == 2, result.err
+    assert re.search(r"pipeline\.json:\d+: pipelines\.main\[0\]\.colour: unknown key 'colour'", result.err)
+    assert re.search(r"pipeline\.json:\d+: flavour: unknown key 'flavour'", result.err)
+    assert "Traceback" not in result.err
 
 
 def test_pause_is_an_alias_of_pause_in_semi_auto(project: Any, run_cli: Any) -> None:

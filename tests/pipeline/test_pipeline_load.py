@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,16 +105,40 @@ def test_missing_version_is_a_warning(project: Any) -> None:
 # --- schema and semantics ---------------------------------------------------------------------------
 
 
-def test_unknown_keys_warn_everywhere_and_are_ignored(project: Any) -> None:
+def test_unknown_keys_are_errors_everywhere_naming_line_and_path(project: Any) -> None:
     project.file(".specd/hooks/check.md")
     project.pipeline(doc({"main": [{**STEP, "colour": 1, "hooks": {"pre": {"workflow": "check.md", "why": 2}}}]},
                          extra=True, agent={"backend": "scripted", "temperature": 0.5}))
-    config = load(project)
-    joined = "\n".join(config.warnings)
-    for place in ("extra", "pipelines.main[0].colour", "pipelines.main[0].hooks.pre.why", "agent.temperature"):
-        assert place in joined
-    assert config.steps("main")[0].hooks["pre"] == HookSpec(workflow="check.md")
-    assert "temperature" in config.agent  # kept as written; only a warning says it means nothing
+    message = error_of(project)
+    lines = project.root.joinpath(".specd", "pipeline.json").read_text().splitlines()
+    for place, key in (("extra", "extra"), ("pipelines.main[0].colour", "colour"),
+                       ("pipelines.main[0].hooks.pre.why", "why"), ("agent.temperature", "temperature")):
+        found = re.search(rf"pipeline\.json:(\d+): {re.escape(place)}: unknown key '{key}'", message)
+        assert found, (place, message)
+        assert f'"{key}"' in lines[int(found.group(1)) - 1]  # the line named is the line the key is on
+    assert "fix: rename or remove the unknown keys" in message
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_a_near_miss_says_did_you_mean(project: Any, fmt: str) -> None:
+    project.pipeline(doc({"main": [STEP, {"name": "off", "workflow": "plan.md", "enabeld": False}]}), fmt)
+    message = error_of(project)
+    assert "pipelines.main[1].enabeld: unknown key 'enabeld'; did you mean 'enabled'?" in message
+    line = int(re.search(rf"pipeline\.{fmt}:(\d+): pipelines", message).group(1))  # type: ignore[union-attr]
+    assert "enabeld" in project.root.joinpath(".specd", f"pipeline.{fmt}").read_text().splitlines()[line - 1]
+
+
+def test_json_duplicate_keys_are_an_error_naming_both_lines(project: Any) -> None:
+    project.pipeline('{\n  "schema_version": "1.0",\n  "pipelines": {"main": [\n'
+                     '    {"name": "a", "workflow": "plan.md",\n     "name": "b"}]},\n  "mode": "auto"\n}\n')
+    message = error_of(project)
+    assert "pipeline.json:5: pipelines.main[0].name: duplicate key 'name' (first at line 4, again at line 5)" in message
+    assert "fix: keep one of the two keys" in message
+
+
+def test_equal_keys_in_different_objects_are_not_duplicates(project: Any) -> None:
+    project.pipeline(doc({"main": [STEP, {"name": "two", "workflow": "plan.md"}]}))
+    assert [s.name for s in load(project).steps("main")] == [STEP["name"], "two"]
 
 
 def test_pause_alias_and_its_conflict(project: Any) -> None:
@@ -189,25 +214,18 @@ def test_yaml_refuses_python_tags(project: Any) -> None:
     assert "pipeline.yaml:2" in error_of(project)
 
 
-# --- unknown hook points are warned about and really ignored --------------------------------------
+# --- unknown hook points are errors, whatever their value ---------------------------------------------
 
 
-def test_unknown_hook_point_with_any_value_only_warns(project: Any) -> None:
+def test_unknown_hook_point_with_any_value_is_an_error(project: Any) -> None:
     project.pipeline(doc({"main": [{**STEP, "hooks": {"before": True}}]}, hooks={"pre_step": 5}))
     proc = subprocess.run([sys.executable, "-m", "specd", "--project", str(project.root), "pipeline", "validate"],
                           capture_output=True, text=True, timeout=60, cwd=project.root,
                           env={**os.environ, "NO_COLOR": "1"})
     assert "Traceback" not in proc.stderr
-    assert proc.returncode == 0, proc.stderr
-    assert "pre_step" in proc.stderr
-    assert "before" in proc.stderr
-
-
-def test_unknown_hook_point_is_really_ignored(project: Any) -> None:
-    project.pipeline(doc({"main": [{**STEP, "hooks": {"mid": "nowhere.md"}}]}))
-    config = load(project)
-    assert any("mid" in w for w in config.warnings)
-    assert "mid" not in config.steps("main")[0].hooks
+    assert proc.returncode == 2, proc.stderr
+    assert "hooks.pre_step: unknown key 'pre_step'; did you mean 'pre-step'?" in proc.stderr
+    assert "pipelines.main[0].hooks.before: unknown key 'before'" in proc.stderr
 
 
 # --- records ------------------------------------------------------------------------------------------

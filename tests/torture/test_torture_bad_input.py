@@ -176,6 +176,10 @@ def test_known_bad_pipeline_yaml(project: Project, case: str) -> None:
 def test_yaml_12_words_stay_strings(project: Project, run_cli: RunCli, case: str) -> None:
     project.check(project.root / ".specd" / "pipeline.yaml", GOOD_YAML[case].encode())
     result = run_cli("--project", str(project.root), "pipeline", "validate")
+    if case == "key on:":  # a key specd does not know is an error, and it is named as the string it is
+        assert result.code == 2, result.err
+        assert "on: unknown key 'on'" in result.err
+        return
     assert result.code == 0, result.err
 
 

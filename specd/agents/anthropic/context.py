@@ -50,7 +50,7 @@ def system_prompt(request: AgentRequest) -> str:
 
 
 def step_header(request: AgentRequest) -> str:
-    outcomes = ", ".join(dict.fromkeys((*request.outcomes, "done")))
+    outcomes = ", ".join(request.outcomes)
     phase = f", phase {request.phase}" if request.phase else ""
     return (
         f"Step: {request.step} ({request.kind}; pipeline {request.pipeline}{phase}; mode {request.mode})\n"

@@ -51,7 +51,7 @@ class Toolbox:
         settings = settings or {}
         self.jail = command_jail(settings).within(request.task_dir)
         self.sandbox = Sandbox(request.project_root)
-        self.outcomes = tuple(dict.fromkeys((*request.outcomes, "done")))
+        self.outcomes = request.outcomes  # exactly what the step declares: no implicit `done`
         self.completion: Completion | None = None
         self._tools: dict[str, Callable[[dict[str, Any]], str]] = {
             "read_file": self._read, "write_file": self._write, "edit_file": self._edit,
@@ -148,7 +148,7 @@ class Toolbox:
         return answer if answer else "The human gave no answer. " + NO_HUMAN
 
     def _complete(self, args: dict[str, Any]) -> str:
-        outcome = str(args.get("outcome") or "done").strip()
+        outcome = str(args.get("outcome") or "").strip()
         if outcome not in self.outcomes:
             raise ValueError(f"outcome {outcome!r} is not allowed here; use one of: {', '.join(self.outcomes)}")
         data = {key: args[key] for key in ("verdict", "issues") if args.get(key) is not None}
