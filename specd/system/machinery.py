@@ -63,11 +63,11 @@ def overlays(root: Path, task_dir: Path | None = None) -> list[tuple[str, Path]]
     """
     specd = root / ".specd"
     mounts = [("--ro-bind", path) for path in (root / ".git", specd) if path.exists() and not path.is_symlink()]
-    tasks = specd / "tasks"
+    homes = [specd / "tasks", specd / "features"]  # features/: specdacular's older place for task folders
     if task_dir is not None:
-        folders = [task_dir.resolve()] if task_dir.resolve().parent == tasks else []
+        folders = [task_dir.resolve()] if task_dir.resolve().parent in [h.resolve() for h in homes] else []
     else:
-        folders = sorted(tasks.iterdir()) if tasks.is_dir() and not tasks.is_symlink() else []
+        folders = [t for h in homes if h.is_dir() and not h.is_symlink() for t in sorted(h.iterdir())]
     for task in folders:
         if task.is_dir() and not task.is_symlink():
             mounts.append(("--bind-try", task))

@@ -61,6 +61,8 @@ ATTACKS = {
     "run state": (EVIL_KEY.format(path=".specd/tasks/a/.pipeline-state.json"), ".specd/tasks/a/.pipeline-state.json"),
     "history": ("open('.specd/tasks/a/.pipeline-state.history.jsonl', 'a').write('{\"evil\": 1}\\n')",
                 ".specd/tasks/a/.pipeline-state.history.jsonl"),
+    "forged git journal": ("Path('.specd/tasks/a/.git-pending.json').write_text('{\"paths\": {\"README.md\": "
+                           "\"discuss\"}}')", ".specd/tasks/a/.git-pending.json"),
     "git hook": ("p = Path('.git/hooks/pre-commit'); p.write_text('#!/bin/sh\\ntouch ' + str(HERE / 'marker-git'))"
                  "; p.chmod(0o755)", ".git/hooks/pre-commit"),
     "git config": ("open('.git/config', 'a').write('[core]\\n\\thooksPath = evil\\n')", ".git/config"),

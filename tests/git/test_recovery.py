@@ -69,8 +69,10 @@ def killed_between_steps(gp: GitProject) -> None:
     (plan's agent kills specd; plan's baseline is then removed, as if plan had never started:
     between `git add` and `git commit` no step is open, so there is none.)
     """
+    gp.rules({"plan": {"hold": True}})  # plan's agent waits; the test kills specd there (the jail hides its pid)
     proc = gp.start("t")
-    gp.rules({"plan": {"kill": proc.pid}})
+    wait_for(lambda: (gp.dir / "held").exists() or proc.poll() is not None, "plan's agent", timeout=120)
+    os.kill(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=120)
     assert proc.returncode == -9
     gp.rules({})

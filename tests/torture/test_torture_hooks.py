@@ -53,6 +53,8 @@ def project(tmp: Path, *, required: bool, failure: str, point: str, scope: str) 
     spec.update({"workflow": "check.md"} if failure == "missing" else {"run": BEHAVIOUR[failure], "timeout": 1})
     steps: list[dict[str, object]] = [{"name": "a", "workflow": "w.md"}, {"name": "b", "workflow": "w.md"}]
     data: dict[str, object] = {"schema_version": "1.0", "mode": "auto", "pipelines": {"main": steps}}
+    if failure == "missing":  # outside the jail, which would refuse the deletion: the check after the step is tested
+        data["agent"] = {"sandbox": False}
     if scope == "global":
         data["hooks"] = {f"{point}-step": spec}
     else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import glob
 import os
 import re
 import shlex
@@ -101,11 +102,11 @@ def _refused(piece: str, root: Path) -> str | None:
             return f"{piece!r} is a glob that can match '..' or a hidden folder such as .git"
         if path.is_absolute():
             return f"{piece!r} is a glob outside the project root {root}"
-        # Path.glob also matches hidden names, which the shell's glob skips: it checks more, never less.
-        for count, found in enumerate(root.glob(piece)):
+        # The shell's own rules (glob.glob's): '*' skips hidden names such as .git, as the shell would.
+        matches = glob.iglob(piece, root_dir=root)  # noqa: PTH207 - Path.glob matches hidden names, the shell not
+        for count, match in enumerate(matches):
             if count >= _GLOB_LIMIT:
                 return f"{piece!r} matches more than {_GLOB_LIMIT} paths; name them more narrowly"
-            match = found.relative_to(root).as_posix()
             if reason := _refused(match, root):
                 return f"{piece!r} matches {match!r}: {reason}"
         return None
