@@ -1,6 +1,6 @@
 """Engine cost per step over a long run: a 500-step pipeline driven by the scripted agent.
 
-Runs the real loop in-process (``specd.runner.run_task``) in a temporary
+Runs the real loop in-process (``specd.engine.seam.run_task``) in a temporary
 project and notes the time between consecutive ``step_finished`` events: that
 is the engine's own work per step (the scripted agent does almost nothing).
 Beside it, in the same run, it times one durable write (temp file, fsync,
@@ -25,13 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from specd.engine.seam import run_task  # noqa: E402
 from specd.events import Event, EventBus  # noqa: E402
 from specd.human import NoHuman  # noqa: E402
-from specd.project import Project  # noqa: E402
-from specd.runner import run_task  # noqa: E402
 from specd.state import atomic  # noqa: E402
 from specd.state.store import StateStore  # noqa: E402
-from specd.task import create_task  # noqa: E402
+from specd.tasks.project import Project  # noqa: E402
+from specd.tasks.task import create_task  # noqa: E402
 
 WINDOW = 9  # steps either side whose median is reported, so one slow fsync does not decide it
 
@@ -77,7 +77,7 @@ def main() -> int:
         os.fsync = counting_fsync  # only to report how many durable writes a step costs
         try:
             code = run_task(project, "bench", mode_flag="auto", agent_spec=f"scripted:{script}",
-                            human_for=lambda mode: NoHuman(), events=EventBus(listen))
+                            human_for=lambda mode: NoHuman(), events=EventBus(listen)).exit_code
         finally:
             os.fsync = real_fsync
         if code != 0 or len(finished) != steps:

@@ -18,8 +18,8 @@ from typing import Any
 
 from specd.errors import SpecdError, machine_error
 from specd.pipeline import load_pipeline
-from specd.project import Project
 from specd.system import jail
+from specd.tasks.project import Project
 
 KEY_NAMES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 LOW_SPACE = 200 * 1024 * 1024  # bytes; below this a long run may fill the disk mid-step

@@ -8,7 +8,7 @@ people commit and share. Standard library only, because core modules import it.
 
 What is masked: the values of secret-named environment variables (and of any
 variable holding a URL with a password), the values ``add_secrets`` was given
-(a project's ``.env*`` files, see ``specd.project_secrets``), and the token
+(a project's ``.env*`` files, see ``specd.tasks.secrets``), and the token
 shapes in ``specd.redact_rules``. The token patterns never match a quote or a
 backslash, so redacting the text of a JSON document keeps it valid JSON.
 """

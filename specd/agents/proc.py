@@ -4,7 +4,7 @@ A separate session means Ctrl-C at specd's terminal does not reach the child
 directly; specd stops the whole group itself (TERM, then KILL), so nothing
 the command spawned is left running behind a stopped run. Every child is
 started through ``popen_child``, so it also dies when specd is killed outright
-(see ``specd.children``).
+(see ``specd.system.children``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from specd import children
 from specd.agents import lines
+from specd.system import children
 from specd.system.jail import Jail, prepare
 
 UNJAILED = Jail("agent", enabled=False)  # a caller that names no jail runs its command as it is

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from specd.phases import phase_dir
-from specd.workflow import Workflow
+from specd.pipeline.workflow import Workflow
+from specd.tasks.phases import phase_dir
 
 
 def render_prompt(*, task: str, task_dir: Path, project_root: Path, step: str, pipeline: str, phase: str | None,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from specd.commands.common import project_from, task_argument
-from specd.control import answer
+from specd.engine.control import answer
 
 
 def _say(task: str, said: str) -> int:

@@ -9,8 +9,8 @@ from typing import Any
 import click
 from click.shell_completion import CompletionItem
 
-from specd.project import Project, find_project
 from specd.redact import redact, redact_obj
+from specd.tasks.project import Project, find_project
 
 
 def project_from(ctx: click.Context) -> Project:
@@ -29,7 +29,7 @@ def emit_json(data: Any) -> None:
 
 def complete_tasks(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Task names for shell completion; silent on any trouble, since a shell prompt is no place for errors."""
-    from specd.task import list_tasks
+    from specd.tasks.task import list_tasks
 
     try:
         return [CompletionItem(name) for name in list_tasks(project_from(ctx)) if name.startswith(incomplete)]

@@ -10,11 +10,11 @@ from typing import Any
 import click
 
 from specd.commands.common import complete_tasks, project_from
+from specd.engine.seam import run_task
 from specd.errors import UsageError
 from specd.events import Event, EventBus
 from specd.human import Human
-from specd.project import Project
-from specd.runner import run_task
+from specd.tasks.project import Project
 
 
 def mode_options(default: str, note: str) -> Callable[[click.decorators.FC], click.decorators.FC]:
@@ -98,7 +98,7 @@ def start_run(ctx: click.Context, task: str, *, mode: str | None, agent_spec: st
     if as_json:
         bus.subscribe(json_lines)
     return run_task(project_from(ctx), task, mode_flag=mode, agent_spec=agent_spec, human_for=human_for,
-                    events=bus, max_cost=max_cost, approve=approve)
+                    events=bus, max_cost=max_cost, approve=approve).exit_code
 
 
 def json_lines(event: Event) -> None:
@@ -108,7 +108,7 @@ def json_lines(event: Event) -> None:
 
 
 def _pick_task(project: Project) -> str:
-    from specd.status import all_status
+    from specd.tasks.status import all_status
 
     open_tasks: list[str] = [str(row["task"]) for row in all_status(project) if row["status"] != "COMPLETE"]
     if not open_tasks:

@@ -6,9 +6,9 @@ from typing import Any
 
 import click
 
-from specd import control
 from specd.commands.common import complete_steps, project_from, task_argument
 from specd.commands.continue_ import run_options, start_run
+from specd.engine import control
 
 
 @click.command()

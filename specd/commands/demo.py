@@ -11,7 +11,7 @@ import click
 from specd.commands.continue_ import mode_options
 from specd.events import EventBus
 from specd.human import Human
-from specd.phases import sort_key
+from specd.tasks.phases import sort_key
 
 
 @click.command()
@@ -28,7 +28,7 @@ def demo(folder: Path, mode: str | None, quiet: bool) -> int:
     phase, including one review that asks for a fix. Default mode: --auto.
     """
     from specd.demo import TASK, create_demo_project
-    from specd.runner import run_task
+    from specd.engine.seam import run_task
     from specd.ui.human import StreamHuman
     from specd.ui.live import LiveView
 
@@ -39,7 +39,7 @@ def demo(folder: Path, mode: str | None, quiet: bool) -> int:
         return StreamHuman()
 
     code = run_task(project, TASK, mode_flag=mode or "auto", agent_spec=None, human_for=human_for,
-                    events=EventBus(LiveView(quiet=quiet)))
+                    events=EventBus(LiveView(quiet=quiet))).exit_code
     _summary(project.root, TASK, code, mode or "auto")
     return code
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from specd.commands.common import project_from
-from specd.setup import init_project
+from specd.tasks.setup import init_project
 
 
 @click.command()

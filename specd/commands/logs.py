@@ -7,13 +7,13 @@ from pathlib import Path
 
 import click
 
-from specd import logs as log
 from specd.commands.common import complete_steps, project_from, task_argument
-from specd.project_secrets import load_project_secrets
 from specd.redact import redact
 from specd.state.lock import TaskLock
 from specd.state.store import StateStore
-from specd.task import existing_task
+from specd.tasks import logs as log
+from specd.tasks.secrets import load_project_secrets
+from specd.tasks.task import existing_task
 
 
 @click.command()

@@ -5,8 +5,8 @@ from __future__ import annotations
 import click
 
 from specd.commands.common import project_from
-from specd.setup import init_project
-from specd.task import create_task
+from specd.tasks.setup import init_project
+from specd.tasks.task import create_task
 
 
 @click.command()

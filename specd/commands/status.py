@@ -7,8 +7,8 @@ import sys
 import click
 
 from specd.commands.common import complete_tasks, emit_json, project_from, warn
-from specd.project_secrets import load_project_secrets
-from specd.status import all_status, pipeline_or_problem, project_notes, task_status
+from specd.tasks.secrets import load_project_secrets
+from specd.tasks.status import all_status, pipeline_or_problem, project_notes, task_status
 
 
 @click.command()

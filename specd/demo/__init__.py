@@ -8,10 +8,10 @@ from pathlib import Path
 
 from specd import git
 from specd.errors import UsageError
-from specd.project import Project
 from specd.resources import builtin
-from specd.setup import init_project
-from specd.task import create_task
+from specd.tasks.project import Project
+from specd.tasks.setup import init_project
+from specd.tasks.task import create_task
 
 TASK = "word-count"
 DESCRIPTION = ("Add a word_count(text) function and a `python -m textstats` CLI that prints the word count "

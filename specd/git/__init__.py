@@ -16,8 +16,8 @@ from specd.git.recorder import GitRecorder
 from specd.git.repo import FALLBACK_IDENTITY, Repo, git
 from specd.git.reporting import ReportingAgent
 from specd.git.settings import Settings, ensure_gitignore
-from specd.project import Project
-from specd.task import read_config
+from specd.tasks.project import Project
+from specd.tasks.task import read_config
 
 __all__ = ["FALLBACK_IDENTITY", "GitRecorder", "ReportingAgent", "attach", "git", "is_repo", "phase_context"]
 

@@ -14,10 +14,10 @@ from typing import Any
 
 from specd.git.repo import Repo
 from specd.git.tree import is_secret
-from specd.project import Project
-from specd.setup import GITIGNORE
 from specd.state import atomic
-from specd.task import read_config
+from specd.tasks.project import Project
+from specd.tasks.setup import GITIGNORE
+from specd.tasks.task import read_config
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ import json
 from pathlib import Path
 
 from specd import __version__
-from specd.project import Project
 from specd.resources import builtin
 from specd.state import atomic
+from specd.tasks.project import Project
 
 # Bumped when what the pass decides changes within one version: 2 = unknown keys are errors, not warnings,
 # so an entry that let a file with an unknown key pass is never reused.

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from specd.errors import ConfigError
+from specd.pipeline.limits import json_path
 from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, TARGETS, hook_specs
-from specd.pipeline.parse import json_path
 
 JAIL_KEYS = ("sandbox", "network", "env_allow")
 

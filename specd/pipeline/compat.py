@@ -15,8 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from specd.pipeline.limits import json_path
 from specd.pipeline.model import TARGETS
-from specd.pipeline.parse import json_path
 from specd.resources import builtin
 
 PHASE_PIPELINE = "phase-execution"

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from specd.errors import ConfigError
 from specd.pipeline.model import PipelineConfig, Step
 from specd.pipeline.resolve import ResolvedHook, global_hook, resolve_workflow, step_hook
-from specd.project import Project
+from specd.tasks.project import Project
 
 
 def hook_view(hook: ResolvedHook | None) -> dict[str, Any] | None:

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from specd.errors import ConfigError
+from specd.pipeline.limits import json_path
 
 Part = str | int
 Located = tuple[tuple[Part, ...], int]  # a key's full path, and the 1-based line it is written on
@@ -61,7 +62,6 @@ def _string_end(text: str, start: int) -> int:
 
 def refuse_duplicates(path: Path, text: str) -> None:
     """Raise naming both lines of the first key written twice in one JSON object."""
-    from specd.pipeline.parse import json_path
 
     seen: dict[tuple[Part, ...], int] = {}
     for where, line in json_keys(text):

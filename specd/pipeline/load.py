@@ -9,13 +9,14 @@ from specd.errors import ConfigError
 from specd.pipeline import cache, snapshot
 from specd.pipeline.checks import check_semantics
 from specd.pipeline.compat import specdacular_phase_loop
+from specd.pipeline.limits import json_path
 from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, HookSpec, PipelineConfig, Step, frozen_map, hook_specs
-from specd.pipeline.parse import json_path, read_data
+from specd.pipeline.parse import read_data
 from specd.pipeline.resolve import resolve_workflow
 from specd.pipeline.schema import check_schema, check_version
-from specd.project import Project
+from specd.pipeline.workflow import check_includes
 from specd.resources import builtin
-from specd.workflow import check_includes
+from specd.tasks.project import Project
 
 NAMES = ("pipeline.json", "pipeline.yaml", "pipeline.yml")
 

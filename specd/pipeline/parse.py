@@ -12,15 +12,11 @@ RecursionError or a ValueError deep inside a library.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from specd.errors import ConfigError
-
-MAX_DEPTH = 100  # a real pipeline nests about 6 deep; past this, parsers and validators recurse too far
-MAX_NODES = 200_000  # values with aliases expanded; a real pipeline has a few hundred
-_LONG_NUMBER = re.compile(r"[0-9]{4300,}")
+from specd.pipeline.limits import MAX_DEPTH, long_number, too_deep
 
 
 def read_data(path: Path) -> dict[str, Any]:
@@ -56,7 +52,7 @@ def _json(path: Path, text: str) -> Any:
             fix="fix the syntax at that line (a missing comma or quote is the usual cause)",
         ) from None
     except ValueError:  # int() refuses more than 4,300 digits
-        raise _long_number(path, text) from None
+        raise long_number(path, text) from None
     if twice:  # as YAML files do: a key written twice is an error naming both lines, not a silent override
         from specd.pipeline.keys import refuse_duplicates
 
@@ -89,29 +85,6 @@ def _check_json_depth(path: Path, text: str) -> None:
         elif char in "[{":
             depth += 1
             if depth > MAX_DEPTH:
-                raise _too_deep(path, text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset))
+                raise too_deep(path, text.count("\n", 0, offset) + 1, offset - text.rfind("\n", 0, offset))
         elif char in "]}":
             depth -= 1
-
-
-def _too_deep(path: Path, line: int, column: int) -> ConfigError:
-    return ConfigError(f"{path}:{line}:{column}: nested more than {MAX_DEPTH} levels deep",
-                       fix="a pipeline needs a handful of levels; remove the extra brackets or indentation")
-
-
-def _long_number(path: Path, text: str) -> ConfigError:
-    found = _LONG_NUMBER.search(text)
-    where = f"{path}:{text.count(chr(10), 0, found.start()) + 1}" if found else str(path)
-    return ConfigError(f"{where}: a number with more than 4,300 digits",
-                       fix="use a smaller number (or write it as a quoted string)")
-
-
-def json_path(parts: Any) -> str:
-    """``['pipelines', 'main', 2, 'workflow']`` → ``pipelines.main[2].workflow``."""
-    out = ""
-    for part in parts:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "(top level)"

@@ -13,8 +13,8 @@ from typing import Literal
 
 from specd.errors import ConfigError
 from specd.pipeline.model import HookSpec, PipelineConfig, Step
-from specd.project import Project
 from specd.resources import builtin_dir
+from specd.tasks.project import Project
 
 Origin = Literal["project", "builtin"]
 HookSource = Literal["explicit", "convention", "global"]

@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # jsonschema costs ~100 ms to import; only a schema pass that
     from jsonschema import Draft202012Validator, ValidationError
 
 from specd.errors import ConfigError
-from specd.pipeline.parse import json_path
+from specd.pipeline.limits import json_path
 from specd.resources import builtin
 
 SUPPORTED_MAJOR = 1

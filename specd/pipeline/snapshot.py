@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from specd.project import Project
 from specd.state import atomic
+from specd.tasks.project import Project
 
 
 def canonical(data: dict[str, Any]) -> str:

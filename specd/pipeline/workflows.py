@@ -7,8 +7,8 @@ from pathlib import Path
 from specd.errors import ConfigError
 from specd.pipeline.model import PipelineConfig
 from specd.pipeline.resolve import global_hook, resolve_workflow, step_hook
-from specd.project import Project
-from specd.workflow import load_workflow
+from specd.pipeline.workflow import load_workflow
+from specd.tasks.project import Project
 
 
 def check_workflow_files(config: PipelineConfig, project: Project) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 
 from specd.errors import ConfigError
-from specd.pipeline.parse import MAX_DEPTH, MAX_NODES, _long_number, _too_deep
+from specd.pipeline.limits import MAX_DEPTH, MAX_NODES, long_number, too_deep
 
 
 class Yaml12Loader(yaml.SafeLoader):
@@ -56,7 +56,7 @@ def load(path: Path, text: str) -> Any:
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: invalid YAML: {exc}", fix="fix the YAML syntax") from None
     except ValueError:  # int() refuses more than 4,300 digits
-        raise _long_number(path, text) from None
+        raise long_number(path, text) from None
     except RecursionError:  # aliases can still build deep structures; the depth check saw only the text
         raise ConfigError(f"{path}: nested too deeply", fix=f"nest at most {MAX_DEPTH} levels") from None
 
@@ -75,7 +75,7 @@ def _check_yaml_depth(path: Path, text: str) -> None:
             open_anchors.append(event.anchor)
             sizes.append(1)
             if len(open_anchors) > MAX_DEPTH:
-                raise _too_deep(path, *where)
+                raise too_deep(path, *where)
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             anchor, size = open_anchors.pop(), sizes.pop()
             sizes[-1] += size

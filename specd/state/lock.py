@@ -4,7 +4,7 @@ filelock's flock-based lock is released by the kernel when its process dies,
 so a lock left by a SIGKILLed run is reclaimed without any guessing. A small
 owner file beside it names the holder's pid for the refusal message, and the
 process groups of the children it is running: whoever takes the lock next
-reads it first and stops what a killed run left behind (``specd.children``),
+reads it first and stops what a killed run left behind (``specd.system.children``),
 then sweeps the scratch files such a kill leaves (``.tmp-*``, ``.result-*.json``).
 """
 
@@ -49,7 +49,7 @@ class TaskLock:
         # Imported here: `status` only probes locks, and should not pay for filelock (or children's ctypes).
         from filelock import FileLock, Timeout
 
-        from specd import children
+        from specd.system import children
 
         self._lock = FileLock(str(self.path), timeout=0)
         try:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from specd import children
 from specd.agents.proc import run_group
 from specd.state.lock import TaskLock, read_owner
+from specd.system import children
 
 PARENT = r'''
 import os, sys, time

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from specd import verdict
 from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult, Budget, Usage
 from specd.agents.prompt import render_prompt
 from specd.agents.scripted import ScriptedAgent
+from specd.engine import verdict
 from specd.events import EventBus
-from specd.workflow import Workflow
+from specd.pipeline.workflow import Workflow
 
 
 def test_usage_parse_accepts_numbers_and_ignores_extra_keys() -> None:

@@ -1,6 +1,6 @@
 """Outcomes: complete_step, the nudge, the Verdict fallback, and failing with a clear message.
 
-The Verdict fallback is the dispatcher's (``specd.verdict``, the same for every backend); ``_settled``
+The Verdict fallback is the dispatcher's (``specd.engine.verdict``, the same for every backend); ``_settled``
 applies it as the dispatcher does.
 """
 
@@ -11,8 +11,8 @@ from typing import Any
 import fake_anthropic as fake
 import pytest
 
-from specd import verdict
 from specd.agents.base import AgentFailed, AgentRequest, AgentResult
+from specd.engine import verdict
 
 
 def _settled(agent: Any, request: AgentRequest) -> AgentResult:

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from specd import redact as module
-from specd.project_secrets import env_files, load_project_secrets
 from specd.redact import MASK, redact, redact_obj, scrubbed_env
+from specd.tasks.secrets import env_files, load_project_secrets
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P"
 

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from brain_harness import RUN_TIMEOUT, Harness, wait_until
 
-from specd import machine
 from specd.errors import machine_error
 from specd.state.model import RunState
 from specd.state.store import StateStore
+from specd.system import machine
 
 HOLD_AGENT = r'''
 import os, sys, time

@@ -6,10 +6,10 @@ from typing import Any
 
 from brain_harness import Harness
 
-from specd import replan
+from specd.engine import replan
 from specd.pipeline import load_pipeline
-from specd.project import Project
 from specd.state.model import RunState
+from specd.tasks.project import Project
 
 
 def steps(*names: str, pause: str = "") -> list[dict[str, Any]]:

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from specd.engine.machinery import Machinery, Tampered
+from specd.engine.machinery import snapshot as snap
 from specd.events import Event, EventBus
-from specd.machinery import Machinery, Tampered
-from specd.machinery import snapshot as snap
 
 
 @pytest.fixture

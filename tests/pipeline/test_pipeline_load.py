@@ -17,8 +17,8 @@ from specd.errors import ConfigError
 from specd.pipeline import HookSpec, load_pipeline, load_pipeline_file
 from specd.pipeline.load import find_pipeline_file
 from specd.pipeline.resolve import resolve_workflow, step_hook
-from specd.project import Project, find_project
 from specd.resources import builtin, builtin_dir
+from specd.tasks.project import Project, find_project
 
 STEP = {"name": "work", "workflow": "execute.md"}
 

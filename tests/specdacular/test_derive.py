@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from spd_kit import roadmap
 
-from specd.derive import Derived, derive, gray_areas, seed_cursor
 from specd.pipeline import load_pipeline
 from specd.pipeline.model import PipelineConfig
-from specd.project import Project
 from specd.state.model import Frame
+from specd.tasks.derive import Derived, derive, gray_areas, seed_cursor
+from specd.tasks.project import Project
 
 
 @pytest.fixture

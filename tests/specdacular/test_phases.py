@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from spd_kit import Project, roadmap
 
-from specd import phases
+from specd.tasks import phases
 
 
 def write(task_dir: Path, text: str, *folders: str) -> Path:

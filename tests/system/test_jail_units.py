@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from specd import children
 from specd.agents.proc import run_group
 from specd.state.lock import TaskLock
-from specd.system import jail, machinery
+from specd.system import children, jail, machinery
 
 ENV = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "DEPLOY_TOKEN": "t0k3n-value-123", "DB_PASSWORD": "pw-123456",
        "PLAIN": "kept"}

@@ -21,9 +21,9 @@ import pytest
 from brain_harness import RUN_TIMEOUT
 from torture_size import LARGE
 
-from specd.project import Project
 from specd.state.store import StateStore
-from specd.task import create_task
+from specd.tasks.project import Project
+from specd.tasks.task import create_task
 
 AGENT = r'''
 import os, sys

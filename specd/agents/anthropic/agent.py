@@ -51,7 +51,7 @@ class AnthropicAgent:
 
     def run(self, request: AgentRequest) -> AgentResult:
         settings = {**self.settings, **request.settings}
-        # Which jail the agent's commands get is said once, on the run's first line (specd.jail_line).
+        # Which jail the agent's commands get is said once, on the run's first line (specd.engine.jail_line).
         return StepRun(self, request, settings).run()
 
 

@@ -23,10 +23,10 @@ import subprocess
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from specd import children
 from specd.agents import lines
 from specd.agents.proc import popen_child
 from specd.redact import scrubbed_env
+from specd.system import children
 from specd.system import jail as jails
 from specd.system.machinery import machinery
 

@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-from specd import children
 from specd.agents import lines
 from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult
 from specd.agents.claude_code.options import Options, remaining_budget
@@ -27,6 +26,7 @@ from specd.agents.claude_code.stream import StreamLog, read_stream
 from specd.agents.claude_code.verdict import verdict
 from specd.agents.proc import popen_child, stop_group, transcript_path
 from specd.redact import redact
+from specd.system import children
 from specd.system.jail import Jail, prepare
 
 STDERR_LINES = 200  # the last lines of Claude Code's stderr kept (it explains a failure; the rest is noise)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specd.agents.base import AgentRequest, Budget, BudgetExhausted, Usage
-from specd.machinery import deny_rules
+from specd.engine.machinery import deny_rules
 
 PERMISSION_MODE = "acceptEdits"  # edits inside the project need no approval; other tools need a rule
 _TEST_RUNNERS = ("pytest", "python -m pytest", "python3 -m pytest", "uv run pytest", "tox", "nox",

@@ -11,16 +11,17 @@ import signal
 import time
 from collections.abc import Callable
 
-from specd import answers, cursor, phases
+from specd.engine import answers, cursor
 from specd.errors import ConfigError, LockHeld, TaskError, UsageError
 from specd.pipeline import load_pipeline
 from specd.pipeline.load import last_loaded_pipeline
 from specd.pipeline.model import PipelineConfig
-from specd.project import Project
 from specd.state.lock import CANCEL_MARK, TaskLock, read_owner
 from specd.state.model import Frame, RunState, now
 from specd.state.store import StateStore
-from specd.task import existing_task
+from specd.tasks import phases
+from specd.tasks.project import Project
+from specd.tasks.task import existing_task
 
 STOP_WAIT = 60.0  # seconds for a cancelled run to save its state and let go of the lock
 

@@ -8,18 +8,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from specd import cursor, phases, replan, status_index
-from specd.derive import Derived, derive, seed_cursor
+from specd.engine import cursor, replan
+from specd.engine.waiting import hint
 from specd.errors import SpecdError
-from specd.machine import interrupted_reason
 from specd.pipeline import load_pipeline
 from specd.pipeline.model import PipelineConfig
-from specd.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
 from specd.state.lock import TaskLock, read_owner
 from specd.state.model import RunState
 from specd.state.store import StateStore
-from specd.task import existing_task, read_config
-from specd.waiting import hint
+from specd.system.machine import interrupted_reason
+from specd.tasks import phases, status_index
+from specd.tasks.derive import Derived, derive, seed_cursor
+from specd.tasks.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
+from specd.tasks.task import existing_task, read_config
 
 STALL_SECONDS = 120.0
 FINAL = ("COMPLETE", "CANCELLED", "FAILED")  # nothing runs next: no plan to work out

@@ -10,32 +10,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from specd import cursor, gates, hook_stage, phases, records
 from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
-from specd.dispatch import Dispatcher
+from specd.engine import cursor, gates, hook_stage, records
+from specd.engine.dispatch import Dispatcher
+from specd.engine.failures import failure_stop
+from specd.engine.loop import Stop
+from specd.engine.machinery import Machinery, Tampered
+from specd.engine.modes import needs_gate
+from specd.engine.waiting import hint, waiting
 from specd.errors import STATUS_EXIT
 from specd.events import EventBus
-from specd.failures import failure_stop
 from specd.human import Human
-from specd.machinery import Machinery, Tampered
-from specd.modes import needs_gate
 from specd.pipeline.model import PipelineConfig, Step
-from specd.project import Project
 from specd.state.lock import CANCEL_MARK
 from specd.state.model import STAGES, Current, Frame, RunState
 from specd.state.store import Heartbeat, StateStore
-from specd.task import DEFAULT_STAGES, update_config
-from specd.waiting import hint, waiting
+from specd.tasks import phases
+from specd.tasks.project import Project
+from specd.tasks.task import DEFAULT_STAGES, update_config
 
 DEFAULT_MAX_VISITS = 10  # with no max_visits, a loop still ends with a human, never forever
-
-
-class Stop(Exception):
-    """Ends the loop with a status; the state is saved and the run can be resumed."""
-
-    def __init__(self, status: str, reason: str, wait: dict[str, Any] | None = None) -> None:
-        super().__init__(reason)
-        self.status, self.reason, self.waiting = status, reason, wait
 
 
 @dataclass
@@ -114,7 +108,7 @@ class Brain:
     def _run_step(self, frame: Frame, step: Step, cur: Current, conversation: str) -> None:
         reason = self.dispatcher.budget().check(Usage())  # every backend, not only those that check per call
         if reason:
-            self._budget_stop(reason, frame, step)
+            self.budget_stop(reason, frame, step)
         cur.attempt += 1
         self.dispatcher.note = cur.note
         self.store.save(self.state, settled=False)  # saved before dispatch: a crash now re-runs this step, once
@@ -130,7 +124,7 @@ class Brain:
             self._fail(cur, f"step {step.name!r} failed: {exc.reason}", kind="step")
         except BudgetExhausted as exc:
             self.spend(exc.usage)
-            self._budget_stop(exc.reason, frame, step)
+            self.budget_stop(exc.reason, frame, step)
         self.spend(result.usage)
         allowed = self.dispatcher.allowed(step)
         if result.outcome not in allowed:
@@ -165,7 +159,7 @@ class Brain:
     def _fail(self, cur: Current, reason: str, *, kind: str) -> None:
         raise Stop(*failure_stop(self.state, cur, reason, kind=kind, task=self.task))  # BLOCKED, or held
 
-    def _budget_stop(self, reason: str, frame: Frame, step: Step) -> None:
+    def budget_stop(self, reason: str, frame: Frame, step: Step) -> None:
         spent = float(self.state.usage.get("cost_usd") or 0)
         raise Stop("WAITING_FOR_HUMAN", f"{reason}; raise the budget (agent.max_cost_usd / max_tokens in the "
                    f"pipeline file, then `specd approve {self.task}`), or `specd continue {self.task} --max-cost USD`",

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-from specd import records
 from specd.agents.base import BudgetExhausted
-from specd.dispatch import HookResult
-from specd.machinery import Tampered
+from specd.engine import records
+from specd.engine.dispatch import HookResult
+from specd.engine.loop import Loop
+from specd.engine.machinery import Tampered
 from specd.pipeline.model import Step
 from specd.pipeline.resolve import global_hook, step_hook
 from specd.state.model import Current, Frame
 from specd.state.store import Heartbeat
 
-if TYPE_CHECKING:
-    from specd.brain import Brain
 
-
-def run(brain: Brain, stage: str, frame: Frame, step: Step, cur: Current, conversation: str) -> str | None:
+def run(brain: Loop, stage: str, frame: Frame, step: Step, cur: Current, conversation: str) -> str | None:
     """Run the hook at this point, if any; returns why a required hook failed (the step must block)."""
     point: Literal["pre-step", "pre", "post", "post-step"] = stage  # type: ignore[assignment]
     hook = (global_hook(brain.config, point, brain.project) if point in ("pre-step", "post-step")
@@ -34,7 +32,7 @@ def run(brain: Brain, stage: str, frame: Frame, step: Step, cur: Current, conver
         tampered, result = exc, HookResult(False, str(exc))
     except BudgetExhausted as exc:  # a held budget wait, as in a step: the hook runs again once answered
         brain.spend(exc.usage)
-        brain._budget_stop(f"{point} hook {hook.name}: {exc.reason}", frame, step)
+        brain.budget_stop(f"{point} hook {hook.name}: {exc.reason}", frame, step)
     brain.spend(result.usage)
     brain.state.history.append(records.entry(cur, kind="hook", hook=f"{point}: {hook.name}", usage=result.usage,
                                              outcome="done" if result.ok else "failed",

@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 
 from specd.pipeline.load import NAMES
-from specd.project import Project
 from specd.resources import builtin
+from specd.tasks.project import Project
 
 # Transient files that must never be committed (locks, heartbeats, scratch results, the git recorder's
 # step baseline and pending journal), and transcripts, which stay out of git unless `commit_transcripts` is set.

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from specd import cursor, gates
+from specd.engine import cursor, gates
+from specd.engine.waiting import held
 from specd.errors import UsageError
 from specd.pipeline.model import PipelineConfig
 from specd.state.model import Frame, RunState, now
-from specd.waiting import held
 
 ANSWERS = ("approve", "reject", "skip")
 

@@ -17,9 +17,9 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from specd.phases import Phase
 from specd.pipeline.model import PipelineConfig, Step
 from specd.state.model import Frame, RunState
+from specd.tasks.phases import Phase
 
 NextPhase = Callable[[str | None], Phase | None]
 

@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from specd import verdict
 from specd.agents.base import Agent, AgentFailed, AgentRequest, AgentResult, Budget, Kind, Usage
 from specd.agents.command import specd_env
 from specd.agents.proc import run_group, transcript_path
 from specd.agents.prompt import render_prompt
+from specd.engine import verdict
 from specd.pipeline.model import DEFAULT_HOOK_TIMEOUT, DEFAULT_STEP_TIMEOUT, PipelineConfig, Step
 from specd.pipeline.resolve import ResolvedHook, resolve_workflow
-from specd.project import Project
-from specd.workflow import Workflow, load_workflow
+from specd.pipeline.workflow import Workflow, load_workflow
+from specd.tasks.project import Project
 
 
 @dataclass(frozen=True)

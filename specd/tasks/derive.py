@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specd import phases
-from specd.phases import Phase, sort_key
 from specd.pipeline.model import PipelineConfig
 from specd.state.model import Frame
+from specd.tasks import phases
+from specd.tasks.phases import Phase, sort_key
 
 STAGES = {"discussion": "discussion", "discuss": "discussion", "questioning": "discussion",
           "research": "research", "researching": "research", "planning": "planning", "plan": "planning",

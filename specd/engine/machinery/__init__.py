@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from specd.engine.machinery.places import GitDirs, Place, ancestors, git_dirs, places
+from specd.engine.machinery.snapshot import Fingerprint, Reader, differences, restore
 from specd.events import EventBus
-from specd.machinery.places import GitDirs, Place, ancestors, git_dirs, places
-from specd.machinery.snapshot import Fingerprint, Reader, differences, restore
 
 __all__ = ["Machinery", "Tampered", "deny_rules"]
 
@@ -116,6 +116,6 @@ def _mark(path: Path) -> tuple[int, ...] | None:
 
 
 def deny_rules(root: Path, task_dir: Path) -> list[str]:
-    from specd.machinery.places import deny_rules as rules
+    from specd.engine.machinery.places import deny_rules as rules
 
     return rules(root, task_dir, Machinery(root, task_dir).git())

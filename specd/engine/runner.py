@@ -10,34 +10,40 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from specd import answers, children, cursor, git, machine, replan
+from specd import git
 from specd.agents.base import AgentContext, Budget, Usage
 from specd.agents.factory import make_agent
-from specd.brain import Brain
-from specd.derive import derive, seed_cursor
-from specd.dispatch import Dispatcher
+from specd.engine import answers, cursor, replan
+from specd.engine.brain import Brain
+from specd.engine.dispatch import Dispatcher
+from specd.engine.jail_line import first_line
+from specd.engine.modes import human_present, resolve_mode
+from specd.engine.waiting import answers_text, held, hint, release_if_gone, what
 from specd.errors import ConfigError, TaskError, Waiting
 from specd.events import EventBus
 from specd.human import Human, NoHuman
-from specd.jail_line import first_line
-from specd.modes import human_present, resolve_mode
 from specd.pipeline import load_pipeline
 from specd.pipeline.model import PipelineConfig
-from specd.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
-from specd.project_secrets import load_project_secrets
 from specd.state.lock import TaskLock
 from specd.state.model import RunState
 from specd.state.store import StateStore
-from specd.task import existing_task, read_config
-from specd.waiting import answers_text, held, hint, release_if_gone, what
+from specd.system import children, machine
+from specd.tasks.derive import derive, seed_cursor
+from specd.tasks.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
+from specd.tasks.secrets import load_project_secrets
+from specd.tasks.task import existing_task, read_config
 
 BUDGET_KEYS = ("max_cost_usd", "max_tokens", "max_step_cost_usd", "max_step_tokens")
 
 
-def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: str | None,
-             human_for: Callable[[str], Human], events: EventBus, max_cost: float | None = None,
-             approve: str | None = None) -> int:
-    """Run ``task``; ``approve`` (a note, maybe empty) answers a waiting run first, as `specd approve` would."""
+Why = tuple[str, str, dict[str, Any] | None]  # the status a run ended in, its reason, and what it waits for
+
+
+def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str | None,
+        human_for: Callable[[str], Human], events: EventBus, max_cost: float | None = None,
+        approve: str | None = None) -> Why:
+    """Run ``task`` (through ``specd.engine.seam.run_task``); ``approve`` (a note, maybe empty) answers a waiting
+    run first, as `specd approve` would."""
     load_project_secrets(project.root)  # .env values are masked before anything the run prints or writes
     if is_orchestrator(read_settings(project)):
         raise ConfigError(f"{project.config_file}: {ORCHESTRATOR_NOTE}",
@@ -55,7 +61,7 @@ def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: 
         if state is not None and state.status == "COMPLETE":
             events.emit("notice", message=f"task {task!r} is already complete; nothing to do (`specd rerun {task} "
                                           "--from STEP` runs steps again)")
-            return 0
+            return "COMPLETE", "already complete", None
         _refuse_final(task, state)
         lapsed = release_if_gone(state, config) if state is not None else None
         if lapsed:
@@ -73,7 +79,7 @@ def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: 
         if state is None:
             state = _first_state(task, task_dir, config, events)
             if state is None:
-                return 0
+                return "COMPLETE", "complete according to its files", None
         _prepare(state, config, mode, events)
         state.agent, state.max_cost = agent_spec, max_cost
         limits = _limits(config, max_cost)
@@ -93,7 +99,8 @@ def run_task(project: Project, task: str, *, mode_flag: str | None, agent_spec: 
         store.save(state)
         brain = Brain(project, task, config, mode, human, events, store, dispatcher, limits)
         try:
-            return brain.run(state)
+            brain.run(state)
+            return state.status, state.reason, state.waiting
         except OSError as exc:  # disk full, read-only: recorded while the lock is still ours
             error = machine.stop_run(exc, store, task)
             if error is None:

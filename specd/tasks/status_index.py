@@ -23,9 +23,9 @@ from collections.abc import Callable
 from typing import Any
 
 from specd import __version__
-from specd.phases import PHASE_FOLDERS
-from specd.project import Project
 from specd.state import atomic
+from specd.tasks.phases import PHASE_FOLDERS
+from specd.tasks.project import Project
 
 INDEX = "status-rows.json"
 RACY_NS = 100_000_000  # 0.1 s: far more than a file-time tick

@@ -10,9 +10,9 @@ from string import Template
 from typing import Any
 
 from specd.errors import TaskError
-from specd.project import Project
 from specd.resources import builtin_dir
 from specd.state import atomic
+from specd.tasks.project import Project
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 DOCUMENTS = ("FEATURE.md", "CONTEXT.md", "DECISIONS.md", "CHANGELOG.md", "STATE.md")

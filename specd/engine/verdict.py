@@ -15,8 +15,8 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from specd import phases
 from specd.agents.base import AgentFailed, AgentRequest, AgentResult
+from specd.tasks import phases
 
 _VERDICT = re.compile(r"^\s*[*_]*verdict[*_]*\s*:\s*[*_`]*\s*([A-Za-z][\w-]*)", re.IGNORECASE | re.MULTILINE)
 # Words reviewers write for the built-in review outcomes; used only when the outcome is allowed.

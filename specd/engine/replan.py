@@ -9,7 +9,7 @@ the run goes on is reported, so nothing is skipped or repeated silently.
 
 from __future__ import annotations
 
-from specd import cursor
+from specd.engine import cursor
 from specd.errors import TaskError
 from specd.pipeline.model import PipelineConfig
 from specd.state.model import Frame, RunState

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from specd import cursor, records
+from specd.engine import cursor, records
+from specd.engine.loop import Loop, Stop
+from specd.engine.waiting import answers_text, waiting
 from specd.human import GateInfo
 from specd.pipeline.model import Step
 from specd.state.model import Current, Frame, RunState, now
-from specd.waiting import answers_text, waiting
-
-if TYPE_CHECKING:
-    from specd.brain import Brain
 
 
 def take_answer(state: RunState, frame: Frame, step: Step) -> dict[str, Any] | None:
@@ -24,10 +22,8 @@ def take_answer(state: RunState, frame: Frame, step: Step) -> dict[str, Any] | N
     return None
 
 
-def ask(brain: Brain, frame: Frame, step: Step) -> bool:
+def ask(brain: Loop, frame: Frame, step: Step) -> bool:
     """True to run the step; False when the cursor moved (skip, back, jump). Stop raises."""
-    from specd.brain import Stop
-
     state = brain.state
     workflow = brain.dispatcher.workflow(step)
     steps = tuple(s.name for s in brain.config.steps(frame.pipeline))

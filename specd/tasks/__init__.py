@@ -1,0 +1,1 @@
+"""Task folders, their phases and derived position, the project, status and its index."""

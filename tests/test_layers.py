@@ -1,0 +1,52 @@
+"""The house's layers (DESIGN.md "Layers"): no import circles, and the engine reached only through its seam."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import specd
+
+ROOT = Path(specd.__file__).parent
+
+
+def _imports() -> dict[str, set[str]]:
+    modules = {".".join(p.relative_to(ROOT.parent).with_suffix("").parts).removesuffix(".__init__"): p
+               for p in ROOT.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("specd"):
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    found.add(full if full in modules else node.module)
+        graph[name] = {dep for dep in found if dep in modules and dep != name}
+    return graph
+
+
+def test_no_module_imports_itself_through_a_circle() -> None:
+    graph = _imports()
+    for start in graph:
+        seen, stack = set(), list(graph[start])
+        while stack:
+            module = stack.pop()
+            assert module != start, f"{start} imports itself through a circle"
+            if module not in seen:
+                seen.add(module)
+                stack += graph.get(module, ())
+
+
+def test_commands_reach_the_engine_only_through_the_seam() -> None:
+    allowed = {"specd.engine.seam", "specd.engine.control", "specd.engine.answers", "specd.engine.waiting",
+               "specd.engine.loop"}
+    for name, deps in _imports().items():
+        if name.startswith(("specd.commands", "specd.executors")):
+            engine = {dep for dep in deps if dep.startswith("specd.engine")}
+            assert engine <= allowed, f"{name} imports {sorted(engine - allowed)} of the engine"
+
+
+def test_the_top_level_holds_only_the_base_and_the_entry_points() -> None:
+    top = sorted(p.stem for p in ROOT.glob("*.py"))
+    assert top == ["__init__", "__main__", "cli", "doctor", "errors", "events", "human", "redact", "redact_rules",
+                   "resources"]
