@@ -18,10 +18,8 @@ While specd lives, a child's leftovers (a hook's `sleep 30 &`) are killed the mo
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import signal
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -81,17 +79,8 @@ def ended(pgid: int) -> None:
         _tracker.child_ended(pgid)
 
 
-def _load_prctl() -> Callable[..., int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
 # Resolved once in the parent: between fork and exec the child must not load libraries.
-_PRCTL = _load_prctl()
+_PRCTL = reaper.load_prctl()
 
 
 def die_with_parent() -> Callable[[], None] | None:

@@ -26,7 +26,8 @@ PROC = Path("/proc")
 KILL_WAIT = 2.0  # seconds for SIGKILLed processes to be gone (the kernel needs no more)
 
 
-def _load_prctl() -> Callable[..., int] | None:
+def load_prctl() -> Callable[..., int] | None:
+    """libc's prctl on Linux, else None (children.py uses it too)."""
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -42,7 +43,7 @@ def become_subreaper() -> bool:
     """Make this process the subreaper of everything it starts (once); False where the OS cannot."""
     global _subreaper
     if not _subreaper:
-        prctl = _load_prctl()
+        prctl = load_prctl()
         _subreaper = prctl is not None and prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
     return _subreaper
 
