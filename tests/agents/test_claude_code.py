@@ -217,8 +217,10 @@ def test_in_the_jail_claude_code_cannot_write_specds_machinery(cc: Any, project:
                 *(fake.message(write) for write in writes),
                 fake.message(fake.tool("Write", file_path=str(project.root / "src" / "ok.py"), content="OK = 1\n")),
                 report("approve"))
-    result = cc.run(project.request())
-    assert result.outcome == "approve"
+    with pytest.raises(AgentFailed) as failed:  # the model was told no, and the step does not pass either
+        cc.run(project.request())
+    assert "tried to write specd's machinery" in failed.value.reason
+    assert ".specd/pipeline.json" in failed.value.reason
     results = {r["tool_use_id"]: str(r["content"]).lower() for body in server.bodies for r in fake.tool_results(body)}
     refused = [results[write["id"]] for write in writes]
     # Read-only binds: a write is EROFS, and a rename over a bound file (Claude Code's atomic save) is EBUSY.

@@ -33,6 +33,12 @@ class StreamLog:
     session_id: str | None = None
     last_text: str = ""
     errors: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # file writes Claude Code's deny rules turned away
+    _writes: dict[str, str] = field(default_factory=dict)  # tool_use id -> "Write (path)", for that
+
+
+WRITE_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+DENIED = "denied by your permission settings"  # Claude Code's tool error for a call a deny rule refused
 
 
 def read_stream(lines: Iterable[str], transcript: IO[str], events: EventBus, step: str) -> StreamLog:
@@ -72,7 +78,24 @@ def _take(event: dict[str, Any], log: StreamLog, events: EventBus, step: str) ->
                 events.emit("agent_text", step=step, text=redact(log.last_text))
             elif block.get("type") == "tool_use" and block.get("name") != REPORT_TOOL:
                 name = str(block.get("name", "?"))
-                events.emit("agent_tool", step=step, tool=name, summary=redact(tool_summary(name, block.get("input"))))
+                summary = tool_summary(name, block.get("input"))
+                events.emit("agent_tool", step=step, tool=name, summary=redact(summary))
+                if name in WRITE_TOOLS:
+                    log._writes[str(block.get("id"))] = f"{name} ({summary})"
+    elif kind == "user":
+        _refusals(event, log)
+
+
+def _refusals(event: dict[str, Any], log: StreamLog) -> None:
+    """A write the deny rules refused is told to the model as a tool error, and the step would go on: note it,
+    so the step ends BLOCKED (specd's machinery is what those rules guard)."""
+    message = event.get("message")
+    content = message.get("content") if isinstance(message, Mapping) else None
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, Mapping) and block.get("type") == "tool_result" and block.get("is_error"):
+            call = log._writes.get(str(block.get("tool_use_id")))
+            if call and DENIED in str(block.get("content", "")).lower():
+                log.refused.append(call)
 
 
 def _brief(text: str) -> str:

@@ -57,6 +57,10 @@ def verdict(log: StreamLog, returncode: int, transcript: Path, session_id: str) 
         raise AgentFailed(_line(f"Claude Code was denied {len(denied)} tool call(s): {_denials(denied)}; allow "
                                 "them with agent.allowed_tools or agent.permission_mode in the pipeline file"),
                           usage, transcript)
+    if log.refused:
+        raise AgentFailed(_line(f"Claude Code tried to write specd's machinery, which its deny rules refused: "
+                                f"{', '.join(log.refused)}; a human edits the pipeline, hooks, workflows and "
+                                "run state"), usage, transcript)
     data: dict[str, Any] = {"session_id": session_id}
     output = result.get("structured_output")
     if isinstance(output, Mapping) and isinstance(output.get("outcome"), str):
