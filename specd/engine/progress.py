@@ -19,12 +19,13 @@ def step_of(state: RunState, config: PipelineConfig) -> tuple[int, int] | None:
         order = cursor.names(config, frame.pipeline)
         if frame.step not in order:
             return None
-        steps = config.steps(frame.pipeline)
-        enabled = {s.name for s in steps if s.enabled}
+        # a reference to another pipeline is not a step of its own: its steps count once the loop enters it
+        steps = [s for s in config.steps(frame.pipeline) if s.enabled and not s.pipeline]
+        enabled = {s.name for s in steps}
         done += len(enabled.intersection(frame.done))
         # an outer frame sits on the reference that holds the inner pipeline: that step is not one to count
         start = order.index(frame.step) + (0 if depth == 0 else 1)
-        left += sum(1 for s in steps[start:] if s.enabled and s.name not in frame.done)
+        left += sum(1 for s in steps if order.index(s.name) >= start and s.name not in frame.done)
     if left == 0:
         return None
     return done + 1, done + left
