@@ -93,8 +93,8 @@ class LiveView:
         self.step_started = time.monotonic()
         phase = f" phase {d['phase']}" if d.get("phase") else ""
         attempt = f" (attempt {d['attempt']})" if d.get("attempt", 1) > 1 else ""
-        of = f"  (step {d['of'][0]} of {d['of'][1]})" if d.get("of") else ""
-        label = f"{self.task}: {d['step']}{phase}{attempt}{of}"
+        of = f" (step {d['of'][0]} of {d['of'][1]})" if d.get("of") else ""
+        label = f"{self.task}: {d['step']}{phase}{attempt} {of}"
         if self.quiet or not err().is_terminal:
             self._say(f"[cyan]▶[/cyan] {d['step']}{phase}{attempt}{of} …")
             return
