@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
-
 from brain_harness import Harness
+from jsonschema import Draft202012Validator
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "envelope.schema.json").read_text())
 VALIDATOR = Draft202012Validator(SCHEMA)

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from brain_harness import Harness
 
 
