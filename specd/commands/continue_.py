@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from specd.commands.common import complete_tasks, project_from
+from specd.commands.envelope import note_task
 from specd.engine.seam import run_task
 from specd.errors import UsageError
 from specd.events import Event, EventBus
@@ -61,7 +62,7 @@ def run_options(func: click.decorators.FC) -> click.decorators.FC:
 
 
 @click.command("continue")
-@click.argument("task", required=False, shell_complete=complete_tasks)
+@click.argument("task", required=False, shell_complete=complete_tasks, callback=note_task)
 @run_options
 @click.option("--approve", "approve", is_flag=True,
               help="Approve what the task waits for (as `specd approve` does), then go on.")

@@ -79,6 +79,7 @@ def test_the_verbs_that_answer_run_and_control(two_steps: Harness) -> None:
     assert envelope(h, "reject", "t", "--note", "again", code=0)["answer"] == "reject"
     envelope(h, "reject", "t", code=2)  # --note is required
     envelope(h, "continue", "t", code=3)
+    assert envelope(h, "continue", "tt", code=2)["task"] == "tt"  # an error still names the task asked about
     assert envelope(h, "skip", "t", code=0)["answer"] == "skip"
     envelope(h, "skip", "nope", code=2)
     assert envelope(h, "continue", "t", code=0)["status"] == "COMPLETE"
