@@ -54,6 +54,17 @@ class LazyGroup(click.Group):
         assert isinstance(command, click.Command)
         return command
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,
+                                                                              list[str]]:
+        name = args[0] if args else ""
+        if name and name not in COMMANDS and not name.startswith("-"):
+            import difflib
+
+            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+            ctx.fail(f"no such command {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+                     + " (see `specd --help`)")
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # Short help comes from the table above so `--help` never imports a command module.
         with formatter.section("Commands"):
@@ -87,18 +98,23 @@ def cli(ctx: click.Context, project_dir: Path | None) -> None:
 def main(argv: list[str] | None = None) -> Any:
     from specd.errors import EXIT_INTERRUPTED, SpecdError, machine_error
 
+    envelope = sys.modules.get("specd.commands.envelope")
+    if envelope is not None:  # an earlier in-process call's task must not name this call's error
+        envelope.SEEN["task"] = None
     try:
         code = cli.main(args=argv, prog_name="specd", standalone_mode=False)
     except SpecdError as exc:
         from specd.redact import redact
 
         click.echo(redact(f"specd: {exc.label}: {exc}"), err=True)
+        _json_error(argv, exc.exit_code, exc.message, exc.fix)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("specd: interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
     except click.ClickException as exc:
         exc.show()
+        _json_error(argv, exc.exit_code, exc.format_message(), "see `specd --help`")
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
@@ -110,5 +126,14 @@ def main(argv: list[str] | None = None) -> Any:
         if error is None:
             raise
         click.echo(f"specd: error: {error}", err=True)
+        _json_error(argv, error.exit_code, error.message, error.fix)
         sys.exit(error.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _json_error(argv: list[str] | None, code: int, message: str, fix: str | None) -> None:
+    """With --json, a failure is also an envelope on stdout, so a script reads one shape either way."""
+    from specd.commands.envelope import print_error, wants_json
+
+    if wants_json(argv):
+        print_error(code, message, fix)

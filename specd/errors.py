@@ -91,3 +91,11 @@ def machine_error(exc: OSError, resume: str | None = None) -> MachineError | Non
     if resume:
         fix += f", then `{resume}` re-runs the interrupted step"
     return MachineError(message, fix=fix)
+
+
+def did_you_mean(name: str, known: list[str]) -> str:
+    """``"; did you mean 'x'?"`` for the closest known name, or nothing: typos get named, not just refused."""
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""

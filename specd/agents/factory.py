@@ -37,7 +37,8 @@ def make_agent(spec: str | None, settings: Mapping[str, Any], ctx: AgentContext,
     if backend == "anthropic":
         if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
             raise ConfigError("the anthropic agent needs ANTHROPIC_API_KEY in the environment",
-                              fix="export ANTHROPIC_API_KEY=..., or " + SPEC_HELP)
+                              fix="export ANTHROPIC_API_KEY=..., or use a backend that works here: "
+                                  + ", ".join(_other_backends()))
         from specd.agents.anthropic import AnthropicAgent
 
         return AnthropicAgent({**settings, "model": arg or settings.get("model")} if arg else settings, ctx)
@@ -46,6 +47,14 @@ def make_agent(spec: str | None, settings: Mapping[str, Any], ctx: AgentContext,
 
         return make_claude_code(arg, settings, ctx)
     raise UsageError(f"unknown agent backend {backend!r}", fix=SPEC_HELP)
+
+
+def _other_backends() -> list[str]:
+    """What would run on this machine instead of anthropic: never the backend that just failed."""
+    import shutil
+
+    found = ["--agent claude_code"] if shutil.which(os.environ.get("SPECD_CLAUDE_BIN") or "claude") else []
+    return [*found, "--agent 'cmd:<shell command>'", "--agent 'scripted:<script.yaml>'"]
 
 
 def _parse(spec: str | None, settings: Mapping[str, Any]) -> tuple[str, str | None]:

@@ -18,6 +18,16 @@ def project_from(ctx: click.Context) -> Project:
     return find_project(explicit=root.get("project_dir"))
 
 
+def in_project(project: Project) -> Project:
+    """``project`` if it has a .specd/ folder: outside any project, "no tasks" would hide a wrong folder."""
+    if not project.specd_dir.is_dir():
+        from specd.errors import UsageError
+
+        raise UsageError(f"no .specd/ folder in {project.root} or any folder above it: not a specd project",
+                         fix="run `specd init` here (or pass --project DIR, or cd into your project)")
+    return project
+
+
 def warn(messages: tuple[str, ...] | list[str]) -> None:
     for message in messages:
         click.echo(redact(f"specd: warning: {message}"), err=True)
@@ -50,4 +60,6 @@ def complete_steps(ctx: click.Context, param: click.Parameter, incomplete: str) 
 
 
 def task_argument() -> Callable[[click.decorators.FC], click.decorators.FC]:
-    return click.argument("task", shell_complete=complete_tasks)
+    from specd.commands.envelope import note_task
+
+    return click.argument("task", shell_complete=complete_tasks, callback=note_task)

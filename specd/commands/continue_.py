@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from specd.commands.common import complete_tasks, project_from
+from specd.commands.envelope import note_task
 from specd.engine.seam import run_task
 from specd.errors import UsageError
 from specd.events import Event, EventBus
@@ -25,10 +26,19 @@ def mode_options(default: str, note: str) -> Callable[[click.decorators.FC], cli
     def decorate(func: click.decorators.FC) -> click.decorators.FC:
         for mode in ("auto", "semi-auto", "interactive"):
             text = helps[mode] + (f" ({note})" if mode == default else "")
-            func = click.option(f"--{mode}", "mode", flag_value=mode, help=text)(func)
+            # multiple=True collects every mode flag given, so two different ones are refused, not last-wins
+            func = click.option(f"--{mode}", "mode", flag_value=mode, multiple=True, callback=_one_mode,
+                                help=text)(func)
         return func
 
     return decorate
+
+
+def _one_mode(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> str | None:
+    given = list(dict.fromkeys(value))
+    if len(given) > 1:
+        raise click.UsageError(f"--{given[0]} and --{given[1]} contradict each other; pass one mode", ctx=ctx)
+    return given[0] if given else None
 
 
 def run_options(func: click.decorators.FC) -> click.decorators.FC:
@@ -52,7 +62,7 @@ def run_options(func: click.decorators.FC) -> click.decorators.FC:
 
 
 @click.command("continue")
-@click.argument("task", required=False, shell_complete=complete_tasks)
+@click.argument("task", required=False, shell_complete=complete_tasks, callback=note_task)
 @run_options
 @click.option("--approve", "approve", is_flag=True,
               help="Approve what the task waits for (as `specd approve` does), then go on.")
@@ -97,8 +107,20 @@ def start_run(ctx: click.Context, task: str, *, mode: str | None, agent_spec: st
     bus = EventBus(LiveView(quiet=quiet or as_json, verbose=verbose))
     if as_json:
         bus.subscribe(json_lines)
-    return run_task(project_from(ctx), task, mode_flag=mode, agent_spec=agent_spec, human_for=human_for,
-                    events=bus, max_cost=max_cost, approve=approve).exit_code
+    stopped = run_task(project_from(ctx), task, mode_flag=mode, agent_spec=agent_spec, human_for=human_for,
+                       events=bus, max_cost=max_cost, approve=approve)
+    if as_json:  # the stream ends with the one envelope every verb prints
+        from specd.commands.envelope import emit, error_body
+
+        code = stopped.exit_code
+        failed = error_body(code, stopped.reason or stopped.status, _next(task, stopped.status)) if code else None
+        emit(task, indent=None, error=failed, status=stopped.status, waiting=stopped.waiting)
+    return stopped.exit_code
+
+
+def _next(task: str, status: str) -> str:
+    return {"WAITING_FOR_HUMAN": f"specd status {task}, then specd approve|reject|skip {task}",
+            "CANCELLED": f"specd rerun {task} --from STEP"}.get(status, f"specd status {task}")
 
 
 def json_lines(event: Event) -> None:

@@ -8,17 +8,23 @@ import click
 
 from specd.commands.common import complete_steps, project_from, task_argument
 from specd.commands.continue_ import run_options, start_run
+from specd.commands.envelope import emit, json_option
 from specd.engine import control
 
 
 @click.command()
 @task_argument()
+@json_option()
 @click.pass_context
-def cancel(ctx: click.Context, task: str) -> int:
+def cancel(ctx: click.Context, task: str, as_json: bool) -> int:
     """Cancel TASK: a running task is stopped gracefully (SIGTERM to the specd
     process holding its lock, which stops its agent and saves), then marked
     CANCELLED. CANCELLED is final; `specd rerun TASK --from STEP` starts again."""
-    click.echo(f"{task}: {control.cancel(project_from(ctx), task)}")
+    said = control.cancel(project_from(ctx), task)
+    if as_json:
+        emit(task, status="CANCELLED", said=said)
+        return 0
+    click.echo(f"{task}: {said}")
     return 0
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from specd.commands.continue_ import mode_options
+from specd.commands.envelope import emit, error_body, json_option
 from specd.events import EventBus
 from specd.human import Human
 from specd.tasks.phases import sort_key
@@ -19,7 +20,8 @@ from specd.tasks.phases import sort_key
               show_default=True, help="Where to create the sample project (must be new or empty).")
 @mode_options("auto", "the demo's default")
 @click.option("--quiet", "-q", is_flag=True, help="Only the final summary.")
-def demo(folder: Path, mode: str | None, quiet: bool) -> int:
+@json_option()
+def demo(folder: Path, mode: str | None, quiet: bool, as_json: bool) -> int:
     """Watch specd run the whole built-in pipeline on a sample project, with the
     built-in scripted agent playing the LLM: no API key, done in seconds.
 
@@ -38,8 +40,14 @@ def demo(folder: Path, mode: str | None, quiet: bool) -> int:
     def human_for(_: str) -> Human:
         return StreamHuman()
 
-    code = run_task(project, TASK, mode_flag=mode or "auto", agent_spec=None, human_for=human_for,
-                    events=EventBus(LiveView(quiet=quiet))).exit_code
+    stopped = run_task(project, TASK, mode_flag=mode or "auto", agent_spec=None, human_for=human_for,
+                       events=EventBus(LiveView(quiet=quiet or as_json)))
+    code = stopped.exit_code
+    if as_json:
+        hint = f"cd {project.root} && specd continue {TASK} --{mode or 'auto'}"
+        emit(TASK, project=str(project.root), status=stopped.status,
+             error=error_body(code, stopped.reason or stopped.status, hint) if code else None)
+        return code
     _summary(project.root, TASK, code, mode or "auto")
     return code
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from specd.commands.common import emit_json, project_from
+from specd.commands.common import project_from
+from specd.commands.envelope import emit, error_body
 from specd.doctor import run_checks
 from specd.errors import EXIT_FAILED, EXIT_OK
 
@@ -25,7 +26,9 @@ def doctor(ctx: click.Context, as_json: bool) -> int:
     checks = run_checks(project_from(ctx))
     failed = any(c.level == "FAIL" for c in checks)
     if as_json:
-        emit_json({"ok": not failed, "checks": [c.as_dict() for c in checks]})
+        bad = [c.name for c in checks if c.level == "FAIL"]
+        error = error_body(EXIT_FAILED, "failed checks: " + ", ".join(bad), "see each check's fix") if bad else None
+        emit(None, error=error, checks=[c.as_dict() for c in checks])
     else:
         width = max(len(c.name) for c in checks)
         for check in checks:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from specd.commands.common import emit_json, project_from, warn
+from specd.commands.common import project_from, warn
+from specd.commands.envelope import emit
 from specd.pipeline import load_pipeline
 from specd.pipeline.describe import hook_rows
 
@@ -28,7 +29,7 @@ def hooks(ctx: click.Context, step_name: str | None, as_json: bool) -> int:
     config = load_pipeline(project)
     rows = hook_rows(config, project, step_name)
     if as_json:
-        emit_json(rows)
+        emit(None, step=step_name, hooks=rows)
         return 0
     warn(config.warnings)
     from specd.ui.pipeline import render_hooks

@@ -8,10 +8,13 @@ from pathlib import Path
 import click
 
 from specd.commands.common import complete_steps, project_from, task_argument
+from specd.commands.envelope import emit
+from specd.errors import SpecdError, UsageError, did_you_mean
 from specd.redact import redact
 from specd.state.lock import TaskLock
 from specd.state.store import StateStore
 from specd.tasks import logs as log
+from specd.tasks.project import Project
 from specd.tasks.secrets import load_project_secrets
 from specd.tasks.task import existing_task
 
@@ -19,7 +22,8 @@ from specd.tasks.task import existing_task
 @click.command()
 @task_argument()
 @click.option("--step", metavar="STEP", shell_complete=complete_steps, help="Only this step's events and transcripts.")
-@click.option("--json", "as_json", is_flag=True, help="Print the events as JSON lines, as recorded.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the events as JSON lines, as recorded, then one envelope line (schemas/).")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new events while a run goes on; stop when it ends.")
 @click.pass_context
 def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow: bool) -> int:
@@ -30,11 +34,18 @@ def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow:
     load_project_secrets(project.root)  # transcripts written before a .env value existed are masked now too
     task_dir = existing_task(project, task)
     store = StateStore(task_dir, task)
+    if step is not None:
+        _check_step(project, step, [str(row.get("step")) for row in (store.journal.read())])
     events = log.follow(store.journal.path, TaskLock(task_dir, task)) if follow else iter(store.journal.read())
+    shown = 0
     for event in events:
         if log.matches(event, step):
+            shown += 1
             click.echo(redact(json.dumps(event, default=str) if as_json else log.line(event)))
-    if as_json or (follow and step is None):
+    if as_json:
+        emit(task, indent=None, step=step, events=shown)
+        return 0
+    if follow and step is None:
         return 0
     for row, path in log.transcripts(task_dir, store.load(), step):
         phase = f" phase {row['phase']}" if row.get("phase") else ""
@@ -58,3 +69,18 @@ def _echo_file(path: Path) -> None:
             else:
                 held += chunk  # blank space: printed only if more text follows
     click.echo("" if wrote else "(empty)")
+
+
+def _check_step(project: Project, step: str, seen: list[str]) -> None:
+    """An unknown --step is a typo to name, not an empty log: the pipeline's steps and those the journal holds."""
+    from specd.pipeline import load_pipeline
+
+    try:
+        config = load_pipeline(project)
+        known = [s.name for steps in config.pipelines.values() for s in steps]
+    except SpecdError:  # a broken pipeline file must not hide the log itself: the journal's steps still count
+        known = []
+    names = list(dict.fromkeys([*known, *(s for s in seen if s != "None")]))
+    if step not in names:
+        raise UsageError(f"no step {step!r} in this task's pipeline or log" + did_you_mean(step, names),
+                         fix=f"name one of: {', '.join(names) or '(none yet)'}")

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from specd.commands.common import emit_json, project_from, warn
+from specd.commands.common import project_from, warn
+from specd.commands.envelope import emit, json_option
 from specd.pipeline import load_pipeline, load_pipeline_file
 from specd.pipeline.describe import pipeline_view
 from specd.pipeline.workflows import check_workflow_files
@@ -24,17 +25,23 @@ def pipeline() -> None:
 
 @pipeline.command()
 @click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@json_option()
 @click.pass_context
-def validate(ctx: click.Context, file: Path | None) -> int:
+def validate(ctx: click.Context, file: Path | None, as_json: bool) -> int:
     """Check the effective pipeline (or FILE): version, schema, references,
     cycles, and that every workflow file (steps and hooks) exists and its
     frontmatter parses. Exit 0 if valid, 2 if not."""
     project = project_from(ctx)
     config = load_pipeline_file(file, project) if file else load_pipeline(project)
-    warn(config.warnings)
+    if not as_json:  # --json carries the warnings in its one document
+        warn(config.warnings)
     workflows = check_workflow_files(config, project)
     steps = sum(len(s) for s in config.pipelines.values())
     origin = "built-in" if config.builtin else "project"
+    if as_json:
+        emit(None, source=str(config.source), origin=origin, pipelines=len(config.pipelines), steps=steps,
+             workflow_files=workflows, warnings=list(config.warnings))
+        return 0
     click.echo(f"ok: {config.source} ({origin}): {len(config.pipelines)} pipelines, {steps} steps, "
                f"{workflows} workflow files read")
     return 0
@@ -50,7 +57,7 @@ def show(ctx: click.Context, as_json: bool) -> int:
     config = load_pipeline(project)
     view = pipeline_view(config, project)
     if as_json:
-        emit_json(view)
+        emit(None, **view)
         return 0
     warn(config.warnings)
     from specd.ui.pipeline import render_pipeline

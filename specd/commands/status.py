@@ -6,13 +6,14 @@ import sys
 
 import click
 
-from specd.commands.common import complete_tasks, emit_json, project_from, warn
+from specd.commands.common import complete_tasks, in_project, project_from, warn
+from specd.commands.envelope import emit, note_task
 from specd.tasks.secrets import load_project_secrets
 from specd.tasks.status import all_status, pipeline_or_problem, project_notes, task_status
 
 
 @click.command()
-@click.argument("task", required=False, shell_complete=complete_tasks)
+@click.argument("task", required=False, shell_complete=complete_tasks, callback=note_task)
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.pass_context
 def status(ctx: click.Context, task: str | None, as_json: bool) -> int:
@@ -25,13 +26,16 @@ def status(ctx: click.Context, task: str | None, as_json: bool) -> int:
     as such. One TASK also shows the remaining plan under the pipeline file
     as it is now.
     """
-    project = project_from(ctx)
+    project = in_project(project_from(ctx))
     load_project_secrets(project.root)  # task output shown here may hold .env values
     config, broken = pipeline_or_problem(project)
     warn([*project_notes(project), *([broken] if broken else [])])  # stderr: --json output stays one document
     data = task_status(project, task, config, broken=broken) if task else all_status(project, config, broken)
     if as_json:
-        emit_json(data)
+        if isinstance(data, list):
+            emit(None, tasks=data)
+        else:
+            emit(task, **{k: v for k, v in data.items() if k != "task"})
         return 0
     if isinstance(data, list) and data and not sys.stdout.isatty():
         from specd.redact import redact

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
-from specd.engine import cursor, gates, hook_stage, records
+from specd.engine import cursor, gates, hook_stage, progress, records
 from specd.engine.dispatch import Dispatcher
 from specd.engine.failures import failure_stop
 from specd.engine.loop import Stop
@@ -113,7 +113,7 @@ class Brain:
         self.dispatcher.note = cur.note
         self.store.save(self.state, settled=False)  # saved before dispatch: a crash now re-runs this step, once
         self.events.emit("step_started", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
-                         attempt=cur.attempt)
+                         attempt=cur.attempt, of=progress.step_of(self.state, self.config))
         try:
             with Heartbeat(self.store.heartbeat_path), self.machinery.watch(self.events, f"step {step.name!r}"):
                 result = self.dispatcher.step(step, frame.pipeline, frame.phase, conversation, cur.attempt)

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from specd.engine import answers, cursor
-from specd.errors import ConfigError, LockHeld, TaskError, UsageError
+from specd.errors import ConfigError, LockHeld, TaskError, UsageError, did_you_mean
 from specd.pipeline import load_pipeline
 from specd.pipeline.load import last_loaded_pipeline
 from specd.pipeline.model import PipelineConfig
@@ -168,6 +168,10 @@ def _path_to(config: PipelineConfig, step: str, *, in_phase: bool) -> list[tuple
         for ref in config.steps(pipeline):
             if ref.pipeline and all(p != ref.pipeline for p, _, _ in trail) and len(trail) < 20:
                 queue.append([*trail, (pipeline, ref.name, ref.foreach == "phases")])
+    every = list(dict.fromkeys(s.name for steps in config.pipelines.values() for s in steps))
+    if step not in every:
+        raise UsageError(f"no step {step!r} in {config.source}" + did_you_mean(step, every),
+                         fix=f"name one of: {', '.join(every)}")
     where = "inside a phase pipeline (drop --phase?)" if in_phase else "outside the phase loop (add --phase?)"
     raise UsageError(f"no step {step!r} {where} in {config.source}",
                      fix="name a step shown by `specd pipeline show`")

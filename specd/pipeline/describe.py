@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from specd.errors import ConfigError
+from specd.errors import ConfigError, did_you_mean
 from specd.pipeline.model import PipelineConfig, Step
 from specd.pipeline.resolve import ResolvedHook, global_hook, resolve_workflow, step_hook
 from specd.tasks.project import Project
@@ -79,7 +79,7 @@ def hook_rows(config: PipelineConfig, project: Project, step_name: str | None = 
                              **_row(hook)})
     if step_name and not found:
         names = sorted({s.name for steps in config.pipelines.values() for s in steps})
-        raise ConfigError(f"no step named {step_name!r} in {config.source}",
+        raise ConfigError(f"no step named {step_name!r} in {config.source}" + did_you_mean(step_name, names),
                           fix=f"use one of: {', '.join(names)}")
     return rows
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from specd.engine import cursor, replan
+from specd.engine import cursor, progress, replan
 from specd.engine.waiting import hint
 from specd.errors import SpecdError
 from specd.pipeline import load_pipeline
@@ -69,6 +69,7 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     view["next"] = None if final else nxt
     moved = view.pop("_probe", None)
     view["plan"] = [] if final or pos is None or moved is None else remaining(moved, config)
+    view["progress"] = progress.step_of(moved, config) if view["plan"] else None  # (k, N): "step k of N"
     if state is None:
         view.update(usage={}, phases=[p.id for p in known], hint=f"specd continue {task}",
                     **({} if listing else {"history": []}))

@@ -9,7 +9,7 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from specd.errors import TaskError
+from specd.errors import TaskError, did_you_mean
 from specd.resources import builtin_dir
 from specd.state import atomic
 from specd.tasks.project import Project
@@ -46,7 +46,7 @@ def existing_task(project: Project, name: str) -> Path:
     if not found:
         known = list_tasks(project)
         raise TaskError(
-            f"no task {name!r} in {project.tasks_dir} (or {project.features_dir})",
+            f"no task {name!r} in {project.tasks_dir} (or {project.features_dir})" + did_you_mean(name, known),
             fix=f"create it with `specd new {name}`" + (f", or use one of: {', '.join(known)}" if known else ""),
         )
     return found[0]

@@ -40,7 +40,11 @@ def out() -> Console:
 
 @cache
 def err() -> Console:
-    return Console(file=_Redacting("stderr"), highlight=False)  # type: ignore[arg-type]
+    console = Console(file=_Redacting("stderr"), highlight=False)  # type: ignore[arg-type]
+    if not console.is_terminal:  # a log file or a pipe: one message, one line, never cut mid-sentence
+        console.soft_wrap = True
+        console.width = 10_000
+    return console
 
 
 class Spinner:

@@ -93,9 +93,10 @@ class LiveView:
         self.step_started = time.monotonic()
         phase = f" phase {d['phase']}" if d.get("phase") else ""
         attempt = f" (attempt {d['attempt']})" if d.get("attempt", 1) > 1 else ""
-        label = f"{self.task}: {d['step']}{phase}{attempt}"
+        of = f" (step {d['of'][0]} of {d['of'][1]})" if d.get("of") else ""
+        label = f"{self.task}: {d['step']}{phase}{attempt} {of}"
         if self.quiet or not err().is_terminal:
-            self._say(f"[cyan]▶[/cyan] {d['step']}{phase}{attempt} …")
+            self._say(f"[cyan]▶[/cyan] {d['step']}{phase}{attempt}{of} …")
             return
         self.line = _StepLine(label)
         self.spinner = Spinner(self.line)

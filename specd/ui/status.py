@@ -43,7 +43,9 @@ def render_task(view: dict[str, Any]) -> None:
     for key in ("reason", "status_note"):
         if view.get(key):
             out().print(f"  {escape(view[key])}")
-    out().print(f"  next: {step} (phase {phase})   phases: {', '.join(view.get('phases') or []) or '-'}")
+    of = view.get("progress")
+    where = f"step {of[0]} of {of[1]}: " if of else ""
+    out().print(f"  next: {where}{step} (phase {phase})   phases: {', '.join(view.get('phases') or []) or '-'}")
     history = view.get("history") or []
     if history:
         table = Table("#", "step", "phase", "kind", "outcome", "tokens", "cost", "summary")

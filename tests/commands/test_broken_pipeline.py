@@ -78,7 +78,7 @@ def test_status_logs_and_answers_work_with_a_broken_pipeline_file(project: Proje
     for task in ("t", "u", "v", "fresh"):
         assert task in listing.stdout
     assert "WAITING_FOR_HUMAN" in listing.stdout
-    rows = {row["task"]: row for row in json.loads(project.ok("status", "--json").stdout)}
+    rows = {row["task"]: row for row in json.loads(project.ok("status", "--json").stdout)["tasks"]}
     assert rows["t"]["status"] == "WAITING_FOR_HUMAN"
     assert rows["fresh"]["status"] == "NOT_STARTED"
     assert "gate before 'b'" in project.ok("logs", "t").stdout

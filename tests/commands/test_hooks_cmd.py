@@ -14,7 +14,7 @@ def doc(pipelines: dict[str, Any], **top: Any) -> dict[str, Any]:
 def rows_of(run_cli: Any, p: Any, *args: str) -> list[dict[str, Any]]:
     result = run_cli("--project", str(p.root), "hooks", "--json", *args)
     assert result.code == 0, result.err
-    rows: list[dict[str, Any]] = result.json()
+    rows: list[dict[str, Any]] = result.json()["hooks"]
     return rows
 
 
@@ -134,7 +134,7 @@ def test_step_filter_with_globals_keeps_them(run_cli: Any, project: Any) -> None
 def test_unknown_step_is_exit_2_with_the_choices(run_cli: Any, project: Any) -> None:
     result = run_cli("--project", str(project.root), "hooks", "--step", "deploy", "--json")
     assert result.code == 2
-    assert result.out == ""
+    assert result.json()["error"]["code"] == 2  # --json: the error envelope, and the message on stderr too
     assert "deploy" in result.err
     assert "execute" in result.err  # names the steps there are
 

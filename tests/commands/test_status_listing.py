@@ -15,7 +15,7 @@ def test_listing_rows_carry_no_history_and_print_plain_when_piped(h: Harness) ->
     assert h.cont("done-one").returncode == 0
     before = sorted(p.name for p in h.task_dir("fresh-one").iterdir())
 
-    rows = {row["task"]: row for row in json.loads(h.specd("status", "--json").stdout)}
+    rows = {row["task"]: row for row in json.loads(h.specd("status", "--json").stdout)["tasks"]}
     assert rows["done-one"]["status"] == "COMPLETE"
     assert rows["fresh-one"]["next"]["step"] == "a"
     assert all("history" not in row for row in rows.values())
@@ -31,7 +31,7 @@ def test_listing_rows_carry_no_history_and_print_plain_when_piped(h: Harness) ->
 
 
 def _rows(h: Harness) -> dict[str, dict]:
-    return {row["task"]: row for row in json.loads(h.specd("status", "--json").stdout)}
+    return {row["task"]: row for row in json.loads(h.specd("status", "--json").stdout)["tasks"]}
 
 
 def _indexed(h: Harness) -> dict[str, dict]:

@@ -58,7 +58,7 @@ def test_demo_status_is_complete(demo_project: Demo) -> None:
     root, _ = demo_project
     result = specd("status", "--json", cwd=root)
     assert result.returncode == 0, result.stderr
-    rows = json.loads(result.stdout)
+    rows = json.loads(result.stdout)["tasks"]
     rows = rows if isinstance(rows, list) else [rows]
     (row,) = [r for r in rows if r["task"] == "word-count"]
     assert row["status"] == "COMPLETE"

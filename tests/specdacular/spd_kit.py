@@ -116,7 +116,8 @@ class Project:
     def status(self, task: str | None = None) -> Any:
         result = self.specd("status", *([task] if task else []), "--json")
         assert result.returncode == 0, result.stderr
-        return json.loads(result.stdout)
+        shown = json.loads(result.stdout)
+        return shown if task else shown["tasks"]  # the listing sits under "tasks" in the envelope
 
     def prompt(self, call: int) -> str:
         """The prompt of the agent's ``call``-th invocation (1-based)."""

@@ -118,7 +118,7 @@ def test_orchestrator_project_is_read_noted_on_status_and_refused_on_continue(sp
     sp.task("t", {"stage": "discussion"}, gray=[False])
     result = sp.specd("status", "--json")
     assert result.returncode == 0, result.stderr
-    assert [row["task"] for row in json.loads(result.stdout)] == ["t"]
+    assert [row["task"] for row in json.loads(result.stdout)["tasks"]] == ["t"]
     assert "orchestrator" in result.stderr
     result = sp.cont("t")
     assert result.returncode == 2
