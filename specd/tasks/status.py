@@ -17,7 +17,7 @@ from specd.state.lock import TaskLock, read_owner
 from specd.state.model import RunState
 from specd.state.store import StateStore
 from specd.system.machine import interrupted_reason
-from specd.tasks import phases, status_index
+from specd.tasks import graph, phases, status_index
 from specd.tasks.derive import Derived, derive, seed_cursor
 from specd.tasks.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
 from specd.tasks.task import existing_task, read_config
@@ -48,7 +48,7 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
         config, broken = pipeline_or_problem(project)
     task_config = read_config(task_dir)
     view: dict[str, Any] = {"task": task, "status": "NOT_STARTED", "stage": task_config.get("stage"),
-                            "folder": project.rel(task_dir)}
+                            "folder": project.rel(task_dir), "needs": list(graph.needs(task_dir, task_config))}
     known = phases.discover(task_dir)
     if config is None:
         return _state_only(view, task, state, store, known, listing)
