@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from specd.commands.common import project_from, task_argument
+from specd.commands.common import task_argument, task_project
 from specd.engine.control import answer
 
 
@@ -22,7 +22,7 @@ def approve(ctx: click.Context, task: str, note: str) -> int:
     """Approve what TASK waits for: at a gate the step runs at the next
     `specd continue`; at an escalation (an outcome routed to stop, max_visits,
     a budget) the run goes on as the waiting record says. Nothing runs now."""
-    return _say(task, answer(project_from(ctx), task, "approve", note))
+    return _say(task, answer(task_project(ctx, task), task, "approve", note))
 
 
 @click.command()
@@ -32,7 +32,7 @@ def approve(ctx: click.Context, task: str, note: str) -> int:
 def reject(ctx: click.Context, task: str, note: str) -> int:
     """Send TASK back to the step's `on_reject` target (default: the step
     before the one waiting), which runs again with NOTE in its prompt."""
-    return _say(task, answer(project_from(ctx), task, "reject", note))
+    return _say(task, answer(task_project(ctx, task), task, "reject", note))
 
 
 @click.command()
@@ -41,4 +41,4 @@ def reject(ctx: click.Context, task: str, note: str) -> int:
 def skip(ctx: click.Context, task: str) -> int:
     """Skip the step TASK waits at: it counts as finished with outcome `done`
     and is routed as `done` (so skipping review ends the phase)."""
-    return _say(task, answer(project_from(ctx), task, "skip"))
+    return _say(task, answer(task_project(ctx, task), task, "skip"))

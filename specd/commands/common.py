@@ -18,6 +18,13 @@ def project_from(ctx: click.Context) -> Project:
     return find_project(explicit=root.get("project_dir"))
 
 
+def task_project(ctx: click.Context, task: str) -> Project:
+    """The project ``task`` lives in: its own worktree while `specd run` runs it there, else this one."""
+    from specd.tasks.locate import locate
+
+    return locate(project_from(ctx), task)
+
+
 def warn(messages: tuple[str, ...] | list[str]) -> None:
     for message in messages:
         click.echo(redact(f"specd: warning: {message}"), err=True)

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
 from specd.commands.common import complete_tasks, emit_json, project_from, warn
 from specd.pipeline.model import PipelineConfig
 from specd.tasks import graph
+from specd.tasks.locate import branch, locate
 from specd.tasks.project import Project
 from specd.tasks.secrets import load_project_secrets
 from specd.tasks.status import all_status, pipeline_or_problem, project_notes, task_status
@@ -39,7 +41,11 @@ def status(ctx: click.Context, task: str | None, as_json: bool, as_graph: bool, 
     warn([*project_notes(project), *([broken] if broken else [])])  # stderr: --json output stays one document
     if as_graph:
         return _graph(project, config, broken, mermaid)
-    data = task_status(project, task, config, broken=broken) if task else all_status(project, config, broken)
+    data: dict[str, Any] | list[dict[str, Any]]
+    if task and (where := locate(project, task)) != project:  # running in its worktree: its live folder is there
+        data = task_status(where, task, broken=broken) | {"branch": branch(task)}
+    else:
+        data = task_status(project, task, config, broken=broken) if task else all_status(project, config, broken)
     if isinstance(data, list):
         problem = graph.annotate(data)  # said once; every task is still listed
         warn([problem] if problem else [])
