@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from specd.commands.common import project_from, task_argument
+from specd.commands.common import task_argument, task_project
 from specd.commands.envelope import emit, json_option
 from specd.engine.control import answer
 
@@ -27,7 +27,7 @@ def approve(ctx: click.Context, task: str, note: str, as_json: bool) -> int:
     """Approve what TASK waits for: at a gate the step runs at the next
     `specd continue`; at an escalation (an outcome routed to stop, max_visits,
     a budget) the run goes on as the waiting record says. Nothing runs now."""
-    return _say(task, answer(project_from(ctx), task, "approve", note), "approve", as_json)
+    return _say(task, answer(task_project(ctx, task), task, "approve", note), "approve", as_json)
 
 
 @click.command()
@@ -38,7 +38,7 @@ def approve(ctx: click.Context, task: str, note: str, as_json: bool) -> int:
 def reject(ctx: click.Context, task: str, note: str, as_json: bool) -> int:
     """Send TASK back to the step's `on_reject` target (default: the step
     before the one waiting), which runs again with NOTE in its prompt."""
-    return _say(task, answer(project_from(ctx), task, "reject", note), "reject", as_json)
+    return _say(task, answer(task_project(ctx, task), task, "reject", note), "reject", as_json)
 
 
 @click.command()
@@ -48,4 +48,4 @@ def reject(ctx: click.Context, task: str, note: str, as_json: bool) -> int:
 def skip(ctx: click.Context, task: str, as_json: bool) -> int:
     """Skip the step TASK waits at: it counts as finished with outcome `done`
     and is routed as `done` (so skipping review ends the phase)."""
-    return _say(task, answer(project_from(ctx), task, "skip"), "skip", as_json)
+    return _say(task, answer(task_project(ctx, task), task, "skip"), "skip", as_json)

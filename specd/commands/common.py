@@ -28,6 +28,13 @@ def in_project(project: Project) -> Project:
     return project
 
 
+def task_project(ctx: click.Context, task: str) -> Project:
+    """The project ``task`` lives in: its own worktree while `specd run` runs it there, else this one."""
+    from specd.tasks.locate import locate
+
+    return locate(project_from(ctx), task)
+
+
 def warn(messages: tuple[str, ...] | list[str]) -> None:
     for message in messages:
         click.echo(redact(f"specd: warning: {message}"), err=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from specd.commands.common import complete_tasks, project_from
+from specd.commands.common import complete_tasks, project_from, task_project
 from specd.commands.envelope import note_task
 from specd.engine.seam import run_task
 from specd.errors import UsageError
@@ -107,7 +107,7 @@ def start_run(ctx: click.Context, task: str, *, mode: str | None, agent_spec: st
     bus = EventBus(LiveView(quiet=quiet or as_json, verbose=verbose))
     if as_json:
         bus.subscribe(json_lines)
-    stopped = run_task(project_from(ctx), task, mode_flag=mode, agent_spec=agent_spec, human_for=human_for,
+    stopped = run_task(task_project(ctx, task), task, mode_flag=mode, agent_spec=agent_spec, human_for=human_for,
                        events=bus, max_cost=max_cost, approve=approve)
     if as_json:  # the stream ends with the one envelope every verb prints
         from specd.commands.envelope import emit, error_body

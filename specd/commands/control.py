@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from specd.commands.common import complete_steps, project_from, task_argument
+from specd.commands.common import complete_steps, task_argument, task_project
 from specd.commands.continue_ import run_options, start_run
 from specd.commands.envelope import emit, json_option
 from specd.engine import control
@@ -20,7 +20,7 @@ def cancel(ctx: click.Context, task: str, as_json: bool) -> int:
     """Cancel TASK: a running task is stopped gracefully (SIGTERM to the specd
     process holding its lock, which stops its agent and saves), then marked
     CANCELLED. CANCELLED is final; `specd rerun TASK --from STEP` starts again."""
-    said = control.cancel(project_from(ctx), task)
+    said = control.cancel(task_project(ctx, task), task)
     if as_json:
         emit(task, status="CANCELLED", said=said)
         return 0
@@ -35,7 +35,7 @@ def cancel(ctx: click.Context, task: str, as_json: bool) -> int:
 def retry(ctx: click.Context, /, task: str, **options: Any) -> int:
     """Run the step that FAILED (or BLOCKED) TASK again, then go on as
     `specd continue` would, with the run's saved agent and mode."""
-    click.echo(f"{task}: {control.retry(project_from(ctx), task)}", err=True)
+    click.echo(f"{task}: {control.retry(task_project(ctx, task), task)}", err=True)
     return start_run(ctx, task, **options)
 
 
@@ -50,5 +50,5 @@ def rerun(ctx: click.Context, /, task: str, step: str, phase: str | None, **opti
     """Run TASK again from STEP (in phase P). Later history rows are kept and
     marked superseded, never deleted. Works on COMPLETE, FAILED and CANCELLED
     tasks too, e.g. after new phases were added to the roadmap."""
-    click.echo(f"{task}: {control.rerun(project_from(ctx), task, step, phase)}", err=True)
+    click.echo(f"{task}: {control.rerun(task_project(ctx, task), task, step, phase)}", err=True)
     return start_run(ctx, task, **options)

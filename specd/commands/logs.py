@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from specd.commands.common import complete_steps, project_from, task_argument
+from specd.commands.common import complete_steps, task_argument, task_project
 from specd.commands.envelope import emit
 from specd.errors import SpecdError, UsageError, did_you_mean
 from specd.redact import redact
@@ -30,7 +30,7 @@ def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow:
     """Show TASK's events (runs, steps, hooks, gates, notices) one line each,
     then the agent transcript of every step (with --step, only that step's).
     With -f, follow a running task until its run ends."""
-    project = project_from(ctx)
+    project = task_project(ctx, task)
     load_project_secrets(project.root)  # transcripts written before a .env value existed are masked now too
     task_dir = existing_task(project, task)
     store = StateStore(task_dir, task)

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
 from specd.commands.common import complete_tasks, in_project, project_from, warn
 from specd.commands.envelope import emit, note_task
+from specd.pipeline.model import PipelineConfig
+from specd.tasks import graph
+from specd.tasks.locate import branch, locate
+from specd.tasks.project import Project
 from specd.tasks.secrets import load_project_secrets
 from specd.tasks.status import all_status, pipeline_or_problem, project_notes, task_status
 
@@ -15,8 +20,10 @@ from specd.tasks.status import all_status, pipeline_or_problem, project_notes, t
 @click.command()
 @click.argument("task", required=False, shell_complete=complete_tasks, callback=note_task)
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
+@click.option("--graph", "as_graph", is_flag=True, help="Print the task graph (who needs whom) instead.")
+@click.option("--mermaid", is_flag=True, help="With --graph: print it as a Mermaid flowchart.")
 @click.pass_context
-def status(ctx: click.Context, task: str | None, as_json: bool) -> int:
+def status(ctx: click.Context, task: str | None, as_json: bool, as_graph: bool, mermaid: bool) -> int:
     """Show every task's status, next step and phase, or one TASK in detail.
 
     Statuses: NOT_STARTED, IN_PROGRESS, WAITING_FOR_HUMAN, BLOCKED, COMPLETE,
@@ -24,13 +31,25 @@ def status(ctx: click.Context, task: str | None, as_json: bool) -> int:
     agent last showed activity; `stalled` when that is longer than
     SPECD_STALL_SECONDS (default 120). A run whose process died is reported
     as such. One TASK also shows the remaining plan under the pipeline file
-    as it is now.
+    as it is now. Each task shows the tasks it needs (depends_on) and
+    whether it is ready; --graph prints the whole graph.
     """
+    if mermaid and not as_graph:
+        raise click.UsageError("--mermaid goes with --graph")
     project = in_project(project_from(ctx))
     load_project_secrets(project.root)  # task output shown here may hold .env values
     config, broken = pipeline_or_problem(project)
     warn([*project_notes(project), *([broken] if broken else [])])  # stderr: --json output stays one document
-    data = task_status(project, task, config, broken=broken) if task else all_status(project, config, broken)
+    if as_graph:
+        return _graph(project, config, broken, mermaid)
+    data: dict[str, Any] | list[dict[str, Any]]
+    if task and (where := locate(project, task)) != project:  # running in its worktree: its live folder is there
+        data = task_status(where, task, broken=broken) | {"branch": branch(task)}
+    else:
+        data = task_status(project, task, config, broken=broken) if task else all_status(project, config, broken)
+    if isinstance(data, list):
+        problem = graph.annotate(data)  # said once; every task is still listed
+        warn([problem] if problem else [])
     if as_json:
         if isinstance(data, list):
             emit(None, tasks=data)
@@ -49,4 +68,14 @@ def status(ctx: click.Context, task: str | None, as_json: bool) -> int:
         render_tasks(data, project.tasks_dir)
     else:
         render_task(data)
+    return 0
+
+
+def _graph(project: Project, config: PipelineConfig | None, broken: str | None, mermaid: bool) -> int:
+    from specd.redact import redact
+    from specd.ui import graph as drawing
+
+    edges = graph.load(project)  # an unknown name or a cycle is bad input here: the graph cannot be drawn
+    statuses = {str(row["task"]): str(row["status"]) for row in all_status(project, config, broken)}
+    click.echo(redact(drawing.mermaid(edges, statuses) if mermaid else drawing.text(edges, statuses)))
     return 0

@@ -20,6 +20,7 @@ from specd.engine.modes import needs_gate
 from specd.engine.waiting import hint, waiting
 from specd.errors import STATUS_EXIT
 from specd.events import EventBus
+from specd.git.shared_tree import TreeLock
 from specd.human import Human
 from specd.pipeline.model import PipelineConfig, Step
 from specd.state.lock import CANCEL_MARK
@@ -43,6 +44,7 @@ class Brain:
     store: StateStore
     dispatcher: Dispatcher
     limits: Budget
+    tree: TreeLock | None = None  # steps of runs sharing a working tree take turns (git only)
     _synced: tuple[str | None, str | None] | None = field(default=None, init=False)  # config.json's last move
     _machinery: Machinery | None = field(default=None, init=False)  # checked around every step and hook
 
@@ -62,6 +64,8 @@ class Brain:
                     cur = self._enter(frame, step)
                     if cur is None:
                         continue
+                if self.tree:  # held from the pre-dispatch save to the step's commit; released in _advance or _end
+                    self.tree.hold()
                 for stage in STAGES:  # what a stage records is saved before the next dispatch, or with the move
                     if stage not in cur.completed:
                         self._run_stage(stage, frame, step, cur)
@@ -151,6 +155,8 @@ class Brain:
             cursor.finish(frame, step.name)
         cursor.route(frame, self.config, step, "next" if target == "stop" else target)
         self.store.save(self.state)
+        if self.tree:
+            self.tree.release()
         if target == "stop":
             raise Stop("WAITING_FOR_HUMAN", f"step {step.name!r} ended with {outcome!r}, which needs a human: "
                        f"`specd approve {self.task}` goes on, `specd reject {self.task} --note TEXT` sends it back",
@@ -200,4 +206,6 @@ class Brain:
                           completed=len(self.state.phases_completed))
         self.events.emit("run_finished", task=self.task, status=status, exit_code=code, reason=reason,
                          usage=self.state.usage, hint=hint(self.task, self.state))
+        if self.tree:  # after the run's last commit: a failed step's changes are closed in it
+            self.tree.release()
         return code

@@ -21,6 +21,7 @@ from specd.engine.modes import human_present, resolve_mode
 from specd.engine.waiting import answers_text, held, hint, release_if_gone, what
 from specd.errors import ConfigError, TaskError, Waiting
 from specd.events import EventBus
+from specd.git.shared_tree import TreeLock
 from specd.human import Human, NoHuman
 from specd.pipeline import load_pipeline
 from specd.pipeline.model import PipelineConfig
@@ -98,6 +99,9 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
                     agent=getattr(agent, "name", "agent"))
         store.save(state)
         brain = Brain(project, task, config, mode, human, events, store, dispatcher, limits)
+        if recorder is not None:
+            brain.tree = TreeLock(recorder.repo.git_dir or recorder.repo.common_dir, task,
+                                  lambda message: events.emit("notice", message=message))
         try:
             brain.run(state)
             return state.status, state.reason, state.waiting

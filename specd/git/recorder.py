@@ -21,6 +21,7 @@ from specd.git import tree
 from specd.git.journal import Journal, Pending
 from specd.git.repo import GitFailed, Repo
 from specd.git.settings import Settings
+from specd.git.shared_tree import own_output
 from specd.git.tree import Snapshot
 from specd.git.windows import Windows, contested
 from specd.redact import redact
@@ -31,7 +32,8 @@ class GitRecorder:
         self.repo, self.settings, self.task, self.task_dir, self.events = repo, settings, task, task_dir, events
         self.folder, self.specd = repo.rel(task_dir), repo.rel(settings.specd_dir)
         self.scope = repo.rel(settings.root)
-        self.windows = Windows(repo.common_dir)
+        self.windows = Windows(repo.git_dir or repo.common_dir)
+        self.own_output = own_output(repo.top)  # `specd continue t 2>e1.txt`: never a step's work
         self.before: Snapshot | None = None  # set while a step or hook is open
         self.pending: set[str] = set()  # this run's changes outside the task folder, not yet committed
         self.reported: set[str] = set()  # paths the open step's agent said it changed
@@ -115,9 +117,9 @@ class GitRecorder:
         now = self._snapshot()
         earlier = tree.load(self.baseline)  # the last run stopped inside a step: what changed since is its work
         if earlier is not None:
-            self.pending |= {p for p in tree.changed(earlier, now) if p in now and not self._specd(p)}
+            self.pending |= {p for p in tree.changed(earlier, now) if p in now and not self._specd(p)} - self.own_output
         others = self.windows.others()  # what other runs' open steps are changing is not the user's
-        dirty = [p for p, e in now.items() if not self._specd(p) and p not in self.pending
+        dirty = [p for p, e in now.items() if not self._specd(p) and p not in self.pending | self.own_output
                  and not contested(p, e.digest, others)]
         if dirty:
             self._warn(f"{len(dirty)} path{'s' if len(dirty) != 1 else ''} outside .specd/ "
@@ -136,7 +138,7 @@ class GitRecorder:
         others, fresh = self.windows.others(), False
         # Only paths dirty now: one that went clean was reverted, or committed by another run.
         for path in tree.changed(before, after) & after.keys():
-            if self._specd(path):
+            if self._specd(path) or path in self.own_output:
                 continue  # the task folder is committed anyway; specd's config and other tasks never are
             if path in self.reported or not contested(path, after[path].digest, others):
                 self.pending.add(path)

@@ -57,22 +57,24 @@ class Repo:
     top: Path  # the work tree's top folder; every path specd hands git is relative to it
     common_dir: Path
     identity: list[str] = field(default_factory=list)
+    git_dir: Path | None = None  # this work tree's own (a worktree's differs from the common dir)
     _lock: FileLock | None = None
 
     @classmethod
     def open(cls, folder: Path) -> Repo | None:
         """The repository holding ``folder``, or None when there is none (or git is missing)."""
         try:
-            found = git(folder, "rev-parse", "--show-toplevel", "--git-common-dir")
+            found = git(folder, "rev-parse", "--show-toplevel", "--git-common-dir", "--git-dir")
         except OSError:
             return None
         lines = found.stdout.splitlines()
-        if found.returncode != 0 or len(lines) != 2:
+        if found.returncode != 0 or len(lines) != 3:
             return None
         top = Path(lines[0])
         # `git var` fails exactly when a commit would ask "Please tell me who you are" (config or env).
         known = all(git(top, "var", f"GIT_{who}_IDENT").returncode == 0 for who in ("AUTHOR", "COMMITTER"))
-        return cls(top, (folder / lines[1]).resolve(), [] if known else FALLBACK_IDENTITY)
+        identity = [] if known else FALLBACK_IDENTITY
+        return cls(top, (folder / lines[1]).resolve(), identity, (folder / lines[2]).resolve())
 
     @contextmanager
     def locked(self) -> Iterator[None]:

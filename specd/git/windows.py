@@ -5,7 +5,9 @@ write a file that A's snapshot then sees as changed. Each open step therefore le
 starting snapshot here (one file per process, under the repository's specd lock); a path that
 another open step had in a different state when it began may be that step's work, and is left
 to it unless this step's agent named the path as its own. A run's changes that wait for its next
-commit (a hook's) are listed too, so no other run takes them meanwhile.
+commit (a hook's) are listed too, so no other run takes them meanwhile. A run with no step open
+contests only those. Steps of runs in one tree also take turns (``shared_tree``); the windows are per
+tree (its own git dir), since runs in other worktrees never change this tree's files.
 """
 
 from __future__ import annotations
@@ -20,12 +22,13 @@ from specd.state import atomic
 from specd.state.lock import pid_alive
 
 PENDING = "<pending>"  # never a digest: every state of the path differs from it
+OPEN = "<open>"  # a key no git path has: set when the window is an open step, not only pending changes
 State = dict[str, str]  # path → digest at the step's start, for the paths dirty then
 
 
 class Windows:
-    def __init__(self, common_dir: Path) -> None:
-        self.folder = common_dir / "specd-steps"
+    def __init__(self, git_dir: Path) -> None:
+        self.folder = git_dir / "specd-steps"
         self.mine = self.folder / f"{os.getpid()}.json"
 
     def publish(self, task: str, before: Snapshot | None, pending: set[str]) -> None:
@@ -34,6 +37,8 @@ class Windows:
             self.mine.unlink(missing_ok=True)
             return
         state = {p: e.digest for p, e in (before or {}).items()} | dict.fromkeys(pending, PENDING)
+        if before is not None:
+            state[OPEN] = OPEN
         atomic.write_json(self.mine, {"task": task, "before": state})
 
     def others(self) -> list[State]:
@@ -52,4 +57,5 @@ class Windows:
 
 def contested(path: str, now: str | None, others: list[State]) -> bool:
     """Whether some other open step began with ``path`` in another state (so it may have changed it)."""
-    return any(state.get(path) != now for state in others)
+    # A run with only pending changes claims those paths, not every path it had clean.
+    return any(state.get(path) != now if OPEN in state else path in state for state in others)

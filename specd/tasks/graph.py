@@ -124,3 +124,41 @@ class Readiness:
 def readiness(graph: Graph, task: str, statuses: Mapping[str, str]) -> Readiness:
     pending = tuple(name for name in graph.get(task, ()) if statuses.get(name) != "COMPLETE")
     return Readiness(not pending, pending)
+
+
+def check_new(project: Project, task: str, after: Iterable[str]) -> tuple[str, ...]:
+    """The needs of a task about to be created, checked against the graph with it added (before anything
+    is written): an unknown name, or a cycle an existing ``depends_on`` naming ``task`` would close."""
+    wanted = tuple(dict.fromkeys(after))
+    where = f"specd new {task} --after"
+    for name in wanted:
+        if not SLUG.match(name) or ".." in name:
+            raise TaskError(f"{where} {name}: {name!r} is not a task name",
+                            fix="use the name of a folder under .specd/tasks/")
+        if name == task:
+            raise TaskError(f"{where} {name}: a task cannot depend on itself", fix=f"drop --after {name}")
+    graph: dict[str, tuple[str, ...]] = {name: needs(existing_task(project, name)) for name in list_tasks(project)}
+    unknown = [name for name in wanted if name not in graph]
+    if unknown:
+        known = ", ".join(sorted(graph)) or "none"
+        raise TaskError(f"{where} {unknown[0]}: {unknown[0]!r} is not a task (tasks: {known})",
+                        fix=f"create it first with `specd new {unknown[0]}`, or drop --after {unknown[0]}")
+    graph[task] = wanted
+    check(graph, project)
+    return wanted
+
+
+def annotate(rows: list[dict[str, Any]]) -> str | None:
+    """Add ``ready`` and ``waits_for`` to `specd status` rows (each holding its ``needs``); returns what is
+    wrong with the graph, if anything, so the listing can say it once and still show every task."""
+    graph = {str(row["task"]): tuple(row.get("needs") or ()) for row in rows}
+    statuses = {str(row["task"]): str(row.get("status")) for row in rows}
+    problem = None
+    try:
+        check(graph)
+    except TaskError as exc:
+        problem = f"{exc.message} (fix: {exc.fix})" if exc.fix else exc.message
+    for row in rows:
+        state = readiness(graph, str(row["task"]), statuses)
+        row["ready"], row["waits_for"] = state.ready, list(state.waiting_for)
+    return problem

@@ -17,7 +17,7 @@ from specd.state.lock import TaskLock, read_owner
 from specd.state.model import RunState
 from specd.state.store import StateStore
 from specd.system.machine import interrupted_reason
-from specd.tasks import phases, status_index
+from specd.tasks import graph, locate, phases, status_index
 from specd.tasks.derive import Derived, derive, seed_cursor
 from specd.tasks.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
 from specd.tasks.task import existing_task, read_config
@@ -48,7 +48,7 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
         config, broken = pipeline_or_problem(project)
     task_config = read_config(task_dir)
     view: dict[str, Any] = {"task": task, "status": "NOT_STARTED", "stage": task_config.get("stage"),
-                            "folder": project.rel(task_dir)}
+                            "folder": project.rel(task_dir), "needs": list(graph.needs(task_dir, task_config))}
     known = phases.discover(task_dir)
     if config is None:
         return _state_only(view, task, state, store, known, listing)
@@ -198,10 +198,16 @@ def all_status(project: Project, config: PipelineConfig | None = None,
     if config is None and broken is None:
         config, broken = pipeline_or_problem(project)
 
+    away = locate.in_worktrees(project)  # shown from their worktree, with its branch; never indexed
+
     def build(task: str) -> dict[str, Any]:
         try:
+            if task in away:
+                tree = Project(locate.worktree_root(project, task))
+                return task_status(tree, task, None, listing=True) | {
+                    "branch": locate.branch(task), "folder": project.rel(tree.tasks_dir / task)}
             return task_status(project, task, config, listing=True, broken=broken)
         except SpecdError as exc:
             return {"task": task, "status": "ERROR", "reason": str(exc), "next": None}
 
-    return status_index.listing(project, build)
+    return status_index.listing(project, build, always=away)

@@ -19,7 +19,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from specd import __version__
@@ -72,8 +72,10 @@ def task_folders(project: Project) -> dict[str, list[tuple[str, Signature]]]:
     return found
 
 
-def listing(project: Project, build: Callable[[str], dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every task's row in name order: from the index where still valid, otherwise from ``build(task)``."""
+def listing(project: Project, build: Callable[[str], dict[str, Any]],
+            always: Collection[str] = ()) -> list[dict[str, Any]]:
+    """Every task's row in name order: from the index where still valid, otherwise from ``build(task)``.
+    Tasks in ``always`` (running in a worktree, whose files the signatures do not watch) are always built."""
     path = project.specd_dir / ".cache" / INDEX
     kept = _load(path)
     fresh: dict[str, Any] = {}
@@ -81,7 +83,7 @@ def listing(project: Project, build: Callable[[str], dict[str, Any]]) -> list[di
     settled = time.time_ns() - RACY_NS  # taken before any row is built
     for name, folders in sorted(task_folders(project).items()):
         # A name in both places is never taken from the index: building its row reports the clash.
-        folder, marks = folders[0] if len(folders) == 1 else (None, None)
+        folder, marks = folders[0] if len(folders) == 1 and name not in always else (None, None)
         entry = kept.get(folder) if folder else None
         if folder and entry is not None and entry.get("sig") == marks and isinstance(entry.get("row"), dict):
             row = entry["row"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 from string import Template
@@ -65,7 +66,7 @@ def list_tasks(project: Project) -> list[str]:
     return sorted(names)
 
 
-def create_task(project: Project, name: str, description: str) -> Path:
+def create_task(project: Project, name: str, description: str, depends_on: Sequence[str] = ()) -> Path:
     folder = task_dir(project, name)
     legacy = project.features_dir / name
     if legacy.exists():
@@ -87,6 +88,7 @@ def create_task(project: Project, name: str, description: str) -> Path:
         "description": description,
         "stage": "discussion",
         "phases": {"total": 0, "completed": 0, "current": None, "current_status": None},
+        **({"depends_on": list(depends_on)} if depends_on else {}),
     })
     return folder
 

@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-HEADER = ("task", "status", "next step", "phase", "cost", "updated")
+HEADER = ("task", "status", "needs", "ready", "next step", "phase", "cost", "updated")
 
 
 def cells(row: dict[str, Any]) -> tuple[str, ...]:
     nxt = row.get("next") or {}
     cost = (row.get("usage") or {}).get("cost_usd")
-    return (str(row["task"]), str(row["status"]), str(nxt.get("step") or "-"), str(nxt.get("phase") or "-"),
+    task = str(row["task"]) + (f" ({row['branch']})" if row.get("branch") else "")  # running in its worktree
+    return (task, str(row["status"]), ", ".join(row.get("needs") or ()) or "-", _ready(row),
+            str(nxt.get("step") or "-"), str(nxt.get("phase") or "-"),
             f"${cost:.4f}" if isinstance(cost, int | float) and cost else "-", str(row.get("updated_at") or "-"))
+
+
+def _ready(row: dict[str, Any]) -> str:
+    if "ready" not in row:
+        return "-"
+    return "yes" if row["ready"] else "waits for " + ", ".join(row.get("waits_for") or ())
 
 
 def table(rows: list[dict[str, Any]]) -> str:

@@ -24,8 +24,8 @@ def test_listing_rows_carry_no_history_and_print_plain_when_piped(h: Harness) ->
     listing = h.specd("status")
     assert listing.returncode == 0, listing.stderr
     lines = listing.stdout.splitlines()
-    assert lines[0].split() == ["task", "status", "next", "step", "phase", "cost", "updated"]
-    assert any(line.split()[:3] == ["fresh-one", "NOT_STARTED", "a"] for line in lines)
+    assert lines[0].split() == ["task", "status", "needs", "ready", "next", "step", "phase", "cost", "updated"]
+    assert any(line.split()[:5] == ["fresh-one", "NOT_STARTED", "-", "yes", "a"] for line in lines)
     assert not any(ch in listing.stdout for ch in "┃│━─")  # no table drawing when piped
     assert sorted(p.name for p in h.task_dir("fresh-one").iterdir()) == before  # status only reads
 
@@ -47,7 +47,7 @@ def test_finished_rows_are_indexed_and_rebuilt_when_their_files_change(h: Harnes
     assert h.cont("done-one").returncode == 0
     first = _rows(h)
     assert set(_indexed(h)) == {"done-one"}  # only a run that ended for good is kept
-    assert _indexed(h)["done-one"] == first["done-one"]
+    assert _indexed(h)["done-one"] == {k: v for k, v in first["done-one"].items() if k not in ("ready", "waits_for")}
     assert _rows(h) == first  # the second listing, from the index, says the same
 
     # An in-place edit (same inode) to config.json: the row is built again, and says so.

@@ -1,0 +1,76 @@
+"""A task running in its own worktree (`.specd/worktrees/<task>/`, branch `specd/<task>`) is answered and
+inspected from the main tree exactly as one running there (issue 17, part 3)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from git_harness import GitProject
+
+
+def test_a_task_in_a_worktree_is_answered_and_shown_from_the_main_tree(tmp_path: Path) -> None:
+    gp = GitProject(tmp_path, steps=("discuss", "plan"))
+    gp.rules({"*": {"write": {"out-{task}-{step}.txt": "{task} {step}\n"}}})
+    gp.new("t")
+    gp.new("other")
+    gp.git("add", "-A")
+    gp.git("commit", "-q", "-m", "tasks")
+    gp.git("worktree", "add", "-q", "-b", "specd/t", ".specd/worktrees/t")
+    tree = gp.root / ".specd" / "worktrees" / "t"
+    live = tree / ".specd" / "tasks" / "t"
+
+    # interactive with no input: the run stops at the first gate, WAITING_FOR_HUMAN, in the worktree
+    held = gp.specd("--project", str(tree), "continue", "t", "--interactive", "--agent", gp.agent_spec())
+    assert held.returncode == 3, held.stdout + held.stderr
+    assert (live / ".pipeline-state.json").is_file()
+    assert not (gp.root / ".specd" / "tasks" / "t" / ".pipeline-state.json").exists()  # main's copy untouched
+
+    rows = {row["task"]: row for row in json.loads(gp.specd("status", "--json").stdout)}
+    assert rows["t"]["status"] == "WAITING_FOR_HUMAN"
+    assert rows["t"]["branch"] == "specd/t"
+    assert rows["t"]["folder"] == ".specd/worktrees/t/.specd/tasks/t"
+    assert rows["other"]["status"] == "NOT_STARTED"
+    assert "branch" not in rows["other"]
+    plain = gp.specd("status").stdout
+    assert any(line.split()[:3] == ["t", "(specd/t)", "WAITING_FOR_HUMAN"] for line in plain.splitlines())
+
+    one = json.loads(gp.specd("status", "t", "--json").stdout)
+    assert (one["status"], one["branch"]) == ("WAITING_FOR_HUMAN", "specd/t")
+
+    approved = gp.specd("approve", "t", "--note", "go on")
+    assert approved.returncode == 0, approved.stderr
+    state = json.loads((live / ".pipeline-state.json").read_text())
+    assert any(c.get("answer") == "approve" for c in state.get("checkpoints", [])), state
+
+    logs = gp.specd("logs", "t")
+    assert logs.returncode == 0, logs.stderr
+    assert "discuss" in logs.stdout
+
+    done = gp.specd("--project", str(tree), "continue", "t", "--auto", "--agent", gp.agent_spec())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (tree / "out-t-discuss.txt").is_file()
+    assert not (gp.root / "out-t-discuss.txt").exists()  # the user's tree is not where the task ran
+    on_branch = gp.git("log", "--format=%s", "specd/t")
+    assert "docs(t): discuss complete" in on_branch
+    assert "docs(t)" not in gp.git("log", "--format=%s", "HEAD")
+    assert json.loads(gp.specd("status", "t", "--json").stdout)["status"] == "COMPLETE"
+    # a COMPLETE row from a worktree is never indexed: it is read from the worktree each time
+    rows = {row["task"]: row for row in json.loads(gp.specd("status", "--json").stdout)}
+    assert (rows["t"]["status"], rows["t"]["branch"]) == ("COMPLETE", "specd/t")
+
+
+def test_cancel_from_the_main_tree_reaches_the_worktree(tmp_path: Path) -> None:
+    gp = GitProject(tmp_path, steps=("discuss",))
+    gp.new("t")
+    gp.git("add", "-A")
+    gp.git("commit", "-q", "-m", "tasks")
+    gp.git("worktree", "add", "-q", "-b", "specd/t", ".specd/worktrees/t")
+    tree = gp.root / ".specd" / "worktrees" / "t"
+    assert gp.specd("--project", str(tree), "continue", "t", "--interactive",
+                    "--agent", gp.agent_spec()).returncode == 3
+    cancelled = gp.specd("cancel", "t")
+    assert cancelled.returncode == 0, cancelled.stderr
+    live = json.loads((tree / ".specd" / "tasks" / "t" / ".pipeline-state.json").read_text())
+    assert live["status"] == "CANCELLED"
+    assert not (gp.root / ".specd" / "tasks" / "t" / ".pipeline-state.json").exists()
