@@ -31,7 +31,7 @@ class GitRecorder:
         self.repo, self.settings, self.task, self.task_dir, self.events = repo, settings, task, task_dir, events
         self.folder, self.specd = repo.rel(task_dir), repo.rel(settings.specd_dir)
         self.scope = repo.rel(settings.root)
-        self.windows = Windows(repo.common_dir)
+        self.windows = Windows(repo.common_dir, repo.top)
         self.before: Snapshot | None = None  # set while a step or hook is open
         self.pending: set[str] = set()  # this run's changes outside the task folder, not yet committed
         self.reported: set[str] = set()  # paths the open step's agent said it changed

@@ -11,6 +11,7 @@ commit (a hook's) are listed too, so no other run takes them meanwhile.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -24,8 +25,10 @@ State = dict[str, str]  # path → digest at the step's start, for the paths dir
 
 
 class Windows:
-    def __init__(self, common_dir: Path) -> None:
-        self.folder = common_dir / "specd-steps"
+    def __init__(self, common_dir: Path, top: Path | None = None) -> None:
+        # One folder per work tree: a task in its own worktree (`specd run`) shares no files with the others.
+        tree = "" if top is None else hashlib.sha1(str(top.resolve()).encode()).hexdigest()[:12]
+        self.folder = common_dir / "specd-steps" / tree if tree else common_dir / "specd-steps"
         self.mine = self.folder / f"{os.getpid()}.json"
 
     def publish(self, task: str, before: Snapshot | None, pending: set[str]) -> None:
