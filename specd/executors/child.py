@@ -52,7 +52,7 @@ class Child:
 def start(task: str, tree: Path, options: list[str], inbox: queue.Queue[tuple[str, dict[str, Any] | None]],
           now: float) -> Child:
     argv = [sys.executable, "-m", "specd", "--project", str(tree), "continue", task, "--json", *options]
-    errors = tempfile.TemporaryFile()  # outside the worktree: specd's own output is never committed
+    errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed in ended()); outside the worktree: specd's own output is never committed
     proc = popen_child(argv, env=dict(os.environ), cwd=tree, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                        stderr=errors)
     child = Child(task, proc, errors, now)

@@ -141,7 +141,8 @@ class LocalExecutor:
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + TIMEOUT
         while not all((self.repo.tree(n.split("-")[0]) / f"held-{n}").exists() for n in held):
-            assert time.monotonic() < deadline and proc.poll() is None, "the held steps never started"
+            assert proc.poll() is None, "the executor ended before the held steps started"
+            assert time.monotonic() < deadline, "the held steps never started"
             time.sleep(0.1)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()

@@ -20,7 +20,8 @@ def assert_clean_branches(repo: Repo, tasks: list[str]) -> None:
         for subject, files in commits:
             for other in tasks:
                 if other != task:
-                    strays = [f for f in files if f"-{other}-" in f or f"tasks/{other}/" in f or f == f"ledger-{other}.txt"]
+                    strays = [f for f in files
+                              if f"-{other}-" in f or f"tasks/{other}/" in f or f == f"ledger-{other}.txt"]
                     assert not strays, (task, subject, strays)
 
 
@@ -49,8 +50,10 @@ def test_a_chain_runs_in_order(executor: Any, repo: Repo) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     first = {t: min(start for task, _, start, _ in repo.ledger() if task == t) for t in "abc"}
     last = {t: max(end for task, _, _, end in repo.ledger() if task == t) for t in "abc"}
-    assert last["a"] <= first["b"] and last["b"] <= first["c"]
-    assert (repo.tree("c") / "out-a-s3.txt").exists() and (repo.tree("c") / "out-b-s3.txt").exists()
+    assert last["a"] <= first["b"]
+    assert last["b"] <= first["c"]
+    assert (repo.tree("c") / "out-a-s3.txt").exists()
+    assert (repo.tree("c") / "out-b-s3.txt").exists()
 
 
 def test_a_diamond_merges_both_needs_and_a_conflict_stops_only_the_join(executor: Any, repo: Repo) -> None:
@@ -66,7 +69,8 @@ def test_a_diamond_merges_both_needs_and_a_conflict_stops_only_the_join(executor
     summary = {row["task"]: row for row in map(json.loads, done.stdout.splitlines()) if row["kind"] == "summary"}
     assert {t: summary[t]["status"] for t in "abce"} == dict.fromkeys("abce", "COMPLETE")
     assert summary["d"]["status"] == "BLOCKED"
-    assert "shared.txt" in summary["d"]["reason"] and "git -C .specd/worktrees/d merge specd/" in summary["d"]["reason"]
+    assert "shared.txt" in summary["d"]["reason"]
+    assert "git -C .specd/worktrees/d merge specd/" in summary["d"]["reason"]
     assert not (repo.tree("d") / "ledger-d.txt").exists()  # d never ran a step
     assert repo.git("status", "--porcelain", cwd=repo.tree("d")) == ""  # the merge was undone
 
@@ -90,7 +94,8 @@ def test_a_held_gate_waits_and_is_answered_later(executor: Any, tmp_path: Any) -
     repo.new("free")
     waiting = executor.run("--all", "--semi-auto")
     assert waiting.returncode == 3, waiting.stdout + waiting.stderr
-    assert executor.status("g") == "WAITING_FOR_HUMAN" and executor.status("free") == "WAITING_FOR_HUMAN"
+    assert executor.status("g") == "WAITING_FOR_HUMAN"
+    assert executor.status("free") == "WAITING_FOR_HUMAN"
     for task in ("g", "free"):
         answered = repo.specd("--project", str(repo.tree(task)), "approve", task)
         assert answered.returncode == 0, answered.stderr

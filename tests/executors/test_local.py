@@ -1,0 +1,62 @@
+"""The local executor beyond the contract: signals, bad input, the plain live view."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from executor_harness import TIMEOUT, Repo
+
+
+def test_sigterm_stops_every_task_aborted_and_a_new_run_resumes(repo: Repo) -> None:
+    for task in ("a", "b"):
+        repo.new(task)
+        (repo.dir / f"hold-{task}-s2").write_text("")
+    proc = subprocess.Popen([sys.executable, "-m", "specd", "run", "--all", "--auto", "--agent", repo.agent()],
+                            cwd=repo.root, env=repo.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + TIMEOUT
+    while not all((repo.tree(t) / f"held-{t}-s2").exists() for t in ("a", "b")):
+        assert time.monotonic() < deadline, "the held steps never started"
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGTERM)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 130, out + err
+    assert out.count("ABORTED") >= 2
+    for task in ("a", "b"):
+        (repo.dir / f"hold-{task}-s2").unlink()
+    done = repo.specd("run", "--all", "--auto", "--agent", repo.agent())
+    assert done.returncode == 0, done.stdout + done.stderr
+    steps = [(t, s) for t, s, _, _ in repo.ledger()]
+    assert sorted(steps) == sorted((t, s) for t in "ab" for s in repo.steps)
+
+
+def test_an_unknown_task_or_a_cycle_is_bad_input(repo: Repo) -> None:
+    unknown = repo.specd("run", "nope")
+    assert unknown.returncode == 2
+    assert "nope" in unknown.stderr
+    repo.new("x", "y")
+    repo.new("y", "x")
+    cycle = repo.specd("run", "--all")
+    assert cycle.returncode == 2
+    assert "cycle" in cycle.stderr
+    assert "Traceback" not in cycle.stderr
+
+
+def test_neither_tasks_nor_all_is_a_usage_error(repo: Repo) -> None:
+    done = repo.specd("run")
+    assert done.returncode == 2
+    assert "--all" in done.stderr
+
+
+def test_piped_output_is_plain_lines_and_a_table(repo: Repo) -> None:
+    repo.new("a")
+    done = repo.specd("run", "a", "--auto", "--agent", repo.agent())
+    assert done.returncode == 0
+    assert "a: started in .specd/worktrees/a" in done.stdout
+    assert "a: COMPLETE" in done.stdout
+    assert "specd/a" in done.stdout
+    assert "\x1b[" not in done.stdout
