@@ -76,6 +76,8 @@ def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:
 
 
 def _merge(project: Project, tree: Path, task: str, need: str) -> None:
+    if git(tree, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch(need)}").returncode != 0:
+        return  # the need finished in the user's own tree (`specd continue`): its work is on the base already
     if git(tree, "merge-base", "--is-ancestor", branch(need), "HEAD").returncode == 0:
         return  # merged before (a resumed run), or nothing new
     merged = git(tree, *_identity(tree), "merge", "--no-edit", "--quiet", branch(need))

@@ -60,3 +60,14 @@ def test_piped_output_is_plain_lines_and_a_table(repo: Repo) -> None:
     assert "a: COMPLETE" in done.stdout
     assert "specd/a" in done.stdout
     assert "\x1b[" not in done.stdout
+
+
+def test_a_need_finished_in_the_users_tree_has_no_branch_to_merge(repo: Repo) -> None:
+    repo.new("base")
+    finished = repo.specd("continue", "base", "--auto", "--agent", repo.agent())  # in the user's own tree
+    assert finished.returncode == 0, finished.stderr
+    repo.new("next", "base")
+    done = repo.specd("run", "next", "--auto", "--agent", repo.agent())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (repo.tree("next") / "out-next-s3.txt").exists()
+    assert not repo.tree("base").exists()  # a COMPLETE need is not run again
