@@ -21,7 +21,9 @@ class RunView:
         self.rows: dict[str, dict[str, Any]] = {}
         self.live: Live | None = None
         if not as_json and sys.stdout.isatty():
-            self.live = Live(self._table(), console=self.console, refresh_per_second=4, transient=True)
+            # get_renderable: each refresh redraws the table, so elapsed times tick between events too
+            self.live = Live(console=self.console, get_renderable=self._table, refresh_per_second=4,
+                             transient=True)
             self.live.start()
 
     def __call__(self, task: str, event: dict[str, Any]) -> None:
@@ -45,8 +47,6 @@ class RunView:
             self._say(f"{task}: {event.get('status')}{reason}")
         elif kind == "task_held":
             self._say(f"{task}: not started, waits for {', '.join(event.get('waiting_for') or [])}")
-        if self.live is not None:
-            self.live.update(self._table())
 
     def _say(self, line: str) -> None:
         if self.live is not None:
@@ -57,7 +57,7 @@ class RunView:
     def _table(self) -> Table:
         table = Table(box=None, show_header=False)
         now = time.monotonic()
-        for task, row in self.rows.items():
+        for task, row in list(self.rows.items()):  # the refresh thread reads while events arrive
             table.add_row(task, str(row["step"]), f"{now - row['since']:.0f}s", f"{row['tokens']} tok",
                           f"${row['cost']:.4f}")
         return table
