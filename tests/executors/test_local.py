@@ -71,3 +71,14 @@ def test_a_need_finished_in_the_users_tree_has_no_branch_to_merge(repo: Repo) ->
     assert done.returncode == 0, done.stdout + done.stderr
     assert (repo.tree("next") / "out-next-s3.txt").exists()
     assert not repo.tree("base").exists()  # a COMPLETE need is not run again
+
+
+def test_worktrees_stay_ignored_in_a_project_set_up_before_specd_run(repo: Repo) -> None:
+    ignore = repo.root / ".specd" / ".gitignore"
+    ignore.write_text(ignore.read_text().replace("worktrees/\n", ""))  # as `specd init` wrote it before
+    repo.git("commit", "-q", "-am", "an older .specd/.gitignore")
+    repo.new("a")
+    before = repo.snapshot()
+    done = repo.specd("run", "a", "--auto", "--agent", repo.agent())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert repo.snapshot() == before
