@@ -77,6 +77,7 @@ class LocalExecutor:
 
     def run(self, names: list[str]) -> dict[str, Result]:
         graph = graphs.load(self.project)
+        worktrees.check(self.project)
         order = graphs.closure(graph, targets(self.project, names, graph))
         status = {t: current_status(self.project, t) for t in order}
         pending = [t for t in order if status[t] not in FINAL]

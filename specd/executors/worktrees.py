@@ -15,6 +15,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from specd.errors import UsageError
 from specd.git.repo import FALLBACK_IDENTITY, git
 from specd.tasks.project import Project
 
@@ -58,6 +59,16 @@ def task_project(project: Project, task: str) -> Project:
     """Where ``task`` runs: its worktree when it has one, else the user's tree."""
     tree = path_of(project, task)
     return Project(tree) if (tree / ".git").exists() else project
+
+
+def check(project: Project) -> None:
+    """`specd run` needs a repository with a commit to branch from; say so before anything starts."""
+    if git(project.root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").returncode != 0:
+        inside = git(project.root, "rev-parse", "--git-dir").returncode == 0
+        raise UsageError(f"{project.root} {'has no commit yet' if inside else 'is not in a git repository'}: "
+                         "`specd run` puts each task in a git worktree branched from your HEAD",
+                         fix="commit once (`git add -A && git commit -m initial`)" if inside else
+                         "`git init`, commit once, then `specd run` again (or run one task: `specd continue TASK`)")
 
 
 def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:

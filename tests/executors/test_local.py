@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from executor_harness import TIMEOUT, Repo
 
@@ -82,3 +83,19 @@ def test_worktrees_stay_ignored_in_a_project_set_up_before_specd_run(repo: Repo)
     done = repo.specd("run", "a", "--auto", "--agent", repo.agent())
     assert done.returncode == 0, done.stdout + done.stderr
     assert repo.snapshot() == before
+
+
+def test_a_repository_without_a_commit_is_bad_input(tmp_path: Path) -> None:
+    project = tmp_path / "fresh"
+    project.mkdir()
+    run = [sys.executable, "-m", "specd"]
+    for argv in (["init"], ["new", "a"]):
+        assert subprocess.run([*run, *argv], cwd=project, capture_output=True, check=False).returncode == 0
+    outside = subprocess.run([*run, "run", "a"], cwd=project, capture_output=True, text=True, check=False)
+    assert outside.returncode == 2
+    assert "not in a git repository" in outside.stderr
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    empty = subprocess.run([*run, "run", "a"], cwd=project, capture_output=True, text=True, check=False)
+    assert empty.returncode == 2
+    assert "has no commit yet" in empty.stderr
+    assert not (project / ".specd" / "worktrees" / "a").exists()
