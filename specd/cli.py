@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "init": ("specd.commands.init", "init", "Create .specd/ (and optionally an editable pipeline file)."),
     "new": ("specd.commands.new", "new", "Create a task folder with its starter documents."),
     "continue": ("specd.commands.continue_", "continue_", "Run a task's pipeline from where it stands."),
+    "run": ("specd.commands.run", "run", "Run every ready task side by side, each in its own worktree."),
+    "land": ("specd.commands.land", "land", "Merge a finished task's branch into your branch."),
     "status": ("specd.commands.status", "status", "Show where every task (or one task) stands."),
     "approve": ("specd.commands.answer", "approve", "Approve what a waiting task waits for (gate, escalation)."),
     "reject": ("specd.commands.answer", "reject", "Send a waiting task back to an earlier step, with a note."),

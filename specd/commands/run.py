@@ -1,0 +1,70 @@
+"""`specd run`: every ready task side by side, each in its own worktree."""
+
+from __future__ import annotations
+
+import signal
+from typing import Any
+
+import click
+
+from specd.commands.common import complete_tasks, project_from
+from specd.commands.continue_ import mode_options
+from specd.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_WAITING, UsageError
+
+
+@click.command("run")
+@click.argument("tasks", nargs=-1, shell_complete=complete_tasks)
+@click.option("--all", "all_tasks", is_flag=True, help="Every unfinished task.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+              help="How many tasks run at once (default: the number of CPUs, at least 2).")
+@mode_options("interactive", "the default, unless a run or the pipeline file says otherwise")
+@click.option("--agent", "agent_spec", metavar="SPEC", help="The agent every task uses (as in `specd continue`).")
+@click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="A cap on the whole run, across tasks.")
+@click.option("--json", "as_json", is_flag=True, help="Every event as one JSON line with its task.")
+@click.option("--land", "land_them", is_flag=True, help="Land every task that completed (`specd land`).")
+@click.pass_context
+def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: int | None, mode: str | None,
+        agent_spec: str | None, max_cost: float | None, as_json: bool, land_them: bool) -> int:
+    """Run TASKs (or, with --all, every unfinished task) and what they need,
+    side by side, each in its own git worktree .specd/worktrees/<task> on
+    branch specd/<task>. Your own tree, index and branch are not touched;
+    `specd land TASK` brings a finished task's work back.
+
+    Exit codes: 0 all complete, 1 a task failed or is blocked, 2 bad input,
+    3 a task waits for a human, 130 interrupted (run again to resume).
+    """
+    from specd.executors.local import LocalExecutor, Settings
+    from specd.ui.many import RunView
+
+    if bool(tasks) == all_tasks:
+        raise UsageError("name the tasks to run, or pass --all", fix="`specd run TASK...` or `specd run --all`")
+    project = project_from(ctx)
+    settings = Settings(mode=mode, agent=agent_spec, max_cost=max_cost)
+    if jobs is not None:
+        settings = Settings(jobs, mode, agent_spec, max_cost)
+    view = RunView(as_json=as_json)
+    executor = LocalExecutor(project, settings, view)
+
+    def stop(signum: int, frame: Any) -> None:
+        executor.interrupt()
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        results = list(executor.run(list(tasks)).values())
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    view.close(results)
+    if land_them:
+        from specd.executors.land import land
+
+        for result in results:
+            if result.status == "COMPLETE" and result.task in executor.started:
+                for line in land(project, result.task):
+                    click.echo(line)
+    if executor.stopping:
+        return EXIT_INTERRUPTED
+    statuses = {r.status for r in results}
+    if statuses & {"BLOCKED", "FAILED"}:
+        return EXIT_FAILED
+    return EXIT_OK if statuses <= {"COMPLETE"} else EXIT_WAITING

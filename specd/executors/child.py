@@ -1,0 +1,87 @@
+"""One task run as a child process: `python -m specd --project <worktree> continue <task> --json`.
+
+A child per task gives real parallelism, its own task lock and clean kill semantics; it calls the seam
+like any `specd continue`. Its JSON event lines feed the live view; a reader thread per child puts them on
+the executor's queue, so the executor's main thread (which starts every child, as PDEATHSIG needs) never
+blocks on one child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from specd.agents.proc import popen_child
+from specd.system import children
+
+# what a child's exit code says when it printed no run_finished event (bad input, a crash)
+EXIT_STATUS = {0: "COMPLETE", 1: "BLOCKED", 2: "FAILED", 3: "WAITING_FOR_HUMAN", 4: "CANCELLED", 130: "ABORTED"}
+
+
+@dataclass
+class Child:
+    task: str
+    proc: subprocess.Popen[bytes]
+    errors: Any  # a temporary file holding the child's stderr
+    started: float
+    step: str = ""
+    tokens: int = 0
+    cost: float = 0.0  # spent by this child's run since it started
+    finished: dict[str, Any] = field(default_factory=dict)
+
+    def terminate(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.proc.pid, signal.SIGTERM)  # the child saves its state and ends ABORTED
+
+    def stderr_tail(self) -> str:
+        self.errors.seek(0)
+        lines = self.errors.read().decode("utf-8", "replace").strip().splitlines()
+        return "\n".join(lines[-5:])
+
+
+def start(task: str, tree: Path, options: list[str], inbox: queue.Queue[tuple[str, dict[str, Any] | None]],
+          now: float) -> Child:
+    argv = [sys.executable, "-m", "specd", "--project", str(tree), "continue", task, "--json", *options]
+    errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed in ended()); outside the worktree: specd's own output is never committed
+    proc = popen_child(argv, env=dict(os.environ), cwd=tree, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=errors)
+    child = Child(task, proc, errors, now)
+    threading.Thread(target=_read, args=(child, inbox), daemon=True).start()
+    return child
+
+
+def _read(child: Child, inbox: queue.Queue[tuple[str, dict[str, Any] | None]]) -> None:
+    assert child.proc.stdout is not None
+    for raw in child.proc.stdout:
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            continue  # not an event line (a stray print); the live view needs none of it
+        if isinstance(event, dict):
+            inbox.put((child.task, event))
+    child.proc.wait()
+    inbox.put((child.task, None))  # None: the child is gone
+
+
+def ended(child: Child) -> None:
+    children.ended(child.proc.pid)
+    child.errors.close()
+
+
+def status_of(child: Child) -> tuple[str, str]:
+    """The status and reason the child ended with."""
+    if child.finished:
+        return str(child.finished.get("status")), str(child.finished.get("reason") or "")
+    code = child.proc.returncode
+    status = EXIT_STATUS.get(code, "FAILED") if code is not None and code >= 0 else "ABORTED"
+    return status, child.stderr_tail() or f"specd continue {child.task} exited with {code}"

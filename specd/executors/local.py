@@ -1,0 +1,167 @@
+"""The local executor: every task of a closure, up to N at once, each in its own worktree, dependencies first.
+
+A task starts only when everything it needs is COMPLETE. A task whose need ended otherwise (waiting, blocked,
+failed) is not started and is reported as waiting on that need. ``--max-cost`` caps the whole run: each child
+gets what is left (total minus what the others spent so far) and no task starts once it is spent.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from specd.executors import child as children
+from specd.executors import worktrees
+from specd.state.store import StateStore
+from specd.tasks import graph as graphs
+from specd.tasks.project import Project
+from specd.tasks.status import task_status
+from specd.tasks.task import existing_task
+
+FINAL = ("COMPLETE", "CANCELLED", "FAILED")
+Listener = Callable[[str, dict[str, Any]], None]  # (task, event): the child's events plus the executor's own
+
+
+@dataclass(frozen=True)
+class Settings:
+    jobs: int = max(2, os.cpu_count() or 2)
+    mode: str | None = None
+    agent: str | None = None
+    max_cost: float | None = None
+
+
+@dataclass
+class Result:
+    task: str
+    status: str
+    reason: str = ""
+    waiting_for: tuple[str, ...] = ()
+
+    @property
+    def branch(self) -> str:
+        return worktrees.branch(self.task)
+
+
+def current_status(project: Project, task: str) -> str:
+    return str(task_status(worktrees.task_project(project, task), task, listing=True)["status"])
+
+
+def targets(project: Project, names: list[str], graph: graphs.Graph) -> list[str]:
+    """The named tasks (checked) or, with none named, every unfinished task."""
+    for name in names:
+        existing_task(project, name)
+    if names:
+        return names
+    return [t for t in graph if current_status(project, t) not in FINAL]
+
+
+class LocalExecutor:
+    def __init__(self, project: Project, settings: Settings, listener: Listener) -> None:
+        self.project, self.settings, self.listener = project, settings, listener
+        self.inbox: queue.Queue[tuple[str, dict[str, Any] | None]] = queue.Queue()
+        self.running: dict[str, children.Child] = {}
+        self.results: dict[str, Result] = {}
+        self.spent = 0.0
+        self.started: set[str] = set()  # tasks this run started
+        self.stopping = False
+
+    def interrupt(self) -> None:
+        """SIGINT/SIGTERM: every child saves its state and ends ABORTED; nothing new starts."""
+        self.stopping = True
+        for running in list(self.running.values()):
+            running.terminate()
+
+    def run(self, names: list[str]) -> dict[str, Result]:
+        graph = graphs.load(self.project)
+        worktrees.check(self.project)
+        order = graphs.closure(graph, targets(self.project, names, graph))
+        status = {t: current_status(self.project, t) for t in order}
+        pending = [t for t in order if status[t] not in FINAL]
+        for task in order:
+            if status[task] in FINAL:
+                self.results[task] = Result(task, status[task])
+        while pending or self.running:
+            pending = self._start_ready(pending, graph, status)
+            if not self.running:
+                break
+            self._receive(status)
+        for task in pending:  # never started: the run was stopped, or the budget is spent
+            why = "interrupted" if self.stopping else "the run's --max-cost is spent"
+            self.results[task] = Result(task, status[task], why)
+        return {t: self.results[t] for t in order}
+
+    def _start_ready(self, pending: list[str], graph: graphs.Graph, status: dict[str, str]) -> list[str]:
+        left: list[str] = []
+        for task in pending:
+            needs = graph.get(task, ())
+            stuck = tuple(n for n in needs if status[n] != "COMPLETE" and n not in pending and n not in self.running)
+            if stuck:
+                self.results[task] = Result(task, status[task], "waits for " + ", ".join(stuck), stuck)
+                self.listener(task, {"kind": "task_held", "waiting_for": list(stuck)})
+            elif any(status[n] != "COMPLETE" for n in needs) or not self._may_start():
+                left.append(task)
+            else:
+                self._start(task, needs, status)
+        return left
+
+    def _may_start(self) -> bool:
+        budget = self.settings.max_cost
+        return (not self.stopping and len(self.running) < self.settings.jobs
+                and (budget is None or self.spent < budget))
+
+    def _start(self, task: str, needs: tuple[str, ...], status: dict[str, str]) -> None:
+        try:
+            tree = worktrees.prepare(self.project, task, needs)
+        except (worktrees.Conflict, worktrees.WorktreeError) as exc:
+            status[task] = "BLOCKED"
+            self.results[task] = Result(task, "BLOCKED", str(exc))
+            self.listener(task, {"kind": "task_finished", "status": "BLOCKED", "reason": str(exc)})
+            return
+        self.running[task] = children.start(task, tree, self._options(task, tree), self.inbox, time.monotonic())
+        status[task] = "IN_PROGRESS"
+        self.started.add(task)
+        self.listener(task, {"kind": "task_started", "worktree": self.project.rel(tree)})
+
+    def _options(self, task: str, tree: Any) -> list[str]:
+        options = [f"--{self.settings.mode}"] if self.settings.mode else []
+        if self.settings.agent:
+            options += ["--agent", self.settings.agent]
+        if self.settings.max_cost is not None:
+            # the child's budget is its run's total so far plus what this whole run has left
+            state = StateStore(existing_task(Project(tree), task), task).load(with_history=False)
+            before = float(state.usage.get("cost_usd") or 0) if state else 0.0
+            options += ["--max-cost", f"{before + max(0.0, self.settings.max_cost - self.spent):.6f}"]
+        return options
+
+    def _receive(self, status: dict[str, str]) -> None:
+        try:
+            task, event = self.inbox.get(timeout=0.2)  # a timeout, so signal handlers run promptly
+        except queue.Empty:
+            return
+        running = self.running[task]
+        if event is None:
+            self._finished(running, status)
+            return
+        kind = event.get("kind")
+        if kind == "step_started":
+            running.step = str(event.get("step") or "")
+        elif kind == "step_finished":  # a step's whole usage; the live `usage` events are its running total
+            usage = event.get("usage") or {}
+            running.tokens += int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+            running.cost += float(usage.get("cost_usd") or 0)
+            self.spent += float(usage.get("cost_usd") or 0)
+        elif kind == "run_finished":
+            running.finished = event
+        self.listener(task, event)
+
+    def _finished(self, running: children.Child, status: dict[str, str]) -> None:
+        del self.running[running.task]
+        state, reason = children.status_of(running)
+        children.ended(running)
+        status[running.task] = state
+        self.results[running.task] = Result(running.task, state, reason)
+        self.listener(running.task, {"kind": "task_finished", "status": state, "reason": reason})

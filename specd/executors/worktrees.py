@@ -1,0 +1,134 @@
+"""One git worktree per task run by ``specd run``: ``.specd/worktrees/<task>/`` on branch ``specd/<task>``.
+
+The worktree is a full checkout, so the task's agent, hooks and step commits happen there and never in the
+user's tree, index or branch. It starts from the user's current HEAD with every needed task's branch merged in.
+
+The task folder: when the base commit does not hold ``.specd/tasks/<task>/`` (a task created with `specd new`
+and not committed yet, the usual case), it is copied from the user's tree into the worktree and committed on the
+task branch as the branch's first commit, so the run's step commits hold only step work. The pipeline file,
+hooks and workflows come from the base commit: commit them to have tasks run under them.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from specd.errors import UsageError
+from specd.git.repo import FALLBACK_IDENTITY, git
+from specd.tasks.project import Project
+
+FOLDER = "worktrees"
+# Files specd writes beside a task's state that are never copied (locks, heartbeats, scratch results).
+TRANSIENT = ("*.lock", "*.lock.owner", ".heartbeat", ".result-*.json", ".tmp-*", "transcripts",
+             ".cancel-requested", ".git-baseline.json", ".git-pending.json")
+
+
+@dataclass(frozen=True)
+class Conflict(Exception):
+    """Merging a needed task's branch conflicts; nothing was changed (the merge was aborted)."""
+
+    task: str
+    need: str
+    files: tuple[str, ...]
+    command: str
+
+    def __str__(self) -> str:
+        return (f"merging {branch(self.need)} into {branch(self.task)} conflicts in {', '.join(self.files)}; "
+                f"see it with `{self.command}`, resolve and commit there, then `specd run {self.task}`")
+
+
+class WorktreeError(Exception):
+    """git refused to create or update a worktree; the message quotes git."""
+
+
+def branch(task: str) -> str:
+    return f"specd/{task}"
+
+
+def root_of(project: Project) -> Path:
+    return project.specd_dir / FOLDER
+
+
+def path_of(project: Project, task: str) -> Path:
+    return root_of(project) / task
+
+
+def task_project(project: Project, task: str) -> Project:
+    """Where ``task`` runs: its worktree when it has one, else the user's tree."""
+    tree = path_of(project, task)
+    return Project(tree) if (tree / ".git").exists() else project
+
+
+def check(project: Project) -> None:
+    """`specd run` needs a repository with a commit to branch from; say so before anything starts."""
+    if git(project.root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").returncode != 0:
+        inside = git(project.root, "rev-parse", "--git-dir").returncode == 0
+        raise UsageError(f"{project.root} {'has no commit yet' if inside else 'is not in a git repository'}: "
+                         "`specd run` puts each task in a git worktree branched from your HEAD",
+                         fix="commit once (`git add -A && git commit -m initial`)" if inside else
+                         "`git init`, commit once, then `specd run` again (or run one task: `specd continue TASK`)")
+
+
+def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:
+    """The task's worktree, created (or reused on resume) with every need's branch merged in."""
+    _ignore(project)
+    tree = path_of(project, task)
+    if not (tree / ".git").exists():
+        _run(project.root, "worktree", "prune")
+        exists = git(project.root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch(task)}").returncode == 0
+        spec = [str(tree), branch(task)] if exists else ["-b", branch(task), str(tree), "HEAD"]
+        _run(project.root, "worktree", "add", "--quiet", *spec)
+    for need in needs:
+        _merge(project, tree, task, need)
+    _bring_task_folder(project, tree, task)
+    return tree
+
+
+def _merge(project: Project, tree: Path, task: str, need: str) -> None:
+    if git(tree, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch(need)}").returncode != 0:
+        return  # the need finished in the user's own tree (`specd continue`): its work is on the base already
+    if git(tree, "merge-base", "--is-ancestor", branch(need), "HEAD").returncode == 0:
+        return  # merged before (a resumed run), or nothing new
+    merged = git(tree, *_identity(tree), "merge", "--no-edit", "--quiet", branch(need))
+    if merged.returncode == 0:
+        return
+    files = tuple(git(tree, "diff", "--name-only", "--diff-filter=U").stdout.split())
+    git(tree, "merge", "--abort")
+    if not files:
+        raise WorktreeError(f"`git merge {branch(need)}` in {project.rel(tree)} failed: "
+                            f"{(merged.stderr or merged.stdout).strip()}")
+    raise Conflict(task, need, files, f"git -C {project.rel(tree)} merge {branch(need)}")
+
+
+def _bring_task_folder(project: Project, tree: Path, task: str) -> None:
+    rel = project.tasks_dir.relative_to(project.root) / task
+    source, target = project.root / rel, tree / rel
+    if target.is_dir() or not source.is_dir():
+        return
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(*TRANSIENT))
+    _run(tree, "add", "--", str(rel))
+    _run(tree, *_identity(tree), "commit", "--quiet", "--no-verify", "-m", f"specd: task folder of {task}",
+         "--", str(rel))
+
+
+def _ignore(project: Project) -> None:
+    # Repositories set up before `specd run` existed have no `worktrees/` line in .specd/.gitignore.
+    folder = root_of(project)
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / ".gitignore"
+    if not marker.exists():
+        marker.write_text("*\n", encoding="utf-8")
+
+
+def _identity(tree: Path) -> list[str]:
+    known = all(git(tree, "var", f"GIT_{who}_IDENT").returncode == 0 for who in ("AUTHOR", "COMMITTER"))
+    return [] if known else FALLBACK_IDENTITY
+
+
+def _run(where: Path, *args: str) -> str:
+    done = git(where, *args)
+    if done.returncode != 0:
+        raise WorktreeError(f"`git {' '.join(args)}` failed: {(done.stderr or done.stdout).strip()}")
+    return done.stdout

@@ -1,0 +1,80 @@
+"""What `specd run` shows: a live line per running task, a line when one finishes, waits or fails, a table."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from specd.redact import redact_obj
+
+
+class RunView:
+    def __init__(self, *, as_json: bool) -> None:
+        self.as_json = as_json
+        self.console = Console(stderr=False, highlight=False)
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.live: Live | None = None
+        if not as_json and sys.stdout.isatty():
+            # get_renderable: each refresh redraws the table, so elapsed times tick between events too
+            self.live = Live(console=self.console, get_renderable=self._table, refresh_per_second=4,
+                             transient=True)
+            self.live.start()
+
+    def __call__(self, task: str, event: dict[str, Any]) -> None:
+        if self.as_json:
+            print(json.dumps(redact_obj({"task": task, **event}), default=str), flush=True)
+            return
+        kind = event.get("kind")
+        row = self.rows.setdefault(task, {"step": "", "tokens": 0, "cost": 0.0, "since": time.monotonic()})
+        if kind == "task_started":
+            row["since"] = time.monotonic()
+            self._say(f"{task}: started in {event.get('worktree')}")
+        elif kind == "step_started":
+            row["step"] = event.get("step")
+        elif kind == "step_finished":
+            usage = event.get("usage") or {}
+            row["tokens"] += int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+            row["cost"] += float(usage.get("cost_usd") or 0)
+        elif kind == "task_finished":
+            self.rows.pop(task, None)
+            reason = f": {event.get('reason')}" if event.get("reason") and event.get("status") != "COMPLETE" else ""
+            self._say(f"{task}: {event.get('status')}{reason}")
+        elif kind == "task_held":
+            self._say(f"{task}: not started, waits for {', '.join(event.get('waiting_for') or [])}")
+
+    def _say(self, line: str) -> None:
+        if self.live is not None:
+            self.live.console.print(line, markup=False)
+        else:
+            print(line, flush=True)
+
+    def _table(self) -> Table:
+        table = Table(box=None, show_header=False)
+        now = time.monotonic()
+        for task, row in list(self.rows.items()):  # the refresh thread reads while events arrive
+            table.add_row(task, str(row["step"]), f"{now - row['since']:.0f}s", f"{row['tokens']} tok",
+                          f"${row['cost']:.4f}")
+        return table
+
+    def close(self, results: list[Any]) -> None:
+        if self.live is not None:
+            self.live.stop()
+        if self.as_json:
+            for result in results:
+                print(json.dumps({"task": result.task, "kind": "summary", "status": result.status,
+                                  "waiting_for": list(result.waiting_for), "branch": result.branch,
+                                  "reason": result.reason}), flush=True)
+            return
+        table = Table(title=None)
+        for column in ("task", "status", "waits for", "branch"):
+            table.add_column(column)
+        for result in results:
+            waits = ", ".join(result.waiting_for) or (result.reason if result.status != "COMPLETE" else "")
+            table.add_row(result.task, result.status, waits, result.branch)
+        Console(width=None if sys.stdout.isatty() else 200).print(table)

@@ -1,0 +1,74 @@
+"""`specd land` and `specd run --land`: a finished task's branch comes back as one merge commit, or nothing."""
+
+from __future__ import annotations
+
+from executor_harness import Repo
+
+
+def run(repo: Repo, *args: str) -> None:
+    done = repo.specd("run", *args, "--auto", "--agent", repo.agent())
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_land_merges_the_branch_and_removes_the_worktree(repo: Repo) -> None:
+    repo.new("a")
+    run(repo, "a")
+    repo.write("notes.txt", "my own edit, elsewhere\n")  # a dirty path the merge does not touch
+    landed = repo.specd("land", "a")
+    assert landed.returncode == 0, landed.stderr
+    assert "specd/a merged into main" in landed.stdout
+    assert repo.git("log", "-1", "--format=%P %s").count(" ") >= 2  # two parents: a merge commit
+    assert (repo.root / "out-a-s3.txt").read_text() == "a s3\n"
+    assert not repo.tree("a").exists()
+    assert repo.git("branch", "--list", "specd/a").strip()
+    assert repo.git("status", "--porcelain") == "?? notes.txt\n"
+    status = repo.specd("status", "a")  # the landed task folder in the user's tree says where it stands
+    assert status.returncode == 0
+    assert "COMPLETE" in status.stdout
+
+
+def test_land_refuses_a_dirty_path_it_would_touch_and_changes_nothing(repo: Repo) -> None:
+    repo.new("a")
+    run(repo, "a")
+    repo.write("out-a-s1.txt", "the user's own file\n")
+    before = repo.snapshot()
+    refused = repo.specd("land", "a")
+    assert refused.returncode == 2
+    assert "out-a-s1.txt" in refused.stderr
+    assert "commit or stash" in refused.stderr
+    assert repo.snapshot() == before
+    assert repo.tree("a").exists()
+
+
+def test_land_refuses_a_conflicting_merge(repo: Repo) -> None:
+    repo.new("a")
+    (repo.dir / "conflict-a").write_text("")
+    run(repo, "a")
+    repo.write("shared.txt", "main's own line\n")
+    repo.git("add", "shared.txt")
+    repo.git("commit", "-q", "-m", "main changes shared.txt")
+    before = repo.snapshot()
+    refused = repo.specd("land", "a")
+    assert refused.returncode == 2
+    assert "would conflict in shared.txt" in refused.stderr
+    assert repo.snapshot() == before
+
+
+def test_land_refuses_an_unfinished_task(repo: Repo) -> None:
+    repo = Repo(repo.root.parent / "paused", pause="s2")
+    repo.new("p")
+    waiting = repo.specd("run", "p", "--semi-auto", "--agent", repo.agent())
+    assert waiting.returncode == 3
+    refused = repo.specd("land", "p")
+    assert refused.returncode == 2
+    assert "WAITING_FOR_HUMAN, not COMPLETE" in refused.stderr
+
+
+def test_run_land_lands_each_completed_task(repo: Repo) -> None:
+    repo.new("a")
+    repo.new("b")
+    done = repo.specd("run", "--all", "--auto", "--land", "--agent", repo.agent())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (repo.root / "out-a-s3.txt").exists()
+    assert (repo.root / "out-b-s3.txt").exists()
+    assert repo.git("status", "--porcelain") == ""

@@ -1,0 +1,101 @@
+"""The local executor beyond the contract: signals, bad input, the plain live view."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from executor_harness import TIMEOUT, Repo
+
+
+def test_sigterm_stops_every_task_aborted_and_a_new_run_resumes(repo: Repo) -> None:
+    for task in ("a", "b"):
+        repo.new(task)
+        (repo.dir / f"hold-{task}-s2").write_text("")
+    proc = subprocess.Popen([sys.executable, "-m", "specd", "run", "--all", "--auto", "--agent", repo.agent()],
+                            cwd=repo.root, env=repo.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + TIMEOUT
+    while not all((repo.tree(t) / f"held-{t}-s2").exists() for t in ("a", "b")):
+        assert time.monotonic() < deadline, "the held steps never started"
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGTERM)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 130, out + err
+    assert out.count("ABORTED") >= 2
+    for task in ("a", "b"):
+        (repo.dir / f"hold-{task}-s2").unlink()
+    done = repo.specd("run", "--all", "--auto", "--agent", repo.agent())
+    assert done.returncode == 0, done.stdout + done.stderr
+    steps = [(t, s) for t, s, _, _ in repo.ledger()]
+    assert sorted(steps) == sorted((t, s) for t in "ab" for s in repo.steps)
+
+
+def test_an_unknown_task_or_a_cycle_is_bad_input(repo: Repo) -> None:
+    unknown = repo.specd("run", "nope")
+    assert unknown.returncode == 2
+    assert "nope" in unknown.stderr
+    repo.new("x", "y")
+    repo.new("y", "x")
+    cycle = repo.specd("run", "--all")
+    assert cycle.returncode == 2
+    assert "cycle" in cycle.stderr
+    assert "Traceback" not in cycle.stderr
+
+
+def test_neither_tasks_nor_all_is_a_usage_error(repo: Repo) -> None:
+    done = repo.specd("run")
+    assert done.returncode == 2
+    assert "--all" in done.stderr
+
+
+def test_piped_output_is_plain_lines_and_a_table(repo: Repo) -> None:
+    repo.new("a")
+    done = repo.specd("run", "a", "--auto", "--agent", repo.agent())
+    assert done.returncode == 0
+    assert "a: started in .specd/worktrees/a" in done.stdout
+    assert "a: COMPLETE" in done.stdout
+    assert "specd/a" in done.stdout
+    assert "\x1b[" not in done.stdout
+
+
+def test_a_need_finished_in_the_users_tree_has_no_branch_to_merge(repo: Repo) -> None:
+    repo.new("base")
+    finished = repo.specd("continue", "base", "--auto", "--agent", repo.agent())  # in the user's own tree
+    assert finished.returncode == 0, finished.stderr
+    repo.new("next", "base")
+    done = repo.specd("run", "next", "--auto", "--agent", repo.agent())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (repo.tree("next") / "out-next-s3.txt").exists()
+    assert not repo.tree("base").exists()  # a COMPLETE need is not run again
+
+
+def test_worktrees_stay_ignored_in_a_project_set_up_before_specd_run(repo: Repo) -> None:
+    ignore = repo.root / ".specd" / ".gitignore"
+    ignore.write_text(ignore.read_text().replace("worktrees/\n", ""))  # as `specd init` wrote it before
+    repo.git("commit", "-q", "-am", "an older .specd/.gitignore")
+    repo.new("a")
+    before = repo.snapshot()
+    done = repo.specd("run", "a", "--auto", "--agent", repo.agent())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert repo.snapshot() == before
+
+
+def test_a_repository_without_a_commit_is_bad_input(tmp_path: Path) -> None:
+    project = tmp_path / "fresh"
+    project.mkdir()
+    run = [sys.executable, "-m", "specd"]
+    for argv in (["init"], ["new", "a"]):
+        assert subprocess.run([*run, *argv], cwd=project, capture_output=True, check=False).returncode == 0
+    outside = subprocess.run([*run, "run", "a"], cwd=project, capture_output=True, text=True, check=False)
+    assert outside.returncode == 2
+    assert "not in a git repository" in outside.stderr
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    empty = subprocess.run([*run, "run", "a"], cwd=project, capture_output=True, text=True, check=False)
+    assert empty.returncode == 2
+    assert "has no commit yet" in empty.stderr
+    assert not (project / ".specd" / "worktrees" / "a").exists()
