@@ -67,7 +67,8 @@ def _read(child: Child, inbox: queue.Queue[tuple[str, dict[str, Any] | None]]) -
             event = json.loads(raw)
         except ValueError:
             continue  # not an event line (a stray print); the live view needs none of it
-        if isinstance(event, dict):
+        # An event has a kind; the child's closing `--json` envelope has none, and the run prints its own summary.
+        if isinstance(event, dict) and "kind" in event:
             inbox.put((child.task, event))
     child.proc.wait()
     inbox.put((child.task, None))  # None: the child is gone

@@ -129,7 +129,16 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True  # exists, owned by someone else
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A dead process whose parent has not reaped it yet (a subreaper, say) still answers kill(pid, 0)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:  # noqa: PTH123 - one small read on a hot path
+            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False  # no /proc (macOS): kill(pid, 0) is all there is
 
 
 def _flocked(path: Path) -> bool:

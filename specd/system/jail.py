@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -121,10 +122,12 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str]) -> list[str]:
     home = _home(env)
     if jail.tier == "project":
         args += ["--tmpfs", "/tmp"]
+        hidden = [Path("/tmp").resolve()]
         if home is not None:
             args += ["--tmpfs", str(home)]  # hidden: keys, shell history, other projects
-            for source, target in tools(home, env):
-                args += ["--ro-bind", str(source), str(target)]
+            hidden.append(home)
+        for source, target in tools(hidden, home, env):
+            args += ["--ro-bind", str(source), str(target)]
     else:
         args += ["--bind", "/tmp", "/tmp"]
         for path in writable(jail.backend, env):
@@ -156,13 +159,17 @@ def writable(backend: str, env: Mapping[str, str]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
-def tools(home: Path, env: Mapping[str, str]) -> list[tuple[Path, Path]]:
-    """(where it really is, where it shows) for each tool folder in ``home``, and each PATH entry there."""
-    wanted = [home / name for name in HOME_TOOLS]
+def tools(hidden: list[Path], home: Path | None, env: Mapping[str, str]) -> list[tuple[Path, Path]]:
+    """(where it really is, where it shows) for each tool folder inside a ``hidden`` folder: HOME's tool folders,
+    PATH entries, and the Python environment specd itself runs from (a venv under /tmp runs the project's tests)."""
+    wanted = [home / name for name in HOME_TOOLS] if home is not None else []
     wanted += [Path(entry) for entry in env.get("PATH", "").split(os.pathsep) if entry and Path(entry).is_absolute()]
+    wanted += [Path(sys.prefix), Path(sys.base_prefix)]
+    if env.get("VIRTUAL_ENV"):
+        wanted.append(Path(env["VIRTUAL_ENV"]))
     found: dict[Path, Path] = {}
     for path in wanted:
-        if path.is_relative_to(home) and path != home and path.is_dir():
+        if any(path.is_relative_to(place) and path != place for place in hidden) and path.is_dir():
             found.setdefault(path, path.resolve())
     return [(source, target) for target, source in found.items()]
 

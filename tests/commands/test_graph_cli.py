@@ -11,7 +11,7 @@ from brain_harness import Harness
 def _rows(h: Harness) -> dict[str, dict]:
     result = h.specd("status", "--json")
     assert result.returncode == 0, result.stderr
-    return {row["task"]: row for row in json.loads(result.stdout)}
+    return {row["task"]: row for row in json.loads(result.stdout)["tasks"]}
 
 
 def _set_needs(h: Harness, task: str, needs: list[str]) -> None:
@@ -93,7 +93,7 @@ def test_unknown_name_in_a_config_file(h: Harness) -> None:
     _set_needs(h, "a", ["ghost"])
     listing = h.specd("status", "--json")
     assert listing.returncode == 0
-    assert json.loads(listing.stdout)[0]["waits_for"] == ["ghost"]
+    assert json.loads(listing.stdout)["tasks"][0]["waits_for"] == ["ghost"]
     assert "'ghost', which is not a task" in listing.stderr
     drawn = h.specd("status", "--graph")
     assert drawn.returncode == 2

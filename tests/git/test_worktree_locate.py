@@ -26,7 +26,7 @@ def test_a_task_in_a_worktree_is_answered_and_shown_from_the_main_tree(tmp_path:
     assert (live / ".pipeline-state.json").is_file()
     assert not (gp.root / ".specd" / "tasks" / "t" / ".pipeline-state.json").exists()  # main's copy untouched
 
-    rows = {row["task"]: row for row in json.loads(gp.specd("status", "--json").stdout)}
+    rows = {row["task"]: row for row in json.loads(gp.specd("status", "--json").stdout)["tasks"]}
     assert rows["t"]["status"] == "WAITING_FOR_HUMAN"
     assert rows["t"]["branch"] == "specd/t"
     assert rows["t"]["folder"] == ".specd/worktrees/t/.specd/tasks/t"
@@ -56,7 +56,7 @@ def test_a_task_in_a_worktree_is_answered_and_shown_from_the_main_tree(tmp_path:
     assert "docs(t)" not in gp.git("log", "--format=%s", "HEAD")
     assert json.loads(gp.specd("status", "t", "--json").stdout)["status"] == "COMPLETE"
     # a COMPLETE row from a worktree is never indexed: it is read from the worktree each time
-    rows = {row["task"]: row for row in json.loads(gp.specd("status", "--json").stdout)}
+    rows = {row["task"]: row for row in json.loads(gp.specd("status", "--json").stdout)["tasks"]}
     assert (rows["t"]["status"], rows["t"]["branch"]) == ("COMPLETE", "specd/t")
 
 
