@@ -103,6 +103,22 @@ def events() -> list[Event]:
 
 
 @pytest.fixture
+def cc(project: Any, server: Any, events: list[Event], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+    """The claude_code backend around the real Claude Code CLI, pointed at the fake Messages API."""
+    from claude_cli import claude_binary, claude_env
+
+    from specd.agents.claude_code import make_claude_code
+
+    binary = claude_binary()
+    env = claude_env({}, url=server.url, home=tmp_path / "home", binary=binary)
+    for name in ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CONFIG_DIR", "ANTHROPIC_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return make_claude_code(None, {}, AgentContext(human=None, events=EventBus(events.append)))  # type: ignore[arg-type]
+
+
+@pytest.fixture
 def sleeps() -> list[float]:
     return []
 

@@ -7,33 +7,19 @@ scripts what "the model" answers, and logs what Claude Code sent.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import fake_anthropic as fake
 import pytest
-from claude_cli import DUMMY_KEY, claude_binary, claude_env, prompt_text, result_events
+from claude_cli import DUMMY_KEY, prompt_text, result_events
 
-from specd.agents.base import AgentContext, AgentFailed, Budget, BudgetExhausted, Usage
+from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
 from specd.agents.claude_code import make_claude_code
-from specd.events import Event, EventBus
+from specd.events import Event
 
 
 def report(outcome: str = "done", summary: str = "finished") -> fake.Reply:
     return fake.message(fake.tool("StructuredOutput", outcome=outcome, summary=summary))
-
-
-@pytest.fixture
-def cc(project: Any, server: Any, events: list[Event], monkeypatch: pytest.MonkeyPatch,
-       tmp_path: Path) -> Any:
-    binary = claude_binary()
-    env = claude_env({}, url=server.url, home=tmp_path / "home", binary=binary)
-    for name in ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CONFIG_DIR", "ANTHROPIC_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    ctx = AgentContext(human=None, events=EventBus(events.append))  # type: ignore[arg-type]
-    return make_claude_code(None, {}, ctx)
 
 
 def test_step_reports_outcome_usage_and_live_events(cc: Any, project: Any, server: Any,

@@ -11,32 +11,16 @@ import json
 import subprocess
 import sys
 import tracemalloc
-from pathlib import Path
 from typing import Any
 
 import fake_anthropic as fake
-import pytest
-from claude_cli import claude_binary, claude_env
 
-from specd.agents.base import AgentContext
-from specd.agents.claude_code import make_claude_code
 from specd.agents.claude_code.agent import JSON_LIMIT, _lines
 from specd.agents.claude_code.stream import read_stream
 from specd.agents.lines import LINE_LIMIT, cut_mark
 from specd.events import Event, EventBus
 
 LONG = "A long report. " * 20_000  # 300,000 characters: one stream-json line far over LINE_LIMIT
-
-
-@pytest.fixture
-def cc(project: Any, server: Any, events: list[Event], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
-    binary = claude_binary()
-    env = claude_env({}, url=server.url, home=tmp_path / "home", binary=binary)
-    for name in ("ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "CLAUDE_CONFIG_DIR", "ANTHROPIC_MODEL"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    return make_claude_code(None, {}, AgentContext(human=None, events=EventBus(events.append)))  # type: ignore[arg-type]
 
 
 def test_a_message_longer_than_an_output_line_still_parses_whole(cc: Any, project: Any, server: Any,
