@@ -5,7 +5,10 @@ all of a lone task's time is the agent's, and what N tasks add is specd's own wo
 for the machine's cores. Also: the cost of creating one worktree, and specd's CPU seconds per step (the
 children's user+system time over every step run). Goal on a 2-core machine: ratio <= 1.3.
 
-    python bench/parallel.py [--tasks 20] [--steps 5] [--sleep 2] [--many 0 --many-jobs 8]
+    python bench/parallel.py [--tasks 20] [--steps 5] [--sleep 2] [--many 200 --many-jobs 8]
+
+Every run is also checked as issue 17's acceptance asks: each task COMPLETE, one commit per step on
+its branch with no other task's file, and the user's tree, index, stash and HEAD unchanged.
 """
 
 from __future__ import annotations
@@ -21,9 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-AGENT = ("import os, sys, time; from pathlib import Path; sys.stdin.read(); "
-         "time.sleep(float(os.environ['BENCH_SLEEP'])); "
-         "Path(f\"out-{os.environ['SPECD_TASK']}-{os.environ['SPECD_STEP']}.txt\").write_text('x')")
+# A shell agent, not Python: its own start-up would otherwise be most of the CPU measured per step.
+AGENT = 'cat >/dev/null; sleep "$BENCH_SLEEP"; echo x > "out-$SPECD_TASK-$SPECD_STEP.txt"'
 
 
 def project(where: Path, tasks: int, steps: int) -> Path:
@@ -52,7 +54,8 @@ def timed_run(tasks: int, jobs: int, steps: int, sleep: float) -> tuple[float, f
     """Wall seconds of `specd run --all -j jobs`, and the CPU seconds of specd and its children."""
     with tempfile.TemporaryDirectory() as scratch:
         root = project(Path(scratch), tasks, steps)
-        agent = f"cmd:{shlex.quote(sys.executable)} -c {shlex.quote(AGENT)}"
+        agent = f"cmd:sh -c {shlex.quote(AGENT)}"
+        user_tree = git_view(root)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.monotonic()
         done = subprocess.run([sys.executable, "-m", "specd", "run", "--all", "--auto", "-j", str(jobs),
@@ -63,7 +66,41 @@ def timed_run(tasks: int, jobs: int, steps: int, sleep: float) -> tuple[float, f
         if done.returncode != 0:
             sys.exit(f"specd run failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        verify(root, tasks, steps, user_tree)
         return wall, cpu
+
+
+def git_view(root: Path) -> tuple[str, ...]:
+    """What the user sees of their repository: the tree's status, the stash, HEAD and the index."""
+    def git(*argv: str) -> str:
+        return subprocess.run(["git", *argv], cwd=root, capture_output=True, text=True, check=True).stdout
+    return (git("status", "--porcelain", "--untracked-files=all"), git("stash", "list"), git("rev-parse", "HEAD"),
+            git("diff", "--cached"))
+
+
+def verify(root: Path, tasks: int, steps: int, user_tree: tuple[str, ...]) -> None:
+    """The acceptance of the run, not only its time: every task COMPLETE, one commit per step on its own
+    branch holding only its own files, and the user's tree, index and stash as they were."""
+    names = [f"t{i:03d}" for i in range(tasks)]
+    for name in names:
+        shown = subprocess.run([sys.executable, "-m", "specd", "--project", str(root / ".specd" / "worktrees" / name),
+                                "status", name, "--json"], cwd=root, capture_output=True, text=True, check=False)
+        status = json.loads(shown.stdout)["status"] if shown.returncode == 0 else shown.stderr
+        if status != "COMPLETE":
+            sys.exit(f"{name}: {status}")
+        log = subprocess.run(["git", "log", "--no-merges", "--format=%x00%s", "--name-only", f"main..specd/{name}"],
+                             cwd=root, capture_output=True, text=True, check=True).stdout
+        commits = {block.split("\n", 1)[0]: block.split()[1:] for block in log.split("\0")[1:]}
+        files = [f for held in commits.values() for f in held]
+        for i in range(steps):
+            if f"out-{name}-s{i}.txt" not in commits.get(f"docs({name}): s{i} complete", []):
+                sys.exit(f"{name}: no commit of step s{i} holding its file on specd/{name}:\n{log}")
+        strays = [f for f in files if f.startswith("out-") and not f.startswith(f"out-{name}-")
+                  or f.startswith(".specd/tasks/") and not f.startswith(f".specd/tasks/{name}/")]
+        if strays:
+            sys.exit(f"{name}: commits hold other tasks' files: {strays}")
+    if git_view(root) != user_tree:
+        sys.exit("the user's working tree, index, stash or HEAD changed")
 
 
 def worktree_cost() -> float:
@@ -80,14 +117,14 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=20)
     parser.add_argument("--steps", type=int, default=5)
     parser.add_argument("--sleep", type=float, default=2.0)
-    parser.add_argument("--many", type=int, default=0, help="also run this many tasks (e.g. 200)")
+    parser.add_argument("--many", type=int, default=200, help="also run this many tasks (0: skip)")
     parser.add_argument("--many-jobs", type=int, default=8)
     args = parser.parse_args()
     alone, _ = timed_run(1, 1, args.steps, args.sleep)
     side, cpu = timed_run(args.tasks, args.tasks, args.steps, args.sleep)
     print(f"1 task alone:            {alone:7.2f} s")
     print(f"{args.tasks} tasks at -j {args.tasks}:     {side:7.2f} s   ratio {side / alone:.2f} (goal <= 1.3)")
-    print(f"specd CPU per step:      {cpu / (args.tasks * args.steps):7.3f} s (agents' sleeps excluded, "
+    print(f"specd CPU per step:      {cpu / (args.tasks * args.steps):7.3f} s (a shell agent; each task's "
           "their Python start-up included)")
     print(f"creating one worktree:   {worktree_cost():7.3f} s")
     if args.many:
