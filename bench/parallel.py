@@ -125,7 +125,7 @@ def main() -> None:
     print(f"1 task alone:            {alone:7.2f} s")
     print(f"{args.tasks} tasks at -j {args.tasks}:     {side:7.2f} s   ratio {side / alone:.2f} (goal <= 1.3)")
     print(f"specd CPU per step:      {cpu / (args.tasks * args.steps):7.3f} s (a shell agent; each task's "
-          "their Python start-up included)")
+          "`specd continue` start-up included)")
     print(f"creating one worktree:   {worktree_cost():7.3f} s")
     if args.many:
         many, _ = timed_run(args.many, args.many_jobs, args.steps, args.sleep)
