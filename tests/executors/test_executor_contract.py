@@ -123,11 +123,12 @@ def test_a_cancelled_task_is_final_and_holds_its_dependants(executor: Any, repo:
 
 
 def test_kill_9_mid_step_then_run_again_completes_everything_once(executor: Any, repo: Repo) -> None:
-    tasks = ["k1", "k2", "k3"]
+    tasks = [f"k{i}" for i in range(8)]  # eight tasks running, as issue 17's acceptance has it
     for task in tasks:
         repo.new(task)
     before = repo.snapshot()
-    executor.kill9_midstep(["--all", "--auto", "-j", "3"], ["k1-s2", "k2-s2", "k3-s1"])  # every task inside a step
+    held = [f"{task}-s{1 + i % 3}" for i, task in enumerate(tasks)]  # every task inside a step, some past s1
+    executor.kill9_midstep(["--all", "--auto", "-j", "8"], held)
     done = executor.run("--all", "--auto")
     assert done.returncode == 0, done.stdout + done.stderr
     assert all(executor.status(t) == "COMPLETE" for t in tasks)
