@@ -1,7 +1,8 @@
-"""One task run as a child process: `python -m specd --project <worktree> continue <task> --json`.
+"""One task run as a child process: `specd --project <worktree> continue <task> --json`.
 
 A child per task gives real parallelism, its own task lock and clean kill semantics; it calls the seam
-like any `specd continue`. Its JSON event lines feed the live view; a reader thread per child puts them on
+like any `specd continue`. It is forked from the warm zygote (see ``warm``), or started as a fresh Python
+when the zygote cannot be had. Its JSON event lines feed the live view; a reader thread per child puts them on
 the executor's queue, so the executor's main thread (which starts every child, as PDEATHSIG needs) never
 blocks on one child.
 """
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.agents.proc import popen_child
+from specd.executors import warm
 from specd.system import children
 
 # what a child's exit code says when it printed no run_finished event (bad input, a crash)
@@ -31,7 +33,7 @@ EXIT_STATUS = {0: "COMPLETE", 1: "BLOCKED", 2: "FAILED", 3: "WAITING_FOR_HUMAN",
 @dataclass
 class Child:
     task: str
-    proc: subprocess.Popen[bytes]
+    proc: subprocess.Popen[bytes] | warm.Forked
     errors: Any  # a temporary file holding the child's stderr
     started: float
     step: str = ""
@@ -51,10 +53,14 @@ class Child:
 
 def start(task: str, tree: Path, options: list[str], inbox: queue.Queue[tuple[str, dict[str, Any] | None]],
           now: float) -> Child:
-    argv = [sys.executable, "-m", "specd", "--project", str(tree), "continue", task, "--json", *options]
+    argv = ["--project", str(tree), "continue", task, "--json", *options]
     errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed in ended()); outside the worktree: specd's own output is never committed
-    proc = popen_child(argv, env=dict(os.environ), cwd=tree, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=errors)
+    proc: subprocess.Popen[bytes] | warm.Forked
+    try:
+        proc = warm.shared().spawn(argv, tree, errors)
+    except OSError:  # no zygote (it could not start, or died): a fresh Python does the same, only slower
+        proc = popen_child([sys.executable, "-m", "specd", *argv], env=dict(os.environ), cwd=tree,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
     child = Child(task, proc, errors, now)
     threading.Thread(target=_read, args=(child, inbox), daemon=True).start()
     return child

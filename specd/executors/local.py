@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specd.executors import child as children
-from specd.executors import worktrees
+from specd.executors import warm, worktrees
 from specd.state.store import StateStore
 from specd.tasks import graph as graphs
 from specd.tasks.project import Project
@@ -84,11 +84,14 @@ class LocalExecutor:
         for task in order:
             if status[task] in FINAL:
                 self.results[task] = Result(task, status[task])
-        while pending or self.running:
-            pending = self._start_ready(pending, graph, status)
-            if not self.running:
-                break
-            self._receive(status)
+        try:
+            while pending or self.running:
+                pending = self._start_ready(pending, graph, status)
+                if not self.running:
+                    break
+                self._receive(status)
+        finally:
+            warm.close_shared()
         for task in pending:  # never started: the run was stopped, or the budget is spent
             why = "interrupted" if self.stopping else "the run's --max-cost is spent"
             self.results[task] = Result(task, status[task], why)

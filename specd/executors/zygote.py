@@ -1,0 +1,107 @@
+"""A warm parent for task runs: one process that imported specd once and forks a `specd continue` per task.
+
+Starting a fresh Python per task costs about 0.3 s of CPU in imports alone, which twenty tasks on two cores
+cannot afford beside their steps. The zygote pays that once. It is single-threaded (so forking it is safe),
+dies with the executor (PDEATHSIG), and each forked run dies with the zygote, leads its own session and
+gets its stdout and stderr as file descriptors the executor passed over the socket (SCM_RIGHTS), so the
+executor reads the run's JSON event lines exactly as from a child process.
+
+Protocol, one datagram each way on a SOCK_SEQPACKET socket:
+  executor -> zygote: {"argv": [...], "cwd": "..."} with fds [stdout, stderr]
+  zygote -> executor: {"pid": N} right after the fork, then {"exit": [N, code]} when that run ends
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+from collections.abc import Callable
+
+# Everything a `specd continue --json` with a command or scripted agent imports, loaded once here.
+PRELOAD = ("specd.cli", "specd.commands.continue_", "specd.engine.seam", "specd.engine.runner",
+           "specd.agents.factory", "specd.agents.command", "specd.agents.scripted", "specd.git.recorder",
+           "specd.pipeline.load", "specd.state.store", "specd.tasks.status", "filelock", "frontmatter", "jsonschema")
+BUFSIZE = 1 << 16
+
+
+def preload() -> None:
+    import importlib
+
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):  # a missing optional part is imported (and fails) in the run
+            importlib.import_module(name)
+
+
+def run(argv: list[str], cwd: str, out: int, err: int, die: Callable[[], None] | None) -> int:
+    """In the forked child: become `specd <argv>` as if started fresh in ``cwd``."""
+    os.setsid()
+    if die is not None:
+        die()  # made in the zygote before the fork: it names the zygote as the parent to die with
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(sig, signal.SIG_DFL)
+    null = os.open(os.devnull, os.O_RDONLY)
+    for source, target in ((null, 0), (out, 1), (err, 2)):
+        os.dup2(source, target)
+        os.close(source)
+    os.chdir(cwd)
+    from specd.cli import main
+
+    try:
+        result = main(argv)
+        code = result if isinstance(result, int) else 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except BaseException:  # noqa: BLE001 (the run's own handler prints; this only keeps the zygote's loop out)
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    return code
+
+
+def serve(sock: socket.socket) -> None:
+    from specd.system import children
+
+    die = children.die_with_parent()
+    running: set[int] = set()
+    selector = selectors.DefaultSelector()
+    selector.register(sock, selectors.EVENT_READ)
+    while True:
+        ready = selector.select(timeout=0.05)  # also the pace of reaping: a run's end is seen within 50 ms
+        if ready:
+            data, fds, _flags, _addr = socket.recv_fds(sock, BUFSIZE, 2)
+            if not data:  # the executor is gone: its runs go with this process (PDEATHSIG)
+                return
+            request = json.loads(data)
+            sys.stdout.flush()
+            pid = os.fork()
+            if pid == 0:
+                sock.close()
+                os._exit(run(list(request["argv"]), str(request["cwd"]), fds[0], fds[1], die))
+            for fd in fds:
+                os.close(fd)
+            running.add(pid)
+            sock.send(json.dumps({"pid": pid}).encode())
+        for pid in list(running):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                running.discard(pid)
+                sock.send(json.dumps({"exit": [pid, os.waitstatus_to_exitcode(status)]}).encode())
+
+
+def main() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the executor's to handle, run by run
+    preload()
+    serve(socket.socket(fileno=int(sys.argv[1])))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""The zygote: runs forked from one warm process behave like `specd` started fresh."""
+
+from __future__ import annotations
+
+import os
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+from executor_harness import Repo
+
+from specd.executors import warm
+
+
+def test_a_forked_run_gets_its_own_cwd_stdout_stderr_and_exit_code(tmp_path: Path) -> None:
+    zygote = warm.Zygote()
+    try:
+        with tempfile.TemporaryFile() as errors:
+            ok = zygote.spawn(["--help"], tmp_path, errors)
+            assert b"Usage" in ok.stdout.read()
+            assert ok.wait(60) == 0
+        with tempfile.TemporaryFile() as errors:
+            bad = zygote.spawn(["contineu"], tmp_path, errors)
+            bad.stdout.read()
+            assert bad.wait(60) == 2
+            errors.seek(0)
+            assert b"continue" in errors.read()  # click's "did you mean" went to the stderr we passed
+        with tempfile.TemporaryFile() as errors:
+            outside = zygote.spawn(["status"], tmp_path, errors)  # tmp_path holds no project: that is said
+            outside.stdout.read()
+            assert outside.wait(60) == 2
+            errors.seek(0)
+            assert b"specd init" in errors.read()
+        assert ok.pid != bad.pid != outside.pid
+    finally:
+        zygote.close()
+    assert zygote.proc.returncode == 0  # it ended when told, and was reaped
+
+
+def test_runs_die_with_the_zygote(tmp_path: Path) -> None:
+    repo = Repo(tmp_path, steps=("s1",))
+    repo.new("z")
+    zygote = warm.Zygote()
+    try:
+        with tempfile.TemporaryFile() as errors:
+            agent = "cmd:sh -c 'cat >/dev/null; touch started; sleep 120'"
+            run = zygote.spawn(["continue", "z", "--auto", "--agent", agent], repo.root, errors)
+            deadline = time.monotonic() + 120
+            while not (repo.root / "started").exists():
+                assert run.returncode is None, errors.seek(0) or errors.read()
+                assert time.monotonic() < deadline, "the step never started"
+                time.sleep(0.05)
+            os.kill(zygote.proc.pid, signal.SIGKILL)
+            assert run.wait(60) == -9  # the listener saw the zygote go and ended its runs
+            while _alive(run.pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not _alive(run.pid)  # the run really died with it (PDEATHSIG), mid-step
+    finally:
+        zygote.proc.wait()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
