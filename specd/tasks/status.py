@@ -19,7 +19,6 @@ from specd.state.store import StateStore
 from specd.system.machine import interrupted_reason
 from specd.tasks import graph, locate, phases, status_index
 from specd.tasks.derive import Derived, derive, seed_cursor
-from specd.tasks.follow import live
 from specd.tasks.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
 from specd.tasks.task import existing_task, read_config
 
@@ -184,8 +183,10 @@ def _running(store: StateStore, task_dir: Any, task: str, state: RunState,
         view["status_note"] += f"; stalled: the agent has shown nothing for over {threshold:g} s"
     if beat is not None and beat > threshold:
         view["status_note"] += f"; specd itself has not beaten its heartbeat for {beat:.0f} s"
+    from specd.tasks.follow import live  # only a live run has a transcript being written
+
     return {"pid": owner.get("pid"), "last_activity_s": age, "heartbeat_age_s": beat, "stalled": stalled,
-            **live(store.task_dir, state.run_id)}  # the step's transcript (and session) while it is written
+            **live(store.task_dir, state.run_id)}  # the newest transcript (and its session) while the run goes
 
 
 def project_notes(project: Project) -> list[str]:
