@@ -156,9 +156,11 @@ def test_a_bad_notify_block_is_bad_input_naming_its_file_and_place(h: Harness, w
     h.new("t")
 
     run = h.cont("t")
+    checked = h.specd("pipeline", "validate")
 
-    assert run.returncode == 2
-    assert said in run.stderr
-    assert ("pipeline.json" if where == "pipeline" else "config.json") in run.stderr
-    assert "Traceback" not in run.stderr
+    for result in (run, checked):
+        assert result.returncode == 2
+        assert said in result.stderr
+        assert ("pipeline.json" if where == "pipeline" else "config.json") in result.stderr
+        assert "Traceback" not in result.stderr
     assert h.log() == []  # nothing ran
