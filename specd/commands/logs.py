@@ -62,11 +62,10 @@ def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow:
 def _follow(task: str, task_dir: Path, store: StateStore, step: str | None, as_json: bool) -> int:
     from specd.tasks.follow import Ended, Follower, Output, belongs, follow
 
-    state = store.load()
-    run_id = state.run_id if state else None
-    done = {path for _, path in log.transcripts(task_dir, state, None)}
+    state = store.load(with_history=False)
+    lock = TaskLock(task_dir, task)
     shown = 0
-    for item in follow(Follower(task_dir, store.journal.path, run_id, done), TaskLock(task_dir, task)):
+    for item in follow(Follower(task_dir, store.journal.path, state.run_id if state else None, lock.is_held()), lock):
         if isinstance(item, Output | Ended):
             if not belongs(item.label, step):
                 continue

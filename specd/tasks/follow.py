@@ -91,12 +91,15 @@ class _Tail:
 class Follower:
     """The events of ``journal`` and the output in ``transcripts/<run>/``, in the order they happened."""
 
-    def __init__(self, task_dir: Path, journal: Path, run_id: str | None, finished: set[Path]) -> None:
+    def __init__(self, task_dir: Path, journal: Path, run_id: str | None, live: bool) -> None:
         self.task_dir, self.journal, self.run_id = task_dir, journal, run_id
         self.offset = 0
         self.tails: dict[Path, _Tail] = {}
-        # Transcripts of steps that ended before we started are in `specd logs`, not news: never read here.
-        self.closed = {task_dir / "transcripts" / path.parent.name / path.name for path in finished}
+        self.closed: set[Path] = set()
+        # What ended before we started is in `specd logs`, not news: only the newest transcript of a live run
+        # (the step or hook being run now, or the one just before) is shown from its start.
+        found = self._files()
+        self.closed = set(found[:-1] if live else found)
 
     def items(self) -> Iterator[Item]:
         events, self.offset = read_events(self.journal, self.offset)

@@ -59,24 +59,37 @@ def test_output_comes_between_its_steps_events_and_a_torn_line_waits_for_its_end
     ]
     lock = Lock(writes)
 
-    items = list(follow(Follower(tmp_path, journal, None, set()), lock, lock.wait))  # type: ignore[arg-type]
+    items = list(follow(Follower(tmp_path, journal, None, True), lock, lock.wait))  # type: ignore[arg-type]
 
     assert shown(items) == ["run_started", "step_started a", "a| one", "a| two", "a| three (no newline)", "end a",
                             "a-post-hook| hook says", "end a-post-hook", "hook_finished a", "step_finished a",
                             "run_finished"]
 
 
-def test_transcripts_that_ended_before_following_began_are_not_replayed(tmp_path: Path) -> None:
+def test_only_the_newest_transcript_of_a_live_run_is_shown_from_its_start(tmp_path: Path) -> None:
     journal, run = tmp_path / "events.jsonl", tmp_path / "transcripts" / "r1"
     append(run / "001-a.log", "old output\n")
-    append(run / "002-b.log", "b so far\n")
+    append(run / "002-a-post-hook.log", "old hook output\n")
+    append(run / "003-b.log", "b so far\n")
+    event(journal, "hook_finished", step="a")
     event(journal, "step_finished", step="a")
-    finished = {Path("/elsewhere/transcripts/r1/001-a.log")}  # as a history row may spell it
-    lock = Lock([lambda: append(run / "002-b.log", "b later\n")])
+    lock = Lock([lambda: append(run / "003-b.log", "b later\n")])
 
-    items = list(follow(Follower(tmp_path, journal, "r1", finished), lock, lock.wait))  # type: ignore[arg-type]
+    items = list(follow(Follower(tmp_path, journal, "r1", True), lock, lock.wait))  # type: ignore[arg-type]
 
-    assert shown(items) == ["step_finished a", "b| b so far", "b| b later"]
+    assert shown(items) == ["hook_finished a", "step_finished a", "b| b so far", "b| b later"]
+
+
+def test_following_a_task_no_run_holds_prints_its_events_and_no_old_output(tmp_path: Path) -> None:
+    journal, run = tmp_path / "events.jsonl", tmp_path / "transcripts" / "r1"
+    append(run / "001-a.log", "old output\n")
+    event(journal, "step_finished", step="a")
+    event(journal, "run_finished", status="COMPLETE")
+    lock = Lock([])
+
+    items = list(follow(Follower(tmp_path, journal, "r1", False), lock, lock.wait))  # type: ignore[arg-type]
+
+    assert shown(items) == ["step_finished a", "run_finished"]
 
 
 def test_a_step_filter_takes_its_own_hooks_and_labels_come_from_file_names() -> None:
