@@ -69,11 +69,7 @@ def _follow(task: str, task_dir: Path, store: StateStore, step: str | None, as_j
         if isinstance(item, Output | Ended):
             if not belongs(item.label, step):
                 continue
-            record = ({"kind": "output", "step": item.label, "transcript": str(item.path), "text": item.text}
-                      if isinstance(item, Output) else {"kind": "transcript", "step": item.label,
-                                                        "path": str(item.path)})
-            text = (f"  │ {item.text}" if isinstance(item, Output)
-                    else f"  └ {item.label} transcript: {_shown_path(item.path)}")
+            record, text = item.record(), item.line()
         elif log.matches(item, step):
             record, text = item, log.line(item)
         else:
@@ -83,13 +79,6 @@ def _follow(task: str, task_dir: Path, store: StateStore, step: str | None, as_j
     if as_json:
         emit(task, indent=None, step=step, events=shown)
     return 0
-
-
-def _shown_path(path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 def _echo_file(path: Path) -> None:

@@ -34,6 +34,12 @@ class Output:
     path: Path
     text: str
 
+    def record(self) -> dict[str, Any]:
+        return {"kind": "output", "step": self.label, "transcript": str(self.path), "text": self.text}
+
+    def line(self) -> str:
+        return f"  │ {self.text}"
+
 
 @dataclass(frozen=True)
 class Ended:
@@ -41,6 +47,16 @@ class Ended:
 
     label: str
     path: Path
+
+    def record(self) -> dict[str, Any]:
+        return {"kind": "transcript", "step": self.label, "path": str(self.path)}
+
+    def line(self) -> str:
+        try:
+            shown = self.path.relative_to(Path.cwd())
+        except ValueError:
+            shown = self.path
+        return f"  └ {self.label} transcript: {shown}"
 
 
 Item = dict[str, Any] | Output | Ended
