@@ -50,3 +50,21 @@ def test_the_top_level_holds_only_the_base_and_the_entry_points() -> None:
     top = sorted(p.stem for p in ROOT.glob("*.py"))
     assert top == ["__init__", "__main__", "cli", "doctor", "errors", "events", "human", "redact", "redact_rules",
                    "resources"]
+
+
+def test_apprise_and_watchfiles_are_imported_lazily_in_their_one_edge_module() -> None:
+    """Every command would pay their import cost otherwise: apprise only when a message is sent, watchfiles
+    only for `logs -f`."""
+    homes = {"apprise": "specd.notify.send", "watchfiles": "specd.tasks.follow"}
+    for path in ROOT.rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT.parent).with_suffix("").parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = {id(node) for node in tree.body}
+        for node in ast.walk(tree):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for module in modules:
+                library = module.split(".")[0]
+                if library in homes:
+                    assert name == homes[library], f"{name} imports {library}; only {homes[library]} may"
+                    assert id(node) not in top, f"{name} imports {library} at module level; import it where used"

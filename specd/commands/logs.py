@@ -24,28 +24,30 @@ from specd.tasks.task import existing_task
 @click.option("--step", metavar="STEP", shell_complete=complete_steps, help="Only this step's events and transcripts.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the events as JSON lines, as recorded, then one envelope line (schemas/).")
-@click.option("--follow", "-f", is_flag=True, help="Keep printing new events while a run goes on; stop when it ends.")
+@click.option("--follow", "-f", is_flag=True,
+              help="Keep printing new events and the agents' own output while a run goes on; stop when it ends.")
 @click.pass_context
 def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow: bool) -> int:
     """Show TASK's events (runs, steps, hooks, gates, notices) one line each,
     then the agent transcript of every step (with --step, only that step's).
-    With -f, follow a running task until its run ends."""
+    With -f, follow a running task until its run ends: its events, each
+    agent's and hook's output as it is printed, and where each transcript is
+    once its step ends."""
     project = task_project(ctx, task)
     load_project_secrets(project.root)  # transcripts written before a .env value existed are masked now too
     task_dir = existing_task(project, task)
     store = StateStore(task_dir, task)
     if step is not None:
         _check_step(project, step, [str(row.get("step")) for row in (store.journal.read())])
-    events = log.follow(store.journal.path, TaskLock(task_dir, task)) if follow else iter(store.journal.read())
+    if follow:
+        return _follow(task, task_dir, store, step, as_json)
     shown = 0
-    for event in events:
+    for event in store.journal.read():
         if log.matches(event, step):
             shown += 1
             click.echo(redact(json.dumps(event, default=str) if as_json else log.line(event)))
     if as_json:
         emit(task, indent=None, step=step, events=shown)
-        return 0
-    if follow and step is None:
         return 0
     for row, path in log.transcripts(task_dir, store.load(), step):
         phase = f" phase {row['phase']}" if row.get("phase") else ""
@@ -54,6 +56,28 @@ def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow:
             _echo_file(path)
         except OSError as exc:
             click.echo(f"(transcript unreadable: {exc.strerror})")
+    return 0
+
+
+def _follow(task: str, task_dir: Path, store: StateStore, step: str | None, as_json: bool) -> int:
+    from specd.tasks.follow import Ended, Follower, Output, belongs, follow
+
+    state = store.load(with_history=False)
+    lock = TaskLock(task_dir, task)
+    shown = 0
+    for item in follow(Follower(task_dir, store.journal.path, state.run_id if state else None, lock.is_held()), lock):
+        if isinstance(item, Output | Ended):
+            if not belongs(item.label, step):
+                continue
+            record, text = item.record(), item.line()
+        elif log.matches(item, step):
+            record, text = item, log.line(item)
+        else:
+            continue
+        shown += 1
+        click.echo(redact(json.dumps(record, default=str) if as_json else text))
+    if as_json:
+        emit(task, indent=None, step=step, events=shown)
     return 0
 
 

@@ -36,6 +36,9 @@ def validate(ctx: click.Context, file: Path | None, as_json: bool) -> int:
     if not as_json:  # --json carries the warnings in its one document
         warn(config.warnings)
     workflows = check_workflow_files(config, project)
+    from specd.notify.spec import notify_spec
+
+    notify_spec(project, config)  # the `notify:` block, the pipeline's or .specd/config.json's
     steps = sum(len(s) for s in config.pipelines.values())
     origin = "built-in" if config.builtin else "project"
     if as_json:

@@ -13,7 +13,7 @@ from typing import Any
 from specd import git
 from specd.agents.base import AgentContext, Budget, Usage
 from specd.agents.factory import make_agent
-from specd.engine import answers, cursor, replan
+from specd.engine import answers, cursor, notices, replan
 from specd.engine.brain import Brain
 from specd.engine.dispatch import Dispatcher
 from specd.engine.jail_line import first_line
@@ -23,6 +23,7 @@ from specd.errors import ConfigError, TaskError, Waiting
 from specd.events import EventBus
 from specd.git.shared_tree import TreeLock
 from specd.human import Human, NoHuman
+from specd.notify.spec import notify_spec
 from specd.pipeline import load_pipeline
 from specd.pipeline.model import PipelineConfig
 from specd.state.lock import TaskLock
@@ -51,6 +52,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
                           fix=f"cd into a sub-project and run `specd continue {task}` there")
     task_dir = existing_task(project, task)
     config = load_pipeline(project)
+    notify_to = notify_spec(project, config)  # a bad `notify:` block is bad input before anything runs
     kind, line = first_line(config)  # the jail in force, before anything else is said or run
     events.emit(kind, message=line)
     for warning in config.warnings:
@@ -104,6 +106,8 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
                                   lambda message: events.emit("notice", message=message))
         try:
             brain.run(state)
+            notices.notify(notify_to, task, state, root=project.root, task_dir=task_dir, events=events,
+                           save=lambda: store.save(state))
             return state.status, state.reason, state.waiting
         except OSError as exc:  # disk full, read-only: recorded while the lock is still ours
             error = machine.stop_run(exc, store, task)

@@ -102,6 +102,7 @@ def _build(path: Path, data: dict[str, Any], is_builtin: bool, warnings: tuple[s
         agent=frozen_map(data.get("agent")),
         digest=snapshot.digest_of(canonical),
         warnings=warnings,
+        notify=frozen_map(data["notify"]) if isinstance(data.get("notify"), dict) else None,
     )
 
 

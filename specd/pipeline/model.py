@@ -124,6 +124,7 @@ class PipelineConfig:
     agent: Mapping[str, Any]
     digest: str  # sha256 of the canonical JSON, so a run can tell the file changed
     warnings: tuple[str, ...] = ()
+    notify: Mapping[str, Any] | None = None  # the `notify:` block as validated (specd.notify reads it)
 
     def steps(self, pipeline: str) -> tuple[Step, ...]:
         return self.pipelines[pipeline]

@@ -46,28 +46,51 @@ def _validator() -> Draft202012Validator:
     return Draft202012Validator(schema)
 
 
+@cache
+def _part_validator(name: str) -> Draft202012Validator:
+    """One definition of the pipeline schema on its own, for the same block written in another file."""
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(builtin("schemas", "pipeline.schema.json").read_text(encoding="utf-8"))
+    return Draft202012Validator({"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"})
+
+
+def check_part(path: Path, data: Any, name: str, at: tuple[str, ...]) -> None:
+    """``data``, found at ``at`` in ``path`` (e.g. `notify` in .specd/config.json), against ``$defs/<name>``,
+    with the messages and the exit code of the pipeline file's own check."""
+    _raise(path, *_problems(path, _part_validator(name), data, at))
+
+
 def check_schema(path: Path, data: dict[str, Any]) -> list[str]:
     """Raise on every error, unknown keys included: a typo such as ``enabeld`` must not let a step run
     that was meant to be off. Returns the warnings (none today; kept for the schema cache's entries)."""
+    _raise(path, *_problems(path, _validator(), data, ()))
+    return []
+
+
+def _problems(path: Path, validator: Draft202012Validator, data: Any, at: tuple[str, ...]) -> tuple[list[str], bool]:
     problems: list[str] = []
     unknown = False
-    for error in sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
+    for error in sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path))):
         for leaf in _leaves(error):
-            where = json_path(leaf.absolute_path)
+            where = json_path([*at, *leaf.absolute_path])
             if leaf.validator == "additionalProperties" and isinstance(leaf.instance, dict):
                 known = set(_schema_of(leaf).get("properties", {}))
                 for key in sorted(set(leaf.instance) - known, key=str):
                     unknown = True
-                    problems.append(_unknown(path, [*leaf.absolute_path, key], known))
+                    problems.append(_unknown(path, [*at, *leaf.absolute_path, key], known))
             else:
                 problems.append(f"{path}: {where}: {_describe(leaf)}")
+    return problems, unknown
+
+
+def _raise(path: Path, problems: list[str], unknown: bool) -> None:
     if problems:
         fix = "correct the values named above; `specd pipeline show` prints the built-in pipeline as an example"
         if unknown:  # an unknown key would be ignored, so a typo would change what runs without a word
             fix = "rename or remove the unknown keys named above" + ("" if all(
                 ": unknown key " in p for p in problems) else f"; {fix}")
         raise ConfigError("\n".join(dict.fromkeys(problems)), fix=fix)
-    return []
 
 
 def _unknown(path: Path, parts: list[Any], known: set[str]) -> str:
@@ -113,6 +136,7 @@ def _describe(error: ValidationError) -> str:
     if v == "maxLength":
         return (f"{str(error.instance)[:40]!r}… is {len(str(error.instance))} characters; names are at most "
                 f"{value} (they become parts of file names)")
-    if v == "minItems":
-        return "must list at least one step"
+    if v == "minItems":  # a pipeline's steps, or notify.on
+        return "must list at least one " + ("step" if error.absolute_path and
+                                            error.absolute_path[0] == "pipelines" else "value")
     return error.message

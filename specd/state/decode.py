@@ -57,7 +57,7 @@ def decode(data: Any, history: list[dict[str, Any]] | None) -> RunState:
             _count(row, "count", f"failure_clusters[{i}].count")
         for key in ("key", "step", "phase", "kind", "first_seen", "last_seen", "last_note"):
             _optional_text(row, key, f"failure_clusters[{i}].{key}")
-    for name in ("notes", "phases_completed"):
+    for name in ("notes", "phases_completed", "notified"):
         for i, item in enumerate(_list(data.get(name, []), name)):
             _text({"v": item}, "v", f"{name}[{i}]")
     for name in ("usage", "waiting", "answer"):

@@ -90,6 +90,7 @@ class RunState:
     failure_clusters: list[dict[str, Any]] = field(default_factory=list)
     checkpoints: list[dict[str, Any]] = field(default_factory=list)  # gates and human decisions
     notes: list[str] = field(default_factory=list)
+    notified: list[str] = field(default_factory=list)  # the waits and failures a message was sent for (notify:)
     phases_completed: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)  # run totals
     version: int = STATE_VERSION

@@ -1,17 +1,12 @@
-"""A task's log for people: the journal's events as lines, the transcripts per step, and following a run."""
+"""A task's log for people: the journal's events as lines, and the transcripts per step (following: follow.py)."""
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from specd.state.lock import TaskLock
 from specd.state.model import RunState
-
-POLL = 0.2  # seconds between looks at a followed journal
 
 
 def line(event: dict[str, Any]) -> str:
@@ -28,6 +23,7 @@ def line(event: dict[str, Any]) -> str:
         "hook_started": lambda: f"  hook {event.get('point')} {event.get('hook')} for {where}",
         "hook_finished": lambda: f"  hook {event.get('point')} {event.get('hook')} "
                                  + ("ok" if event.get("ok") else f"failed: {event.get('reason')}"),
+        "agent_tool": lambda: f"  → {event.get('tool')} {event.get('summary') or ''}".rstrip(),
         "gate": lambda: f"? gate before {where}",
         "notice": lambda: f"note: {event.get('message')}",
         "warning": lambda: f"warning: {event.get('message')}",
@@ -70,15 +66,3 @@ def read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
         except ValueError:
             continue
     return events, offset + end
-
-
-def follow(path: Path, lock: TaskLock) -> Iterator[dict[str, Any]]:
-    """Every event of the journal, then new ones as they come, until no run holds the task's lock."""
-    offset = 0
-    while True:
-        running = lock.is_held()  # looked at before reading, so the last events are never missed
-        events, offset = read_events(path, offset)
-        yield from events
-        if not running:
-            return
-        time.sleep(POLL)

@@ -25,7 +25,7 @@ from specd.tasks.task import existing_task, read_config
 STALL_SECONDS = 120.0
 FINAL = ("COMPLETE", "CANCELLED", "FAILED")  # nothing runs next: no plan to work out
 HISTORY_KEYS = ("step", "pipeline", "phase", "kind", "hook", "outcome", "summary", "usage", "finished_at",
-                "artifacts", "transcript", "superseded")
+                "artifacts", "transcript", "session_id", "superseded")
 
 
 def pipeline_or_problem(project: Project) -> tuple[PipelineConfig | None, str | None]:
@@ -183,7 +183,10 @@ def _running(store: StateStore, task_dir: Any, task: str, state: RunState,
         view["status_note"] += f"; stalled: the agent has shown nothing for over {threshold:g} s"
     if beat is not None and beat > threshold:
         view["status_note"] += f"; specd itself has not beaten its heartbeat for {beat:.0f} s"
-    return {"pid": owner.get("pid"), "last_activity_s": age, "heartbeat_age_s": beat, "stalled": stalled}
+    from specd.tasks.follow import live  # only a live run has a transcript being written
+
+    return {"pid": owner.get("pid"), "last_activity_s": age, "heartbeat_age_s": beat, "stalled": stalled,
+            **live(store.task_dir, state.run_id)}  # the newest transcript (and its session) while the run goes
 
 
 def project_notes(project: Project) -> list[str]:
