@@ -205,8 +205,8 @@ class Brain:
         self.store.finish(self.state)  # saves, then renders .pipeline-state.md once
         task_dir = self.store.task_dir
         if status == "COMPLETE":
-            stage, fields = handoff.finished(phases.discover(task_dir), self.state.phases_completed)
-            update_config(task_dir, stage=stage, **fields)
+            final, fields = handoff.finished(phases.discover(task_dir), self.state.phases_completed)
+            update_config(task_dir, stage=final, **fields)
         elif ((at := self.state.current or (self.state.cursor[-1] if self.state.cursor else None)) and at.step
               and at.pipeline in self.config.pipelines and at.step in cursor.names(self.config, at.pipeline)):
             stage, fields = handoff.before(self._stage(self.config.step(at.pipeline, at.step)), at.phase, task_dir)
