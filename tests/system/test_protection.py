@@ -46,7 +46,8 @@ def test_a_marked_leftover_of_a_dead_run_is_found_and_stopped(tmp_path: Path) ->
                              env=env, start_new_session=True, stdout=subprocess.PIPE)
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
     try:
-        assert stray.stdout is not None and stray.stdout.readline() == b"up\n"
+        assert stray.stdout is not None
+        assert stray.stdout.readline() == b"up\n"
         stopped = children.stop_leftovers({"mark": token, "children": [other.pid]})
         assert stopped == [stray.pid]
         assert stray.wait(timeout=30) == -signal.SIGKILL  # TERM was ignored, so KILL followed
