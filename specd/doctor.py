@@ -41,6 +41,7 @@ def run_checks(project: Project) -> list[Check]:
     checks = _git(project.root)
     checks.append(_writable(project))
     checks.append(_sandbox())
+    checks.append(_children())
     pipeline, backend = _pipeline(project)
     checks.append(pipeline)
     checks.extend(_backends(backend))
@@ -120,6 +121,20 @@ def _sandbox() -> Check:
     return Check("sandbox", "warn", jail.mode_line(),
                  "install bubblewrap (`apt-get install bubblewrap`) and allow user namespaces, so agents, "
                  "hooks and the agent's commands run jailed")
+
+
+def _children() -> Check:
+    """How a killed specd's children are stopped: the jail, the Linux death signal and subreaper, or only
+    psutil finding them by their mark on the next run (macOS), with what is missing."""
+    from specd.system.children import protection
+
+    level, missing = protection()
+    if level == "jail":
+        return Check("children", "ok", "jail: the PID namespace takes every descendant down with specd")
+    detail = f"{level}: " + "; ".join(missing)
+    if level == "subreaper+death signal":
+        return Check("children", "ok", detail)
+    return Check("children", "warn", detail, "run on Linux with bubblewrap for the full protection")
 
 
 def _pipeline(project: Project) -> tuple[Check, str]:

@@ -26,7 +26,7 @@ from specd.pipeline.model import PipelineConfig, Step
 from specd.state.lock import CANCEL_MARK
 from specd.state.model import STAGES, Current, Frame, RunState
 from specd.state.store import Heartbeat, StateStore
-from specd.tasks import phases
+from specd.tasks import handoff, phases
 from specd.tasks.project import Project
 from specd.tasks.task import DEFAULT_STAGES, update_config
 
@@ -45,7 +45,7 @@ class Brain:
     dispatcher: Dispatcher
     limits: Budget
     tree: TreeLock | None = None  # steps of runs sharing a working tree take turns (git only)
-    _synced: tuple[str | None, str | None] | None = field(default=None, init=False)  # config.json's last move
+    _synced: str | None = field(default=None, init=False)  # what config.json was last moved to
     _machinery: Machinery | None = field(default=None, init=False)  # checked around every step and hook
 
     def run(self, state: RunState) -> int:
@@ -183,27 +183,34 @@ class Brain:
     def _next_phase(self, after: str | None) -> phases.Phase | None:
         return phases.next_phase(self.store.task_dir, after)
 
+    def _stage(self, step: Step) -> str | None:
+        return step.stage or (step.workflow and self.dispatcher.workflow(step).stage) or DEFAULT_STAGES.get(step.name)
+
     def _sync_config(self, frame: Frame, step: Step) -> None:
-        """config.json follows the stage and the phase, not every step: it is rewritten when either moves,
-        and once more when the run ends (the run state is what records each step)."""
-        stage = step.stage or (step.workflow and self.dispatcher.workflow(step).stage) or DEFAULT_STAGES.get(step.name)
-        if (stage, frame.phase) == self._synced:
+        """config.json says, in specdacular's words, which step runs next: rewritten only when that answer
+        moves, and once more when the run ends (the run state is what records each step)."""
+        task_dir = self.store.task_dir
+        stage, fields = handoff.before(self._stage(step), frame.phase, task_dir)
+        key = repr((stage, sorted(fields.items()), len(self.state.phases_completed)))
+        if key == self._synced:
             return
-        self._synced = (stage, frame.phase)
-        known = phases.discover(self.store.task_dir)
-        update_config(self.store.task_dir, stage=stage, total=len(known), completed=len(self.state.phases_completed),
-                      current=frame.phase, current_status=step.name)
+        self._synced = key
+        known = phases.discover(task_dir)
+        update_config(task_dir, stage=stage, total=handoff.total(known),
+                      completed=handoff.completed(self.state.phases_completed), **fields)
 
     def _end(self, status: str, reason: str, wait: dict[str, Any] | None = None) -> int:
         code = STATUS_EXIT[status]
         self.state.status, self.state.reason, self.state.waiting = status, reason, wait
         self.store.finish(self.state)  # saves, then renders .pipeline-state.md once
+        task_dir = self.store.task_dir
         if status == "COMPLETE":
-            update_config(self.store.task_dir, stage="complete", current=None, current_status="complete",
-                          completed=len(self.state.phases_completed))
-        elif (at := self.state.current or (self.state.cursor[-1] if self.state.cursor else None)) and at.step:
-            update_config(self.store.task_dir, current=at.phase, current_status=at.step,
-                          completed=len(self.state.phases_completed))
+            final, fields = handoff.finished(phases.discover(task_dir), self.state.phases_completed)
+            update_config(task_dir, stage=final, **fields)
+        elif ((at := self.state.current or (self.state.cursor[-1] if self.state.cursor else None)) and at.step
+              and at.pipeline in self.config.pipelines and at.step in cursor.names(self.config, at.pipeline)):
+            stage, fields = handoff.before(self._stage(self.config.step(at.pipeline, at.step)), at.phase, task_dir)
+            update_config(task_dir, stage=stage, completed=handoff.completed(self.state.phases_completed), **fields)
         self.events.emit("run_finished", task=self.task, status=status, exit_code=code, reason=reason,
                          usage=self.state.usage, hint=hint(self.task, self.state))
         if self.tree:  # after the run's last commit: a failed step's changes are closed in it

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -61,17 +60,18 @@ class TreeLock:
 
 def own_output(top: Path) -> set[str]:
     """specd's stdout and stderr, when redirected to files inside the tree (`2>e1.txt`): git paths that
-    no step ever made. Found through /proc (Linux); elsewhere nothing is known and nothing is left out."""
+    no step ever made. psutil names this process's open files, on Linux and macOS alike."""
+    import psutil
+
     found: set[str] = set()
-    if not sys.platform.startswith("linux"):
-        return found
     root = top.resolve()
-    for fd in (1, 2):
-        try:
-            target = Path(f"/proc/self/fd/{fd}").readlink()
-        except OSError:
-            continue
-        if target.is_absolute() and target.is_file():
+    try:
+        files = psutil.Process().open_files()
+    except psutil.Error:
+        return found  # nothing is known, so nothing is left out
+    for file in files:
+        target = Path(file.path)
+        if file.fd in (1, 2) and target.is_absolute() and target.is_file():
             with contextlib.suppress(ValueError):
-                found.add(target.relative_to(root).as_posix())
+                found.add(target.resolve().relative_to(root).as_posix())
     return found

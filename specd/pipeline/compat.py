@@ -3,7 +3,7 @@
 specdacular's file references ``phase-execution`` without ``foreach`` and gives
 its execute/review/revise steps no ``outcomes``: its brain loops over the
 phases itself and routes a review by the human's answer (approve → next phase,
-revise → revise → execute). specd makes both explicit, using its built-in
+revise → revise, then the fix phase as the next phase). specd makes both explicit, using its built-in
 pipeline's routing for the steps of the same name, and says so in a notice.
 A file that writes ``foreach`` is taken as written.
 """

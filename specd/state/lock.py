@@ -133,12 +133,16 @@ def pid_alive(pid: int) -> bool:
 
 
 def _zombie(pid: int) -> bool:
-    """A dead process whose parent has not reaped it yet (a subreaper, say) still answers kill(pid, 0)."""
+    """A dead process whose parent has not reaped it yet (a subreaper, say) still answers kill(pid, 0).
+
+    psutil is imported only here, once a process with that pid exists: `specd status` with no run alive
+    never loads it."""
+    import psutil
+
     try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:  # noqa: PTH123 - one small read on a hot path
-            return stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
-    except (OSError, IndexError):
-        return False  # no /proc (macOS): kill(pid, 0) is all there is
+        return psutil.Process(pid).status() in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+    except psutil.Error:
+        return False  # gone meanwhile, or not ours to inspect: kill(pid, 0) said it exists
 
 
 def _flocked(path: Path) -> bool:

@@ -13,6 +13,9 @@ Two layers, because neither is enough alone:
 
 While specd lives, a child's leftovers (a hook's `sleep 30 &`) are killed the moment the child ends
 (``specd.system.reaper``); under bubblewrap the jail's PID namespace also takes them down with specd.
+
+Processes are found through ``psutil`` (imported only when a run needs it), so the same code works where
+there is no proc filesystem (macOS); ``protection()`` says which of these layers the machine has.
 """
 
 from __future__ import annotations
@@ -22,15 +25,16 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from specd.system import reaper
+from specd.system.reaper import OWNER_ENV
 
-OWNER_ENV = "SPECD_OWNER"
+if TYPE_CHECKING:
+    from psutil import Process
+
 PR_SET_PDEATHSIG = 1
 STOP_GRACE = 5.0  # seconds a leftover gets between TERM and KILL
-PROC = Path("/proc")
 
 
 class Tracker(Protocol):
@@ -73,8 +77,7 @@ def started(pgid: int) -> None:
 
 def ended(pgid: int) -> None:
     """The child that led ``pgid`` is gone: kill what it left behind, then forget the group."""
-    marker = f"{OWNER_ENV}={_tracker.token}".encode() if _tracker is not None else None
-    reaper.sweep(pgid, marker)
+    reaper.sweep(pgid, _tracker.token if _tracker is not None else None)
     if _tracker is not None:
         _tracker.child_ended(pgid)
 
@@ -105,60 +108,52 @@ def die_with_parent() -> Callable[[], None] | None:
 def stop_leftovers(owner: Mapping[str, object]) -> list[int]:
     """Stop what a dead run left behind; returns the pids that were still running."""
     token = owner.get("mark")
-    if not isinstance(token, str) or not token or not PROC.is_dir():
-        return []  # without a token (or /proc) nothing proves a process is ours: leave it alone
+    if not isinstance(token, str) or not token:
+        return []  # without a token nothing proves a process is ours: leave it alone
     groups = {g for g in owner.get("children") or [] if isinstance(g, int) and g > 1}  # type: ignore[attr-defined]
     found = _ours(token, groups)
     for sig in (signal.SIGTERM, signal.SIGKILL):
-        alive = [pid for pid in found if _alive(pid)]
-        for pid in alive:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, sig)
+        alive = [proc for proc in found if reaper.alive(proc)]
+        for proc in alive:
+            reaper.send(proc, sig)
         deadline = time.monotonic() + STOP_GRACE
-        while any(_alive(pid) for pid in alive) and time.monotonic() < deadline:
+        while any(reaper.alive(proc) for proc in alive) and time.monotonic() < deadline:
             time.sleep(0.05)
-    return found
+    return [proc.pid for proc in found]
 
 
-def _ours(token: str, groups: set[int]) -> list[int]:
-    """Processes in a recorded group that carry the token, plus strays elsewhere that carry it."""
-    marker = f"{OWNER_ENV}={token}".encode()
-    found = []
-    for entry in PROC.iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            environ = (entry / "environ").read_bytes().split(b"\0")
-        except OSError:
-            continue  # gone already, or not ours to read
-        if marker in environ and _alive(int(entry.name)):
-            found.append(int(entry.name))
+def _ours(token: str, groups: set[int]) -> list[Process]:
+    """Processes that carry the token, plus members of a recorded group that one of them proves ours."""
+    everyone = [p for p in reaper.processes() if p.pid != os.getpid()]
+    found = [p for p in everyone if reaper.marked(p, token) and reaper.alive(p)]
     # A recorded group member without the token (it cleared its env) is still stopped when a
     # member of the same group proves the group is ours.
-    proven = {_pgid(pid) for pid in found} & groups
-    found += [pid for pid in _members(proven) if pid not in found]
+    proven = {_pgid(p.pid) for p in found} & groups
+    if proven:
+        mine = {p.pid for p in found}
+        found += [p for p in everyone if p.pid not in mine and _pgid(p.pid) in proven and reaper.alive(p)]
     return found
-
-
-def _stat(pid: int) -> list[str] | None:
-    try:
-        return (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-
-
-def _alive(pid: int) -> bool:
-    fields = _stat(pid)
-    return fields is not None and fields[0] not in ("Z", "X")  # a zombie has already stopped
 
 
 def _pgid(pid: int) -> int:
-    fields = _stat(pid)
-    return int(fields[2]) if fields else -1
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return -1
 
 
-def _members(groups: set[int]) -> list[int]:
-    if not groups:
-        return []
-    return [int(e.name) for e in PROC.iterdir() if e.name.isdigit() and _pgid(int(e.name)) in groups
-            and _alive(int(e.name))]
+def protection() -> tuple[str, list[str]]:
+    """How well this machine keeps children from outliving specd: the level, and what is missing."""
+    from specd.system import jail
+
+    missing = []
+    if _PRCTL is None:
+        missing.append("no death signal (Linux prctl PR_SET_PDEATHSIG): a child of a killed specd runs on "
+                       "until the next run stops it")
+        missing.append("no child subreaper (Linux): a child's orphaned processes are found only by their "
+                       f"{OWNER_ENV} mark")
+    if not jail.active():
+        missing.append("no jail (bubblewrap PID namespace): nothing takes every descendant down with specd")
+    if jail.active():
+        return "jail", missing
+    return ("subreaper+death signal" if _PRCTL is not None else "psutil-only"), missing

@@ -7,7 +7,8 @@ reparented to specd instead of init, which means every process the child ever
 started stays a descendant of specd. When the child ends, each descendant in
 its session, or carrying the run's owner marker, is killed and reaped. Only
 specd's own descendants are ever signalled, so a reused pid is never someone
-else's process.
+else's process. Processes are found through ``psutil`` (imported on first use, never by read-only
+commands), which works on Linux and macOS alike.
 """
 
 from __future__ import annotations
@@ -19,11 +20,51 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
+from typing import TYPE_CHECKING
 
+if TYPE_CHECKING:
+    from psutil import Process
+
+OWNER_ENV = "SPECD_OWNER"
 PR_SET_CHILD_SUBREAPER = 36
-PROC = Path("/proc")
 KILL_WAIT = 2.0  # seconds for SIGKILLed processes to be gone (the kernel needs no more)
+
+
+def processes() -> list[Process]:
+    """Every process this user can see."""
+    import psutil
+
+    return list(psutil.process_iter())
+
+
+def alive(proc: Process) -> bool:
+    """Running, and not a zombie (a zombie has already stopped)."""
+    import psutil
+
+    try:
+        return proc.is_running() and proc.status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+    except psutil.Error:
+        return False
+
+
+def marked(proc: Process, token: str | None) -> bool:
+    """Carries ``SPECD_OWNER=<token>`` in its environment."""
+    import psutil
+
+    if not token:
+        return False
+    try:
+        return proc.environ().get(OWNER_ENV) == token
+    except psutil.Error:
+        return False  # gone already, or not ours to read
+
+
+def send(proc: Process, sig: int) -> None:
+    """Signal ``proc`` unless it is gone; psutil refuses a pid that was reused by another process meanwhile."""
+    import psutil
+
+    with contextlib.suppress(psutil.Error):
+        proc.send_signal(sig)
 
 
 def load_prctl() -> Callable[..., int] | None:
@@ -48,56 +89,37 @@ def become_subreaper() -> bool:
     return _subreaper
 
 
-def sweep(session: int, marker: bytes | None = None) -> list[int]:
-    """Kill and reap specd's descendants in ``session`` (a child that led it) or carrying ``marker``
-    (``SPECD_OWNER=<token>``); returns their pids."""
-    if not PROC.is_dir():
-        return []
-    table = _table()
+def sweep(session: int, token: str | None = None) -> list[int]:
+    """Kill and reap specd's descendants in ``session`` (a child that led it) or carrying the run's
+    ``token``; returns their pids."""
+    import psutil
+
     me = os.getpid()
-    found = [pid for pid, (_, sid, _) in table.items()
-             if pid != me and _descends(pid, me, table) and (sid == session or _marked(pid, marker))]
-    for pid in found:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+    descendants = psutil.Process(me).children(recursive=True)
+    found = [p for p in descendants if _session(p.pid) == session or marked(p, token)]
+    for proc in found:
+        send(proc, signal.SIGKILL)
     deadline = time.monotonic() + KILL_WAIT
-    for pid in found:
-        if table[pid][0] == me:  # ours to reap; a grandchild is reaped by its own parent
-            _reap(pid, deadline)
-    return found
+    for proc in found:
+        if _parent(proc) == me:  # ours to reap; a grandchild is reaped by its own parent
+            _reap(proc.pid, deadline)
+    return [proc.pid for proc in found]
 
 
-def _table() -> dict[int, tuple[int, int, str]]:
-    """pid → (parent pid, session id, state) for every process we can see."""
-    table: dict[int, tuple[int, int, str]] = {}
-    for entry in PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue  # gone meanwhile
-        table[int(entry.name)] = (int(fields[1]), int(fields[4]), fields[0])
-    return table
-
-
-def _descends(pid: int, ancestor: int, table: dict[int, tuple[int, int, str]]) -> bool:
-    seen: set[int] = set()
-    while pid in table and pid not in seen:
-        seen.add(pid)
-        pid = table[pid][0]
-        if pid == ancestor:
-            return True
-    return False
-
-
-def _marked(pid: int, marker: bytes | None) -> bool:
-    if marker is None:
-        return False
+def _session(pid: int) -> int:
     try:
-        return marker in (PROC / str(pid) / "environ").read_bytes().split(b"\0")
+        return os.getsid(pid)
     except OSError:
-        return False
+        return -1
+
+
+def _parent(proc: Process) -> int:
+    import psutil
+
+    try:
+        return proc.ppid()
+    except psutil.Error:
+        return -1
 
 
 def _reap(pid: int, deadline: float) -> None:

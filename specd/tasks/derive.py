@@ -27,7 +27,7 @@ from typing import Any
 
 from specd.pipeline.model import PipelineConfig
 from specd.state.model import Frame
-from specd.tasks import phases
+from specd.tasks import markdown, phases
 from specd.tasks.phases import Phase, sort_key
 
 STAGES = {"discussion": "discussion", "discuss": "discussion", "questioning": "discussion",
@@ -39,8 +39,7 @@ STATUSES = {"pending": "pending", "plan": "pending", "planning": "pending", "pla
             "executing": "executing", "execute": "executing", "in_progress": "executing",
             "executed": "executed", "review": "executed", "reviewing": "executed", "revise": "revise",
             "completed": "completed", "complete": "completed", "done": "completed", "approved": "completed"}
-GRAY_AREAS = re.compile(r"^(#{1,6})\s+Gray Areas Remaining\b", re.IGNORECASE)
-UNCHECKED = re.compile(r"^\s*[-*+]\s+\[ \]")
+GRAY_AREAS = re.compile(r"Gray Areas Remaining\b", re.IGNORECASE)
 PHASE_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -129,19 +128,18 @@ def phase_loop(pipeline: PipelineConfig) -> tuple[str, str] | None:
 
 
 def gray_areas(task_dir: Path) -> int:
-    """Unchecked ``- [ ]`` items under CONTEXT.md's "Gray Areas Remaining" heading."""
-    try:
-        text = (task_dir / "CONTEXT.md").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return 0
+    """Open ``- [ ]`` items in CONTEXT.md's "Gray Areas Remaining" section (up to a heading as high or higher)."""
+    return int(markdown.outline(task_dir / "CONTEXT.md", "gray-areas", _open_items) or 0)
+
+
+def _open_items(blocks: list[markdown.Block]) -> int:
     level, count = 0, 0
-    for line in text.splitlines():
-        heading = re.match(r"^(#{1,6})\s", line)
-        if heading and level and len(heading.group(1)) <= level:
+    for block in blocks:
+        if block.kind == "heading" and level and block.level <= level:
             break
-        if match := GRAY_AREAS.match(line):
-            level = len(match.group(1))
-        elif level and UNCHECKED.match(line):
+        if block.kind == "heading" and GRAY_AREAS.match(block.text):
+            level = block.level
+        elif level and block.checked is False:
             count += 1
     return count
 

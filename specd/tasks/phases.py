@@ -3,10 +3,12 @@
 Decimal fix phases sort as numbers (02 < 02.1 < 02.10 < 03) and are re-read
 after every step, because revise adds them while the run goes on.
 
-ROADMAP.md is read with a line scan, not a markdown parser: `specd status`
-reads every task's roadmap, and projects hold thousands of tasks. Phase
-numbers are compared as digit strings, never ``int()``-ed, so a roadmap
-saying ``### Phase 99999…`` cannot blow up or slow down a scan.
+ROADMAP.md's structure (``### Phase N: Name`` headings, ``- [x] **Phase N: …**``
+task-list items, ``**Status:** Complete`` lines under a phase heading) comes
+from markdown-it-py's token stream (``specd.tasks.markdown``, which keeps each
+file's result, so `specd status` over thousands of tasks parses only what
+changed). Phase numbers are compared as digit strings, never ``int()``-ed, so a
+roadmap saying ``### Phase 99999…`` cannot blow up or slow down a read.
 """
 
 from __future__ import annotations
@@ -15,16 +17,15 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from specd.tasks import markdown
+
 NUMBER = r"(\d+(?:\.\d+)?)"
-HEADING = re.compile(r"^(#{2,4})\s+Phase\s+" + NUMBER + r"\s*(?:[:.\-–—]\s*(.*?))?\s*#*\s*$", re.IGNORECASE)
-# `- [x] **Phase 1: Name** — text` as specdacular writes it; the bold is optional.
-CHECKLIST = re.compile(r"^\s*[-*+]\s+\[([ xX])\]\s+(?:\*\*)?Phase\s+" + NUMBER + r"\s*[:.\-–—]?\s*([^*—]*)",
-                       re.IGNORECASE)
+# The words of a `## Phase N: Name` heading (levels 2 to 4) and of a `- [x] **Phase N: Name** — text` item.
+HEADING = re.compile(r"Phase\s+" + NUMBER + r"\s*(?:[:.\-–—]\s*(.*?))?\s*", re.IGNORECASE)
+ITEM = re.compile(r"(?:\*\*)?Phase\s+" + NUMBER + r"\s*[:.\-–—]?\s*([^*—]*)", re.IGNORECASE)
 # `**Status:** Complete`, `Status: completed`, `- Status: done` under a phase heading.
-STATUS = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*)?Status:?(?:\*\*)?:?\s*(?:\*\*)?\s*(\w+)", re.IGNORECASE)
+STATUS = re.compile(r"\s*(?:\*\*)?Status:?(?:\*\*)?:?\s*(?:\*\*)?\s*(\w+)", re.IGNORECASE)
 DONE_WORDS = {"complete", "completed", "done", "approved"}
-OTHER_HEADING = re.compile(r"^(#{1,6})\s")
-FENCE = re.compile(r"^\s*(```|~~~)")
 FOLDER = re.compile(r"^phase-(\d+(?:\.\d+)?)$")
 PHASE_FOLDERS = ("phases", "plans")  # specdacular's older tasks keep phase plans under plans/
 
@@ -63,12 +64,12 @@ def sort_key(phase_id: str) -> tuple[int, str, int, str]:
 def discover(task_dir: Path) -> list[Phase]:
     """Every phase the roadmap or the folders name, in order (each call reads the files afresh)."""
     found: dict[str, Phase] = {}
-    roadmap = task_dir / "ROADMAP.md"
-    if roadmap.is_file():
-        for phase in _from_roadmap(roadmap.read_text(encoding="utf-8", errors="replace")):
-            old = found.get(phase.id)
-            found[phase.id] = Phase(phase.id, (old.name if old and old.name else phase.name),
-                                    phase.done or bool(old and old.done))
+    rows = markdown.outline(task_dir / "ROADMAP.md", "phases",
+                            lambda blocks: [[p.id, p.name, p.done] for p in _from_roadmap(blocks)])
+    for phase in (Phase(*row) for row in rows or []):
+        old = found.get(phase.id)
+        found[phase.id] = Phase(phase.id, (old.name if old and old.name else phase.name),
+                                phase.done or bool(old and old.done))
     for folder in PHASE_FOLDERS:
         root = task_dir / folder
         if root.is_dir():
@@ -80,26 +81,20 @@ def discover(task_dir: Path) -> list[Phase]:
     return sorted(found.values(), key=lambda p: p.key)
 
 
-def _from_roadmap(text: str) -> list[Phase]:
+def _from_roadmap(blocks: list[markdown.Block]) -> list[Phase]:
     phases: list[Phase] = []
     section: tuple[int, int] | None = None  # (heading level, index in phases) a Status line applies to
-    fenced = False
-    for line in text.splitlines():
-        first = line.lstrip()[:1]
-        # Most lines are prose: decide by their first character before trying any pattern.
-        if first in ("`", "~") and FENCE.match(line):
-            fenced = not fenced
-        elif fenced or not first:
-            continue
-        elif first == "#":
-            if heading := HEADING.match(line):
-                phases.append(Phase(normalise(heading.group(2)), (heading.group(3) or "").strip()))
-                section = (len(heading.group(1)), len(phases) - 1)
-            elif (other := OTHER_HEADING.match(line)) and section and len(other.group(1)) <= section[0]:
+    for block in blocks:
+        if block.kind == "heading":
+            if 2 <= block.level <= 4 and (heading := HEADING.fullmatch(block.text)):
+                phases.append(Phase(normalise(heading.group(1)), (heading.group(2) or "").strip()))
+                section = (block.level, len(phases) - 1)
+            elif section and block.level <= section[0]:
                 section = None
-        elif first in "-*+" and (item := CHECKLIST.match(line)):
-            phases.append(Phase(normalise(item.group(2)), item.group(3).strip(), item.group(1) != " "))
-        elif section and (status := STATUS.match(line)) and status.group(1).lower() in DONE_WORDS:
+        elif block.checked is not None and (item := ITEM.match(block.text)):
+            phases.append(Phase(normalise(item.group(1)), item.group(2).strip(), block.checked))
+        elif (block.checked is None and section and (status := STATUS.match(block.text))
+              and status.group(1).lower() in DONE_WORDS):
             old = phases[section[1]]
             phases[section[1]] = Phase(old.id, old.name, True)
     return phases

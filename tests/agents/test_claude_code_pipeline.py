@@ -80,27 +80,28 @@ def test_builtin_pipeline_on_two_phases_with_a_revise_loop(tmp_path: Path, model
     steps = [row for row in status["history"] if row["kind"] == "step"]
     rows = [(row["step"], row["phase"], row["outcome"]) for row in steps]
     phase1 = [(step, outcome) for step, phase, outcome in rows if phase == "01"]
-    assert phase1 == [("plan", "done"), ("execute", "done"), ("review", "revise"), ("revise", "done"),
-                      ("execute", "done"), ("review", "approve")]
+    # revise ends phase 01's iteration (its fix phase, had the model written one, would run next): 01 is not
+    # executed again
+    assert phase1 == [("plan", "done"), ("execute", "done"), ("review", "revise"), ("revise", "done")]
     assert [step for step, phase, _ in rows if phase == "02"] == ["plan", "execute", "review"]
     assert [step for step, phase, _ in rows if phase is None] == ["discuss", "research", "plan"]
 
     # Each step's cost is exactly what Claude Code reported in its result event (kept in the transcript),
     # and each step ran in a session of its own, recorded in its history row.
     recorded = [row for row in state.history if row["kind"] == "step"]
-    assert len(recorded) == len(steps) == 12
+    assert len(recorded) == len(steps) == 10
     for shown, row in zip(steps, recorded, strict=True):
         [final] = result_events(Path(row["transcript"]))
         assert shown["usage"]["cost_usd"] == final["total_cost_usd"] > 0
         assert row["session_id"] == final["session_id"]
-    assert len({row["session_id"] for row in recorded}) == 12
+    assert len({row["session_id"] for row in recorded}) == 10
     assert status["usage"]["cost_usd"] == pytest.approx(sum(row["usage"]["cost_usd"]
                                                             for row in status["history"]), abs=1e-5)
 
     # Every review was followed by its inline post-review hook, which resumed the review's session:
     # its request carried the review's own prompt and answer.
     hooks = [b for b in server.bodies if HEADER.findall(prompt_text(b))[-1][0] == "hook"]
-    assert len(hooks) == 3
+    assert len(hooks) == 2
     for body in hooks:
         steps = [m[1] for m in HEADER.findall(prompt_text(body))]
         assert steps == ["review", "review"]  # the step's prompt, then the hook's, in one conversation

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 MARKER = "sk-ant-doctor-marker-0123456789"
-CHECKS = {"git", "git repository", "git identity", "work tree", "disk", "sandbox", "pipeline", "agent: command",
+CHECKS = {"git", "git repository", "git identity", "work tree", "disk", "sandbox", "children", "pipeline",
+          "agent: command",
           "agent: anthropic", "agent: claude_code"}
 
 
@@ -139,3 +140,17 @@ def test_doctor_names_the_jail_and_the_real_reason_it_is_not_usable(repo: Path, 
         ok = checks(doctor(repo, env_for(tmp_path, identity=True), "--json"))["sandbox"]
         assert ok["level"] == "ok", ok
         assert ok["detail"].startswith("jail: bubblewrap (user namespace, no capabilities)")
+
+
+def test_doctor_reports_how_leftover_children_are_stopped(repo: Path, tmp_path: Path) -> None:
+    no_jail = checks(doctor(repo, env_for(tmp_path, identity=True, SPECD_BWRAP="/bin/false"), "--json"))["children"]
+    if sys.platform.startswith("linux"):
+        assert no_jail["level"] == "ok"
+        assert no_jail["detail"].startswith("subreaper+death signal: no jail (bubblewrap PID namespace)")
+    else:
+        assert no_jail["level"] == "warn"
+        assert no_jail["detail"].startswith("psutil-only: no death signal")
+    if shutil.which("bwrap") or os.environ.get("CI"):
+        jailed = checks(doctor(repo, env_for(tmp_path, identity=True), "--json"))["children"]
+        assert jailed == {**jailed, "level": "ok", "detail": "jail: the PID namespace takes every descendant "
+                                                            "down with specd"}

@@ -129,3 +129,25 @@ def test_demo_commits_without_any_git_identity(tmp_path: Path) -> None:
     assert "docs(word-count): starting discuss" in subjects
     assert git("status", "--porcelain", cwd=root, env=env) == ""
     assert "no git identity" in result.stderr
+
+
+def test_demo_revise_runs_the_fix_phase_once_and_never_re_executes_phase_01(demo_project: Demo) -> None:
+    root, result = demo_project
+    assert result.returncode == 0, result.stderr
+    shown = specd("status", "word-count", "--json", cwd=root)
+    assert shown.returncode == 0, shown.stderr
+    steps = [(row["step"], row["phase"], row["outcome"]) for row in json.loads(shown.stdout)["history"]
+             if row["kind"] == "step"]
+    assert steps == [("discuss", None, "done"), ("research", None, "done"), ("plan", None, "done"),
+                     ("plan", "01", "done"), ("execute", "01", "done"), ("review", "01", "revise"),
+                     ("revise", "01", "done"),
+                     # the fix phase revise wrote runs next, once, as a phase of its own
+                     ("plan", "01.1", "done"), ("execute", "01.1", "done"), ("review", "01.1", "approve"),
+                     ("plan", "02", "done"), ("execute", "02", "done"), ("review", "02", "approve")]
+    log = git("log", "--format=%s", cwd=root).splitlines()
+    assert log.count("docs(word-count): execute complete (phase 01)") == 1
+    assert log.count("docs(word-count): execute complete (phase 01.1)") == 1
+    # the fix phase's execute is what applied the fix: the demo's code counts a lone dash as no word
+    counted = subprocess.run([sys.executable, "-m", "textstats"], cwd=root, input="wait - what ?\n",
+                             env=base_env(), capture_output=True, text=True, timeout=60, check=False)
+    assert counted.stdout.strip() == "2", counted.stderr

@@ -1,4 +1,4 @@
-"""Phase discovery: a line scan of ROADMAP.md plus the phase folders, with specdacular's done markers."""
+"""Phase discovery: ROADMAP.md headings and task-list items plus the phase folders, with specdacular's done markers."""
 
 from __future__ import annotations
 

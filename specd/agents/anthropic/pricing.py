@@ -1,10 +1,12 @@
 """Turn reported token usage into USD, and know each model's context window.
 
 Prices are USD per million tokens, from the model pages on platform.claude.com
-(checked for this release). ``agent.pricing`` in the pipeline file overrides
-or extends the table, so a price change never needs a specd release. Where a
-price was not confirmed, the higher candidate is used: over-counting stops a
-run early at a budget, under-counting lets it overspend.
+(checked for this release). tests/agents/test_price_table.py compares the table
+with a maintained source (the ``genai-prices`` package, a dev dependency never
+imported here) and fails when they drift. ``agent.pricing`` in the pipeline file
+overrides or extends the table, so a price change never needs a specd release.
+Where a price was not confirmed, the higher candidate is used: over-counting
+stops a run early at a budget, under-counting lets it overspend.
 """
 
 from __future__ import annotations
@@ -40,13 +42,16 @@ class Price:
 
 _P = Price
 BUILTIN: dict[str, Price] = {
+    "claude-fable-5-2": _P(8, 40, 10, 0.20),
+    "claude-fable-5-1": _P(10, 50, 12.5, 0.25),
     "claude-fable-5": _P(10, 50, 12.5, 1.0),
-    "claude-mythos-5": _P(10, 50, 12.5, 1.0),
+    "claude-mythos-5-2": _P(8, 40, 10, 0.20),
     "claude-opus-5-5": _P(4, 20, 5, 0.20),
     "claude-opus-5": _P(5, 25, 6.25, 0.50),
     "claude-opus-4": _P(5, 25, 6.25, 0.50),  # 4.5 to 4.8; the older 4.0/4.1 ids are retired
-    "claude-sonnet-5-5": _P(2, 10, 2.5, 0.20),
+    "claude-sonnet-5-5": _P(2, 10, 2.5, 0.10),
     "claude-sonnet-5": _P(2, 10, 2.5, 0.20),
+    "claude-sonnet-4-5": _P(3, 15, 3.75, 0.30, (200_000, _P(6, 22.5, 7.5, 0.60))),  # its 1M-token context
     "claude-sonnet-4": _P(3, 15, 3.75, 0.30),
     "claude-haiku-5-5": _P(0.10, 0.50, 0.125, 0.01, (100_000, _P(0.50, 2.50, 0.625, 0.05))),
     "claude-haiku-4": _P(1, 5, 1.25, 0.10),
