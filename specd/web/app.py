@@ -88,9 +88,9 @@ def create_app(project: Project, token: str) -> Starlette:
 
     async def act(request: Request) -> Response:
         task_name, verb = request.path_params["task"], request.path_params["verb"]
-        where, _ = paths.task_home(project, task_name)
-        if verb not in actions.ACTIONS:
+        if request.method != "POST" or verb not in actions.ACTIONS:  # a GET changes nothing, and says nothing
             raise HTTPException(404)
+        where, _ = paths.task_home(project, task_name)
         form = await request.form()
         if not auth.same(str(form.get(auth.CSRF_FIELD) or ""), csrf):
             return PlainTextResponse("403: the form's CSRF token is missing or wrong; reload the page\n", 403)
@@ -111,7 +111,7 @@ def create_app(project: Project, token: str) -> Starlette:
         Route("/", tasks), Route("/rows", tasks_rows), Route("/events", tasks_events),
         Route("/tasks/{task}", task), Route("/tasks/{task}/events", task_events),
         Route("/tasks/{task}/steps/{n:int}", step), Route("/tasks/{task}/files/{path:path}", document),
-        Route("/tasks/{task}/{verb}", act, methods=["POST"]),
+        Route("/tasks/{task}/{verb}", act, methods=["GET", "POST"]),
     ]
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found})
     app.add_middleware(auth.Guard, token=token)

@@ -44,7 +44,11 @@ def task_file(folder: Path, relative: str) -> Path:
     parts = Path(relative).parts
     if not relative or Path(relative).is_absolute() or ".." in parts or "\\" in relative or "\0" in relative:
         raise HTTPException(404)
-    path = folder / relative
-    if not inside(path, folder) or not path.is_file():
+    path = folder
+    for part in parts:  # every step stays inside: a link out and back in is still a way out
+        path = path / part
+        if not inside(path, folder):
+            raise HTTPException(404)
+    if not path.is_file():
         raise HTTPException(404)
     return path
