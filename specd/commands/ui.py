@@ -7,6 +7,7 @@ import socket
 import click
 
 from specd.commands.common import in_project, project_from, warn
+from specd.tasks.secrets import load_project_secrets
 
 
 @click.command("ui")
@@ -35,6 +36,7 @@ def ui(ctx: click.Context, port: int, host: str, token: str | None, no_browser: 
         raise UsageError(f"the dashboard needs {exc.name}, which is not installed",
                          fix="pip install 'specd[ui]'") from None
     project = in_project(project_from(ctx))
+    load_project_secrets(project.root)  # pages show task output that may hold .env values
     if token is not None and len(token) < 16:
         raise click.BadParameter("use at least 16 characters", param_hint="--token")
     warning = auth.exposure_warning(host, token is not None)
@@ -42,8 +44,8 @@ def ui(ctx: click.Context, port: int, host: str, token: str | None, no_browser: 
     listener = _bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{listener.getsockname()[1]}/?token={secret}"
+    warn([warning] if warning else [])  # stderr, and first: a Ctrl-C at once must not swallow it
     click.echo(url)  # the first line on stdout, as scripts and tests read it
-    warn([warning] if warning else [])
     click.echo("specd ui: serving; Ctrl-C stops it", err=True)
     if not no_browser:
         import webbrowser
@@ -52,7 +54,10 @@ def ui(ctx: click.Context, port: int, host: str, token: str | None, no_browser: 
     # Open event streams must not hold Ctrl-C up: they get a second to end.
     config = uvicorn.Config(create_app(project, secret), log_level="warning", access_log=False, lifespan="off",
                             timeout_graceful_shutdown=1)
-    uvicorn.Server(config).run(sockets=[listener])
+    try:
+        uvicorn.Server(config).run(sockets=[listener])
+    except KeyboardInterrupt:  # Ctrl-C is how a server is meant to stop
+        pass
     return 0
 
 
