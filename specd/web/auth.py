@@ -59,8 +59,8 @@ def same(a: str | None, b: str) -> bool:
 def cross_site(request: Request) -> bool:
     """A browser says where a request came from; anything but this origin (or a typed address) is refused."""
     site = request.headers.get("sec-fetch-site")
-    if site is not None and site not in ("same-origin", "none"):
-        return True
+    if site is not None:  # set by the browser itself, never by a page's script: the surest word
+        return site not in ("same-origin", "none")
     origin = request.headers.get("origin")
     if origin is None:  # not a browser's cross-origin request (curl, a script); the CSRF token is still needed
         return False

@@ -6,11 +6,15 @@ step commits: the secret is then on disk and in git, and only the dashboard's re
 
 from __future__ import annotations
 
+import http.client
 import os
+import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -20,6 +24,7 @@ from executor_harness import Repo  # noqa: E402
 
 SECRET_NAME, SECRET = "SERVICE_API_TOKEN", "sk-live-9f8e7d6c5b4a39281706"
 TOKEN = "test-token-0123456789abcdef"
+DEADLINE = 60.0  # a safety net for reads from a real server
 AGENT = r'''
 import json, os, sys, time
 from pathlib import Path
@@ -103,3 +108,28 @@ def csrf() -> str:
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("SPECD_STALL_SECONDS", "600")
+
+
+class Server:
+    def __init__(self, site: Site, *args: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "specd", "ui", "--no-browser", "--port", "0", *args],
+                                     cwd=site.root, env=site.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()  # the first line, whatever else is printed
+        parts = urlsplit(self.url)
+        self.host, self.port = parts.hostname or "", parts.port or 0
+        self.token = parts.query.removeprefix("token=")
+
+    def request(self, path: str, signed_in: bool = True) -> http.client.HTTPResponse:
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=DEADLINE)
+        connection.putrequest("GET", path, skip_accept_encoding=True)  # sent as given: no client tidies ".."
+        if signed_in:
+            connection.putheader("Cookie", f"specd_ui={self.token}")
+        connection.endheaders()
+        return connection.getresponse()
+
+    def stop(self) -> str:
+        self.proc.send_signal(signal.SIGINT)
+        _, err = self.proc.communicate(timeout=DEADLINE)
+        return err

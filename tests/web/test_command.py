@@ -5,41 +5,12 @@ from __future__ import annotations
 import http.client
 import json
 import re
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
-from urllib.parse import urlsplit
 
 import pytest
-from conftest import SECRET, Site
-
-DEADLINE = 60.0
-
-
-class Server:
-    def __init__(self, site: Site, *args: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "specd", "ui", "--no-browser", "--port", "0", *args],
-                                     cwd=site.root, env=site.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        self.url = self.proc.stdout.readline().strip()  # the first line, whatever else is printed
-        parts = urlsplit(self.url)
-        self.host, self.port = parts.hostname or "", parts.port or 0
-        self.token = parts.query.removeprefix("token=")
-
-    def request(self, path: str, signed_in: bool = True) -> http.client.HTTPResponse:
-        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=DEADLINE)
-        connection.putrequest("GET", path, skip_accept_encoding=True)  # sent as given: no client tidies ".."
-        if signed_in:
-            connection.putheader("Cookie", f"specd_ui={self.token}")
-        connection.endheaders()
-        return connection.getresponse()
-
-    def stop(self) -> str:
-        self.proc.send_signal(signal.SIGINT)
-        _, err = self.proc.communicate(timeout=DEADLINE)
-        return err
+from conftest import DEADLINE, SECRET, Server, Site
 
 
 @pytest.fixture
