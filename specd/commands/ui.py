@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 
 import click
@@ -54,10 +55,8 @@ def ui(ctx: click.Context, port: int, host: str, token: str | None, no_browser: 
     # Open event streams must not hold Ctrl-C up: they get a second to end.
     config = uvicorn.Config(create_app(project, secret), log_level="warning", access_log=False, lifespan="off",
                             timeout_graceful_shutdown=1)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how a server is meant to stop
         uvicorn.Server(config).run(sockets=[listener])
-    except KeyboardInterrupt:  # Ctrl-C is how a server is meant to stop
-        pass
     return 0
 
 
