@@ -5,10 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 
+import pytest
+
 from brain_harness import Harness
 
-AGENT = """cmd:sleep $( [ "$SPECD_STEP" = slow ] && echo 1.5 || echo 0.1 ); \
-printf '{"outcome": "done", "usage": {"input_tokens": 10, "output_tokens": 5, "cost_usd": %s}}' \
+AGENT = """cmd:printf '{"outcome": "done", "usage": {"input_tokens": 10, "output_tokens": 5, "cost_usd": %s}}' \
 $( [ "$SPECD_STEP" = dear ] && echo 0.9 || echo 0.01 ) > "$SPECD_RESULT\""""
 
 
@@ -45,11 +46,28 @@ def test_each_step_gets_a_time_bar_and_a_cost_bar_in_a_terminal_only(h: Harness)
     assert h.specd("continue", "t", "--auto", "--agent", AGENT).returncode == 0
     shown = _in_a_terminal(h, "status", "t")
     assert "took" in shown
-    # the slow step's time bar is the full one, the dear step's cost bar is the full one
-    slow, dear, quick = _cells(shown, "slow"), _cells(shown, "dear"), _cells(shown, "quick")
-    assert slow.count("█") > quick.count("█")
-    assert dear.count("█") > quick.count("█")
+    dear, quick = _cells(shown, "dear"), _cells(shown, "quick")
+    assert dear.count("█") > quick.count("█")  # the dear step's cost bar is the full one
     piped = h.specd("status", "t")
     assert piped.returncode == 0
     assert "took" not in piped.stdout
     assert "█" not in piped.stdout
+
+
+def test_the_bars_are_as_long_as_the_time_and_the_cost(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rich.console import Console
+
+    from specd.ui import status
+
+    console = Console(force_terminal=True, width=200, record=True, color_system=None)
+    monkeypatch.setattr(status, "out", lambda: console)
+    history = [{"step": name, "kind": "step", "outcome": "done", "usage": {"cost_usd": cost}}
+               for name, cost in (("quick", 0.01), ("slow", 0.02), ("dear", 0.4))]
+    status.render_task({"task": "t", "status": "COMPLETE", "history": history}, seconds=[1.0, 60.0, 2.0])
+    text = console.export_text()
+    rows = {name: _cells(text, name) for name in ("quick", "slow", "dear")}
+    time_bar = {name: row.split("│")[9].count("█") for name, row in rows.items()}
+    cost_bar = {name: row.split("│")[10].count("█") for name, row in rows.items()}
+    assert time_bar == {"quick": 0, "slow": 12, "dear": 0}
+    assert cost_bar == {"quick": 0, "slow": 0, "dear": 12}
+    assert "1.0 s" in rows["quick"] and "60.0 s" in rows["slow"]
