@@ -7,13 +7,14 @@ through ``paths`` (a task the project has, a file inside its folder), so anythin
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
@@ -32,17 +33,23 @@ def create_app(project: Project, token: str) -> Starlette:
     csrf = auth.csrf_token(token)
 
     def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
-        return templates.TemplateResponse(request, name, {"csrf": csrf, "project": project.root.name, **context},
-                                          status_code=status)
+        """The rendered page, redacted whole: whatever a template shows, no secret value leaves the server."""
+        html = templates.get_template(name).render({"request": request, "csrf": csrf, "project": project.root.name,
+                                                     **context})
+        return HTMLResponse(redact(html), status_code=status, headers={"Cache-Control": "no-store"})
 
     def _filter(request: Request) -> str | None:
         wanted = request.query_params.get("status")
         return wanted if wanted in STATUSES else None
 
     async def tasks(request: Request) -> Response:
+        started = time.perf_counter()
         wanted = _filter(request)
         found = await asyncio.to_thread(rows.task_rows, project, wanted)
-        return page(request, "tasks.html", {"rows": found, "statuses": STATUSES, "wanted": wanted or ""})
+        response = page(request, "tasks.html", {"rows": found, "statuses": STATUSES, "wanted": wanted or ""})
+        # the server's own time, for bench/ui.py and the browser's network panel
+        response.headers["Server-Timing"] = f"render;dur={(time.perf_counter() - started) * 1000:.1f}"
+        return response
 
     async def tasks_rows(request: Request) -> Response:
         found = await asyncio.to_thread(rows.task_rows, project, _filter(request))

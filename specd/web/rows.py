@@ -1,4 +1,4 @@
-"""The tasks page's rows: every task, from every place tasks run, as plain redacted data.
+"""The tasks page's rows: every task, from every place tasks run, as plain data (redacted as the page is rendered).
 
 ``SOURCES`` is the one list of where tasks come from. The local source reads the status index (so a project
 of a thousand finished tasks lists in milliseconds) and covers tasks in the main tree and in `specd run`'s
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from specd.redact import redact_obj
+from specd.redact import redact
 from specd.tasks import graph
 from specd.tasks.project import Project
 from specd.tasks.status import all_status
@@ -48,7 +48,7 @@ def task_rows(project: Project, status: str | None = None) -> list[dict[str, Any
     graph.annotate(rows)
     shown = [display(row) for row in rows if status is None or row.get("status") == status]
     shown.sort(key=lambda r: (ORDER.get(r["status"], 9), r["task"]))
-    return list(redact_obj(shown))
+    return shown
 
 
 def display(row: dict[str, Any]) -> dict[str, Any]:
@@ -60,13 +60,14 @@ def display(row: dict[str, Any]) -> dict[str, Any]:
     return {
         "task": str(row["task"]), "status": str(row.get("status")), "source": row.get("source", "local"),
         "step": nxt.get("step") or "", "phase": nxt.get("phase") or "", "stage": row.get("stage") or "",
-        "waits": (WAIT_WORDS.get(str(wait.get("kind")), str(wait.get("kind"))) + f" before {wait.get('step')}"
+        "waits": redact(WAIT_WORDS.get(str(wait.get("kind")), str(wait.get("kind"))) + f" before {wait.get('step')}"
                   if wait else ""),
         "elapsed": elapsed(row.get("started_at"), row.get("updated_at"), bool(running)),
         "tokens": tokens, "cost": float(usage.get("cost_usd") or 0),
         "activity": ago(running.get("last_activity_s")) if running else "",
         "needs": list(row.get("needs") or ()), "waits_for": list(row.get("waits_for") or ()),
-        "reason": str(row.get("reason") or ""), "branch": row.get("branch") or "",
+        # free text, redacted before HTML escapes it (the page is redacted again as a whole)
+        "reason": redact(str(row.get("reason") or "")), "branch": row.get("branch") or "",
     }
 
 

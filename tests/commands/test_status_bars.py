@@ -6,7 +6,6 @@ import os
 import subprocess
 
 import pytest
-
 from brain_harness import Harness
 
 AGENT = """cmd:printf '{"outcome": "done", "usage": {"input_tokens": 10, "output_tokens": 5, "cost_usd": %s}}' \
@@ -70,4 +69,5 @@ def test_the_bars_are_as_long_as_the_time_and_the_cost(monkeypatch: pytest.Monke
     cost_bar = {name: row.split("│")[10].count("█") for name, row in rows.items()}
     assert time_bar == {"quick": 0, "slow": 12, "dear": 0}
     assert cost_bar == {"quick": 0, "slow": 0, "dear": 12}
-    assert "1.0 s" in rows["quick"] and "60.0 s" in rows["slow"]
+    assert "1.0 s" in rows["quick"]
+    assert "60.0 s" in rows["slow"]
