@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Server, Site
+from web_harness import Server, Site
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".ci" / "artifacts"
 DEADLINE = 120.0

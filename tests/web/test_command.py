@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
-from conftest import DEADLINE, SECRET, Server, Site
+from web_harness import DEADLINE, SECRET, Server, Site
 
 
 @pytest.fixture

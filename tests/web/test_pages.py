@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import TOKEN, Site, csrf
+from web_harness import TOKEN, Site, csrf
 
 
 def _rows(html: str) -> list[tuple[str, str]]:

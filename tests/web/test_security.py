@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import SECRET, TOKEN, Site, csrf
+from web_harness import SECRET, TOKEN, Site, csrf
 
 from specd.web.actions import ACTIONS
 
