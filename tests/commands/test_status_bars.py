@@ -46,7 +46,9 @@ def test_each_step_gets_a_time_bar_and_a_cost_bar_in_a_terminal_only(h: Harness)
     shown = _in_a_terminal(h, "status", "t")
     assert "took" in shown
     dear, quick = _cells(shown, "dear"), _cells(shown, "quick")
-    assert dear.count("█") > quick.count("█")  # the dear step's cost bar is the full one
+    cost_bar = 10  # the column: | # | step | phase | kind | outcome | tokens | cost | took | time | cost bar |
+    assert dear.split("│")[cost_bar].count("█") == 12  # the dear step's cost bar is the full one
+    assert quick.split("│")[cost_bar].count("█") == 0
     piped = h.specd("status", "t")
     assert piped.returncode == 0
     assert "took" not in piped.stdout
