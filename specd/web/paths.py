@@ -1,7 +1,8 @@
 """What the dashboard may serve: the project's task folders and nothing else.
 
-A task name in a URL must be a task the project has (so ``..``, ``/etc`` or a percent-encoded path is simply
-not found), and a file inside it must resolve, symlinks followed, to a place inside that task's folder.
+A task name in a URL must be a task name (so ``..``, ``/etc`` or a percent-encoded path is simply not found) of
+a task the project has, whose folder really is under the tasks folder; a file inside it must resolve, symlinks
+followed at every step of its path, to a place inside that task's folder.
 Every refusal is the same 404 as a missing page: a stranger learns nothing from the difference.
 """
 
@@ -11,18 +12,14 @@ from pathlib import Path
 
 from starlette.exceptions import HTTPException
 
-from specd.tasks import locate, status_index
+from specd.tasks import locate
 from specd.tasks.project import Project
 from specd.tasks.task import SLUG
 
 
-def known_tasks(project: Project) -> set[str]:
-    return set(status_index.task_folders(project)) | locate.in_worktrees(project)
-
-
 def task_home(project: Project, task: str) -> tuple[Project, Path]:
     """The project the task lives in now (its worktree while `specd run` runs it) and its folder; else 404."""
-    if not SLUG.match(task) or task not in known_tasks(project):
+    if not SLUG.match(task):  # one plain name: no "/", no leading "." (so never ".."), nothing encoded
         raise HTTPException(404)
     where = locate.locate(project, task)
     for root in (where.tasks_dir, where.features_dir):

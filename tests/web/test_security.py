@@ -108,3 +108,18 @@ def _answers(site: Site) -> list[dict[str, Any]]:
     """The answers recorded for the waiting task (its gate's own stop row aside)."""
     state = json.loads((site.root / ".specd" / "tasks" / "waits" / ".pipeline-state.json").read_text())
     return [row for row in state.get("checkpoints") or [] if row.get("answer") in ACTIONS]
+
+
+def test_a_task_folder_that_is_a_symlink_out_is_404(signed_in: Any, site: Site, tmp_path: Any) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "config.json").write_text("{}")
+    (outside / "secret.md").write_text("not yours\n")
+    link = site.root / ".specd" / "tasks" / "elsewhere"
+    link.symlink_to(outside)
+    try:
+        assert signed_in.get("/tasks/elsewhere").status_code == 404
+        assert signed_in.get("/tasks/elsewhere/files/secret.md").status_code == 404
+        assert signed_in.get("/tasks/elsewhere/events").status_code == 404
+    finally:
+        link.unlink()
