@@ -44,13 +44,13 @@ async def task_stream(folder: Path, offset: int, gone: Disconnected) -> AsyncIte
     while not await gone():
         events, offset = await asyncio.to_thread(logs.read_events, journal, offset)
         status = await asyncio.to_thread(read_status, folder)
+        spoke = bool(events) or status != said
         for event in events:
             yield sse("line", redact(logs.line(event)))
         if status != said:
             said = status
             yield sse("status", status)
-            events.append({})
-        if events:
+        if spoke:
             quiet = time.monotonic()
         elif time.monotonic() - quiet > KEEPALIVE:
             quiet = time.monotonic()
