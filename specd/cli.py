@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "pipeline": ("specd.commands.pipeline", "pipeline", "Validate or show the effective pipeline."),
     "hooks": ("specd.commands.hooks", "hooks", "List the hooks that run around each step, and why."),
     "demo": ("specd.commands.demo", "demo", "Run the whole pipeline on a sample project (no API key)."),
+    "ui": ("specd.commands.ui", "ui", "Serve the local dashboard: every task, live, gates answered with a click."),
     "doctor": ("specd.commands.doctor", "doctor", "Check git, the sandbox, agent backends and the pipeline file."),
 }
 

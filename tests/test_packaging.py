@@ -86,6 +86,7 @@ WHEEL_MUST_HOLD = [
     "specd/_builtin/schemas/pipeline.schema.json",
     "specd/_builtin/hooks/pre-review.md",
     "specd/_builtin/templates/FEATURE.md",
+    "specd/web/templates/task.html",  # the dashboard's pages ship as package data
 ]
 
 needs_hatchling = pytest.mark.skipif(importlib.util.find_spec("hatchling") is None,

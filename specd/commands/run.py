@@ -21,10 +21,14 @@ from specd.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_WAITING, U
 @click.option("--agent", "agent_spec", metavar="SPEC", help="The agent every task uses (as in `specd continue`).")
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="A cap on the whole run, across tasks.")
 @click.option("--json", "as_json", is_flag=True, help="Every event as one JSON line with its task.")
+@click.option("--keep-waiting", is_flag=True,
+              help="A task that stops at a gate or escalation stays in the run: once answered (`specd approve`, "
+                   "`reject`, `skip`, or the `specd ui` page) it goes on. The run ends when nothing runs and "
+                   "nothing waits, or on Ctrl-C.")
 @click.option("--land", "land_them", is_flag=True, help="Land every task that completed (`specd land`).")
 @click.pass_context
 def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: int | None, mode: str | None,
-        agent_spec: str | None, max_cost: float | None, as_json: bool, land_them: bool) -> int:
+        agent_spec: str | None, max_cost: float | None, as_json: bool, keep_waiting: bool, land_them: bool) -> int:
     """Run TASKs (or, with --all, every unfinished task) and what they need,
     side by side, each in its own git worktree .specd/worktrees/<task> on
     branch specd/<task>. Your own tree, index and branch are not touched;
@@ -39,9 +43,9 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     if bool(tasks) == all_tasks:
         raise UsageError("name the tasks to run, or pass --all", fix="`specd run TASK...` or `specd run --all`")
     project = project_from(ctx)
-    settings = Settings(mode=mode, agent=agent_spec, max_cost=max_cost)
+    settings = Settings(mode=mode, agent=agent_spec, max_cost=max_cost, keep_waiting=keep_waiting)
     if jobs is not None:
-        settings = Settings(jobs, mode, agent_spec, max_cost)
+        settings = Settings(jobs, mode, agent_spec, max_cost, keep_waiting)
     view = RunView(as_json=as_json)
     executor = LocalExecutor(project, settings, view)
 

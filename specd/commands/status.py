@@ -67,7 +67,10 @@ def status(ctx: click.Context, task: str | None, as_json: bool, as_graph: bool, 
     if isinstance(data, list):
         render_tasks(data, project.tasks_dir)
     else:
-        render_task(data)
+        from specd.tasks.timing import step_seconds
+
+        # bars of time and cost per step, only where a person looks: piped output stays as it was
+        render_task(data, step_seconds(locate(project, data["task"]), data["task"]) if sys.stdout.isatty() else None)
     return 0
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specd.executors import child as children
-from specd.executors import warm, worktrees
+from specd.executors import held, warm, worktrees
 from specd.state.store import StateStore
 from specd.tasks import graph as graphs
 from specd.tasks.project import Project
@@ -32,6 +32,7 @@ class Settings:
     mode: str | None = None
     agent: str | None = None
     max_cost: float | None = None
+    keep_waiting: bool = False  # a task stopped on a held wait stays in the run until answered
 
 
 @dataclass
@@ -67,16 +68,19 @@ class LocalExecutor:
         self.results: dict[str, Result] = {}
         self.spent = 0.0
         self.started: set[str] = set()  # tasks this run started
+        self.graph: graphs.Graph = {}
+        self.waiting: dict[str, tuple[str, ...]] = {}  # --keep-waiting: task -> its needs, until answered
         self.stopping = False
 
     def interrupt(self) -> None:
         """SIGINT/SIGTERM: every child saves its state and ends ABORTED; nothing new starts."""
         self.stopping = True
+        self.waiting.clear()  # their results already say they wait
         for running in list(self.running.values()):
             running.terminate()
 
     def run(self, names: list[str]) -> dict[str, Result]:
-        graph = graphs.load(self.project)
+        self.graph = graph = graphs.load(self.project)
         worktrees.check(self.project)
         order = graphs.closure(graph, targets(self.project, names, graph))
         status = {t: current_status(self.project, t) for t in order}
@@ -85,11 +89,15 @@ class LocalExecutor:
             if status[task] in FINAL:
                 self.results[task] = Result(task, status[task])
         try:
-            while pending or self.running:
+            while pending or self.running or self.waiting:
                 pending = self._start_ready(pending, graph, status)
-                if not self.running:
+                self._resume_answered(status)
+                if not self.running and not self.waiting:
                     break
-                self._receive(status)
+                if self.running:
+                    self._receive(status)
+                else:
+                    time.sleep(held.POLL)
         finally:
             warm.close_shared()
         for task in pending:  # never started: the run was stopped, or the budget is spent
@@ -101,7 +109,8 @@ class LocalExecutor:
         left: list[str] = []
         for task in pending:
             needs = graph.get(task, ())
-            stuck = tuple(n for n in needs if status[n] != "COMPLETE" and n not in pending and n not in self.running)
+            stuck = tuple(n for n in needs if status[n] != "COMPLETE" and n not in pending
+                          and n not in self.running and n not in self.waiting)
             if stuck:
                 self.results[task] = Result(task, status[task], "waits for " + ", ".join(stuck), stuck)
                 self.listener(task, {"kind": "task_held", "waiting_for": list(stuck)})
@@ -168,3 +177,19 @@ class LocalExecutor:
         status[running.task] = state
         self.results[running.task] = Result(running.task, state, reason)
         self.listener(running.task, {"kind": "task_finished", "status": state, "reason": reason})
+        if (self.settings.keep_waiting and state == "WAITING_FOR_HUMAN" and not self.stopping
+                and held.waiting(self.project, running.task)):
+            self.waiting[running.task] = self.graph.get(running.task, ())
+
+    def _resume_answered(self, status: dict[str, str]) -> None:
+        """--keep-waiting: start again every held task someone has answered since it stopped."""
+        for task in list(self.waiting):
+            now = held.answered(self.project, task)
+            if now is None:
+                continue
+            if now in FINAL:  # cancelled while it waited: nothing to resume
+                del self.waiting[task]
+                status[task] = now
+                self.results[task] = Result(task, now)
+            elif self._may_start():
+                self._start(task, self.waiting.pop(task), status)

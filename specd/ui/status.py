@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.bar import Bar
 from rich.markup import escape
 from rich.table import Table
 
@@ -37,7 +38,9 @@ def render_tasks(rows: list[dict[str, Any]], tasks_dir: Path) -> None:
     out().print(table)
 
 
-def render_task(view: dict[str, Any]) -> None:
+def render_task(view: dict[str, Any], seconds: list[float] | None = None) -> None:
+    """One task in detail; with ``seconds`` (each history row's time) and a terminal, a bar of time and of
+    cost per step, so the slow and the dear steps stand out at a glance."""
     step, phase = _next(view.get("next"))
     out().print(f"[bold]{view['task']}[/bold]  {_status(view)}  stage {view.get('stage') or '-'}")
     for key in ("reason", "status_note"):
@@ -48,14 +51,23 @@ def render_task(view: dict[str, Any]) -> None:
     out().print(f"  next: {where}{step} (phase {phase})   phases: {', '.join(view.get('phases') or []) or '-'}")
     history = view.get("history") or []
     if history:
-        table = Table("#", "step", "phase", "kind", "outcome", "tokens", "cost", "summary")
+        bars = seconds is not None and len(seconds) == len(history) and out().is_terminal
+        table = Table("#", "step", "phase", "kind", "outcome", "tokens", "cost",
+                      *(("took", "time", "cost ") if bars else ()), "summary")
+        longest = max(seconds or [0.0]) or 1.0
+        dearest = max(float((h.get("usage") or {}).get("cost_usd") or 0) for h in history) or 1.0
         for i, entry in enumerate(history, 1):
             usage = entry.get("usage") or {}
             tokens = sum(v for k, v in usage.items() if k.endswith("tokens"))
             name = entry["step"] + (f" [dim]({escape(entry['hook'])})[/dim]" if entry.get("hook") else "")
             outcome = entry["outcome"] + (" [dim](superseded)[/dim]" if entry.get("superseded") else "")
+            pictures: tuple[Any, ...] = ()
+            if bars and seconds is not None:
+                took, cost = seconds[i - 1], float(usage.get("cost_usd") or 0)
+                pictures = (f"{took:.1f} s", Bar(longest, 0, took, width=12, color="cyan"),
+                            Bar(dearest, 0, cost, width=12, color="magenta"))
             table.add_row(str(i), name, entry.get("phase") or "-", entry["kind"], outcome,
-                          str(tokens or "-"), f"${usage.get('cost_usd', 0):.4f}",
+                          str(tokens or "-"), f"${usage.get('cost_usd', 0):.4f}", *pictures,
                           escape((entry.get("summary") or "")[:60]))
         out().print(table)
     usage = view.get("usage") or {}

@@ -1,0 +1,44 @@
+"""The dashboard's buttons: the very functions the CLI verbs call, so an answer is recorded the same way.
+
+approve, reject, skip → ``engine.control.answer`` (`specd approve/reject/skip`); cancel, retry, rerun →
+``engine.control.cancel/retry/rerun``. Like `specd approve`, nothing runs here: a `specd run --keep-waiting`
+watching the task goes on by itself, otherwise `specd continue TASK` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from specd.engine import control
+from specd.errors import UsageError
+from specd.tasks.project import Project
+
+Action = Callable[[Project, str, str, str, str], str]
+
+
+def _answer(verb: str) -> Action:
+    return lambda project, task, note, step, phase: control.answer(project, task, verb, note)
+
+
+def _rerun(project: Project, task: str, note: str, step: str, phase: str) -> str:
+    if not step:
+        raise UsageError("rerun needs the step to start again from", fix="choose a step in the list")
+    return control.rerun(project, task, step, phase or None)
+
+
+ACTIONS: dict[str, Action] = {
+    "approve": _answer("approve"),
+    "reject": _answer("reject"),
+    "skip": _answer("skip"),
+    "cancel": lambda project, task, note, step, phase: control.cancel(project, task),
+    "retry": lambda project, task, note, step, phase: control.retry(project, task),
+    "rerun": _rerun,
+}
+
+
+def then(verb: str, task: str) -> str:
+    """What happens next, said after the answer."""
+    if verb == "cancel":
+        return ""
+    return (f"A `specd run --keep-waiting` that holds {task} goes on now; otherwise `specd continue {task}` "
+            "does.")

@@ -1,0 +1,126 @@
+"""The dashboard's routes. Pages are rendered on the server; a few lines of script follow the live streams.
+
+Every route sits behind ``auth.Guard`` (token, cookie, cross-site refusal); every path parameter goes
+through ``paths`` (a task the project has, a file inside its folder), so anything else is 404.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.templating import Jinja2Templates
+
+from specd.errors import SpecdError
+from specd.redact import redact
+from specd.tasks.project import Project
+from specd.web import actions, auth, detail, live, paths, rows
+
+TEMPLATES = Path(__file__).parent / "templates"
+STATUSES = ("WAITING_FOR_HUMAN", "IN_PROGRESS", "BLOCKED", "FAILED", "ABORTED", "NOT_STARTED", "COMPLETE",
+            "CANCELLED")
+
+
+def create_app(project: Project, token: str) -> Starlette:
+    templates = Jinja2Templates(directory=str(TEMPLATES))
+    csrf = auth.csrf_token(token)
+
+    def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
+        """The rendered page, redacted whole: whatever a template shows, no secret value leaves the server."""
+        html = templates.get_template(name).render({"request": request, "csrf": csrf, "project": project.root.name,
+                                                     **context})
+        return HTMLResponse(redact(html), status_code=status, headers={"Cache-Control": "no-store"})
+
+    def _filter(request: Request) -> str | None:
+        wanted = request.query_params.get("status")
+        return wanted if wanted in STATUSES else None
+
+    async def tasks(request: Request) -> Response:
+        started, cpu = time.perf_counter(), time.process_time()
+        wanted = _filter(request)
+        found = await asyncio.to_thread(rows.task_rows, project, wanted)
+        response = page(request, "tasks.html", {"rows": found, "statuses": STATUSES, "wanted": wanted or ""})
+        # the server's own time, for bench/ui.py and the browser's network panel
+        response.headers["Server-Timing"] = (f"render;dur={(time.perf_counter() - started) * 1000:.1f}, "
+                                             f"cpu;dur={(time.process_time() - cpu) * 1000:.1f}")
+        return response
+
+    async def tasks_rows(request: Request) -> Response:
+        found = await asyncio.to_thread(rows.task_rows, project, _filter(request))
+        return page(request, "_rows.html", {"rows": found})
+
+    async def tasks_events(request: Request) -> Response:
+        return StreamingResponse(live.tasks_stream(project, request.is_disconnected), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store"})
+
+    def _task_page(request: Request, said: str = "", error: str = "", status: int = 200) -> Response:
+        where, folder = paths.task_home(project, request.path_params["task"])
+        data = detail.task_page(where, folder, request.path_params["task"])
+        return page(request, "task.html", {**data, "said": said, "error": error}, status)
+
+    async def task(request: Request) -> Response:
+        done = request.query_params.get("done", "")
+        said = f"{done}: recorded. {actions.then(done, request.path_params['task'])}" if done in actions.ACTIONS else ""
+        return await asyncio.to_thread(_task_page, request, said)
+
+    async def task_events(request: Request) -> Response:
+        _, folder = paths.task_home(project, request.path_params["task"])
+        try:
+            offset = int(request.query_params.get("offset", "0"))
+        except ValueError:
+            offset = 0
+        return StreamingResponse(live.task_stream(folder, max(0, offset), request.is_disconnected),
+                                 media_type="text/event-stream", headers={"Cache-Control": "no-store"})
+
+    async def step(request: Request) -> Response:
+        where, folder = paths.task_home(project, request.path_params["task"])
+        data = await asyncio.to_thread(detail.step_page, where, folder, request.path_params["task"],
+                                       request.path_params["n"])
+        if data is None:
+            raise HTTPException(404)
+        return page(request, "step.html", data)
+
+    async def document(request: Request) -> Response:
+        _, folder = paths.task_home(project, request.path_params["task"])
+        path = paths.task_file(folder, request.path_params["path"])
+        text = await asyncio.to_thread(path.read_text, encoding="utf-8", errors="replace")
+        return page(request, "document.html", {"task": request.path_params["task"], "name": request.path_params["path"],
+                                               "text": redact(text[: detail.MAX_TEXT])})
+
+    async def act(request: Request) -> Response:
+        task_name, verb = request.path_params["task"], request.path_params["verb"]
+        if request.method != "POST" or verb not in actions.ACTIONS:  # a GET changes nothing, and says nothing
+            raise HTTPException(404)
+        where, _ = paths.task_home(project, task_name)
+        form = await request.form()
+        if not auth.same(str(form.get(auth.CSRF_FIELD) or ""), csrf):
+            return PlainTextResponse("403: the form's CSRF token is missing or wrong; reload the page\n", 403)
+        fields = {k: str(form.get(k) or "") for k in ("note", "step", "phase")}
+        try:
+            await asyncio.to_thread(actions.ACTIONS[verb], where, task_name, fields["note"], fields["step"],
+                                    fields["phase"])
+        except SpecdError as exc:
+            message = f"{verb} refused: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else "")
+            return await asyncio.to_thread(_task_page, request, "", redact(message), 400)
+        return RedirectResponse(f"/tasks/{task_name}?done={verb}", status_code=303)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        code = exc.status_code if isinstance(exc, HTTPException) else 500
+        return PlainTextResponse(f"{code}\n", status_code=code)
+
+    routes = [
+        Route("/", tasks), Route("/rows", tasks_rows), Route("/events", tasks_events),
+        Route("/tasks/{task}", task), Route("/tasks/{task}/events", task_events),
+        Route("/tasks/{task}/steps/{n:int}", step), Route("/tasks/{task}/files/{path:path}", document),
+        Route("/tasks/{task}/{verb}", act, methods=["GET", "POST"]),
+    ]
+    app = Starlette(routes=routes, exception_handlers={HTTPException: not_found})
+    app.add_middleware(auth.Guard, token=token)
+    return app

@@ -1,0 +1,121 @@
+"""One task for the dashboard: where it stands, its steps, events, checkpoints, and one step's transcript and diff.
+
+Everything returned has passed through ``redact``: a secret an agent printed into a transcript, an event or a
+commit never reaches a page, whatever was written to disk before the secret was known.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from specd.git.repo import GitFailed, Repo
+from specd.pipeline.model import PipelineConfig
+from specd.redact import redact, redact_obj
+from specd.state.store import StateStore
+from specd.tasks import logs
+from specd.tasks.project import Project
+from specd.tasks.status import pipeline_or_problem, task_status
+from specd.web import rows, svg
+
+SHOWN_EVENTS = 300
+MAX_TEXT = 400_000  # characters of a transcript or diff shown on a page; the rest is one `specd logs` away
+
+
+def task_page(project: Project, folder: Path, task: str) -> dict[str, Any]:
+    config, broken = pipeline_or_problem(project)
+    view = task_status(project, task, config, broken=broken)
+    store = StateStore(folder, task)
+    state = store.load()
+    history = state.history if state else []
+    events = store.journal.read()[-SHOWN_EVENTS:]
+    steps = [step_row(i, h) for i, h in enumerate(history)]
+    row = rows.display(view)
+    data = {
+        "task": task, "view": view, "row": row, "steps": steps,
+        "events": [logs.line(e) for e in events], "offset": _size(store.journal.path),
+        "checkpoints": list(reversed(state.checkpoints)) if state else [],
+        "clusters": state.failure_clusters if state else [],
+        "position": _position(view), "broken": broken,
+        "pipeline_svg": svg.pipeline(_shape(config), _position(view), _done(history)) if config else "",
+        "timeline_svg": svg.timeline(steps), "cost_svg": svg.cost(steps),
+        "documents": sorted(p.name for p in folder.glob("*.md") if p.is_file()),
+        "held": view.get("status") == "WAITING_FOR_HUMAN",
+        "steps_known": sorted({s.name for steps_ in config.pipelines.values() for s in steps_}) if config else [],
+    }
+    return dict(redact_obj(data))
+
+
+def step_row(index: int, row: dict[str, Any]) -> dict[str, Any]:
+    usage = row.get("usage") or {}
+    start, end = rows.seconds(row.get("started_at")), rows.seconds(row.get("finished_at"))
+    span = end - start if start is not None and end is not None else 0.0
+    return {"n": index, "step": row.get("step"), "phase": row.get("phase") or "", "kind": row.get("kind"),
+            "hook": row.get("hook") or "", "outcome": row.get("outcome"), "summary": row.get("summary") or "",
+            "seconds": max(0.0, span), "took": rows.duration(span), "attempt": row.get("attempt") or 1,
+            "tokens": sum(int(v or 0) for k, v in usage.items() if k.endswith("tokens")),
+            "cost": float(usage.get("cost_usd") or 0), "superseded": bool(row.get("superseded")),
+            "transcript": bool(row.get("transcript"))}
+
+
+def step_page(project: Project, folder: Path, task: str, index: int) -> dict[str, Any] | None:
+    state = StateStore(folder, task).load()
+    if state is None or not 0 <= index < len(state.history):
+        return None
+    row = state.history[index]
+    transcript = ""
+    for found, path in logs.transcripts(folder, state, None):
+        if found is row:
+            transcript = _read(path)
+    return dict(redact_obj({"task": task, "step": step_row(index, row), "transcript": transcript,
+                            "diff": _diff(project, task, row)}))
+
+
+def _read(path: Path) -> str:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            text = handle.read(MAX_TEXT + 1)
+    except OSError as exc:
+        return f"(transcript unreadable: {exc.strerror})"
+    return redact(text[:MAX_TEXT] + ("\n… (cut; `specd logs` shows all of it)" if len(text) > MAX_TEXT else ""))
+
+
+def _diff(project: Project, task: str, row: dict[str, Any]) -> str:
+    """The step's commit (its subject is fixed by specd.git.recorder), latest first when a step ran again."""
+    repo = Repo.open(project.root)
+    if repo is None or row.get("kind") != "step":
+        return ""
+    phase = f" (phase {row['phase']})" if row.get("phase") else ""
+    subject = f"docs({task}): {row.get('step')} complete{phase}"
+    try:
+        found = repo.run("log", "-n", "1", "--format=%H", "--fixed-strings", f"--grep={subject}", "HEAD").strip()
+        if not found:
+            return ""
+        text = repo.run("show", "--stat", "--patch", "--no-color", "--no-ext-diff", found)
+    except GitFailed:
+        return ""
+    return redact(text[:MAX_TEXT])
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _position(view: dict[str, Any]) -> dict[str, Any]:
+    nxt = view.get("next") or {}
+    return {"pipeline": nxt.get("pipeline"), "step": nxt.get("step"), "phase": nxt.get("phase"),
+            "status": view.get("status")}
+
+
+def _shape(config: PipelineConfig) -> dict[str, list[tuple[str, str | None, bool]]]:
+    """Each pipeline's steps as (name, the pipeline it calls, enabled), main first."""
+    names = ["main", *sorted(p for p in config.pipelines if p != "main")]
+    return {p: [(s.name, s.pipeline, s.enabled) for s in config.steps(p)] for p in names if p in config.pipelines}
+
+
+def _done(history: list[dict[str, Any]]) -> set[tuple[str, str]]:
+    return {(str(h.get("pipeline")), str(h.get("step"))) for h in history
+            if h.get("kind") == "step" and not h.get("superseded")}

@@ -1,0 +1,90 @@
+"""Server-sent events: what changed, pushed to an open page.
+
+A short poll of the files the engine already writes (the task's ``events.jsonl`` and run state; for the
+tasks page, every task's state and journal times) rather than a watcher library: it works the same on every
+platform and in worktrees, costs a few stat calls, and a change reaches the page within ``POLL`` plus a
+render, well under a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+from specd.redact import redact
+from specd.tasks import locate, logs, status_index
+from specd.tasks.project import Project
+
+POLL = 0.2  # seconds between looks
+KEEPALIVE = 15.0  # a comment line now and then, so proxies and the browser keep the stream open
+Disconnected = Callable[[], Awaitable[bool]]
+
+
+def sse(event: str, data: str) -> str:
+    lines = "".join(f"data: {part}\n" for part in data.split("\n"))
+    return f"event: {event}\n{lines}\n"
+
+
+def read_status(folder: Path) -> str:
+    try:
+        data = json.loads((folder / ".pipeline-state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "NOT_STARTED"
+    return str(data.get("status") or "NOT_STARTED") if isinstance(data, dict) else "NOT_STARTED"
+
+
+async def task_stream(folder: Path, offset: int, gone: Disconnected) -> AsyncIterator[str]:
+    """New journal events from ``offset`` on as readable lines, and the run's status whenever it changes."""
+    journal = folder / "events.jsonl"
+    said, quiet = "", time.monotonic()
+    while not await gone():
+        events, offset = await asyncio.to_thread(logs.read_events, journal, offset)
+        status = await asyncio.to_thread(read_status, folder)
+        spoke = bool(events) or status != said
+        for event in events:
+            yield sse("line", redact(logs.line(event)))
+        if status != said:
+            said = status
+            yield sse("status", status)
+        if spoke:
+            quiet = time.monotonic()
+        elif time.monotonic() - quiet > KEEPALIVE:
+            quiet = time.monotonic()
+            yield ": keepalive\n\n"
+        await asyncio.sleep(POLL)
+
+
+def fingerprint(project: Project) -> tuple[tuple[str, int, int], ...]:
+    """The state and journal times of every task, in the main tree and in worktrees: cheap to take."""
+    marks = []
+    folders = [(name, entries[0][0]) for name, entries in status_index.task_folders(project).items()]
+    folders += [(name, str(locate.worktree_root(project, name) / ".specd" / "tasks" / name))
+                for name in locate.in_worktrees(project)]
+    for name, folder in folders:
+        for file in (".pipeline-state.json", "events.jsonl"):
+            try:
+                st = os.stat(os.path.join(folder, file))  # noqa: PTH116, PTH118 - thousands of calls
+            except OSError:
+                continue
+            marks.append((name + "/" + file, st.st_mtime_ns, st.st_size))
+    return tuple(sorted(marks))
+
+
+async def tasks_stream(project: Project, gone: Disconnected) -> AsyncIterator[str]:
+    """A ``changed`` event whenever any task's run state or journal changed; the page then fetches its rows."""
+    seen = await asyncio.to_thread(fingerprint, project)
+    quiet = time.monotonic()
+    yield ": open\n\n"
+    while not await gone():
+        await asyncio.sleep(POLL * 2)
+        now = await asyncio.to_thread(fingerprint, project)
+        if now != seen:
+            seen, quiet = now, time.monotonic()
+            yield sse("changed", "")
+        elif time.monotonic() - quiet > KEEPALIVE:
+            quiet = time.monotonic()
+            yield ": keepalive\n\n"

@@ -1,0 +1,99 @@
+"""The tasks page's rows: every task, from every place tasks run, as plain data (redacted as the page is rendered).
+
+``SOURCES`` is the one list of where tasks come from. The local source reads the status index (so a project
+of a thousand finished tasks lists in milliseconds) and covers tasks in the main tree and in `specd run`'s
+worktrees. Another executor (Temporal, issue 18) adds a function here returning rows of the same shape:
+``task``, ``status`` and whatever of ``next``, ``waiting``, ``usage``, ``started_at``, ``updated_at``,
+``running``, ``needs`` it knows, plus ``source`` naming where the task runs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from specd.redact import redact
+from specd.tasks import graph
+from specd.tasks.project import Project
+from specd.tasks.status import all_status
+
+Source = Callable[[Project], list[dict[str, Any]]]
+ORDER = {"WAITING_FOR_HUMAN": 0, "BLOCKED": 1, "FAILED": 2, "IN_PROGRESS": 3, "ABORTED": 4, "ERROR": 5,
+         "NOT_STARTED": 6, "COMPLETE": 7, "CANCELLED": 8}
+WAIT_WORDS = {"gate": "approval at the gate", "outcome": "a decision on an outcome", "budget": "more budget",
+              "max_visits": "a decision (max_visits)", "failure_cluster": "a decision on repeated failures"}
+
+
+def local_rows(project: Project) -> list[dict[str, Any]]:
+    rows = all_status(project)
+    for row in rows:
+        row["source"] = "worktree" if row.get("branch") else "local"
+    return rows
+
+
+SOURCES: list[Source] = [local_rows]
+
+
+def task_rows(project: Project, status: str | None = None) -> list[dict[str, Any]]:
+    """Every task's display row, waiting ones first, then by name; ``status`` keeps only that status."""
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for source in SOURCES:
+        for row in source(project):
+            if row["task"] not in seen:  # the first source that knows a task speaks for it
+                seen.add(row["task"])
+                rows.append(row)
+    graph.annotate(rows)
+    shown = [display(row) for row in rows if status is None or row.get("status") == status]
+    shown.sort(key=lambda r: (ORDER.get(r["status"], 9), r["task"]))
+    return shown
+
+
+def display(row: dict[str, Any]) -> dict[str, Any]:
+    nxt = row.get("next") or {}
+    usage = row.get("usage") or {}
+    running = row.get("running") or {}
+    wait = row.get("waiting") or {}
+    tokens = sum(int(v or 0) for k, v in usage.items() if k.endswith("tokens"))
+    return {
+        "task": str(row["task"]), "status": str(row.get("status")), "source": row.get("source", "local"),
+        "step": nxt.get("step") or "", "phase": nxt.get("phase") or "", "stage": row.get("stage") or "",
+        "waits": redact(WAIT_WORDS.get(str(wait.get("kind")), str(wait.get("kind"))) + f" before {wait.get('step')}"
+                  if wait else ""),
+        "elapsed": elapsed(row.get("started_at"), row.get("updated_at"), bool(running)),
+        "tokens": tokens, "cost": float(usage.get("cost_usd") or 0),
+        "activity": ago(running.get("last_activity_s")) if running else "",
+        "needs": list(row.get("needs") or ()), "waits_for": list(row.get("waits_for") or ()),
+        # free text, redacted before HTML escapes it (the page is redacted again as a whole)
+        "reason": redact(str(row.get("reason") or "")), "branch": row.get("branch") or "",
+    }
+
+
+def seconds(stamp: Any) -> float | None:
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def elapsed(start: Any, end: Any, running: bool) -> str:
+    begin = seconds(start)
+    stop = time.time() if running else seconds(end)
+    return duration(stop - begin) if begin is not None and stop is not None else ""
+
+
+def duration(span: float) -> str:
+    span = max(0.0, span)
+    if span < 60:
+        return f"{span:.1f} s" if span < 10 else f"{span:.0f} s"
+    if span < 3600:
+        return f"{span // 60:.0f} m {span % 60:02.0f} s"
+    return f"{span // 3600:.0f} h {span % 3600 // 60:02.0f} m"
+
+
+def ago(age: Any) -> str:
+    return f"{duration(float(age))} ago" if isinstance(age, int | float) else ""
