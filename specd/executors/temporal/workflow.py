@@ -17,6 +17,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, CancelledError
 from temporalio.workflow import ActivityCancellationType
 
 NAME = "specd-task"
@@ -63,7 +64,10 @@ class TaskWorkflow:
                 workflow.upsert_memo({"status": "WAITING_FOR_HUMAN", "reason": stopped.get("reason", "")})
                 await workflow.wait_condition(lambda: bool(self.answers))
                 given = self.answers.pop(0)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, ActivityError) as exc:
+            # A cancel reaches the workflow as CancelledError, or, while its step ran, as that step's cancellation.
+            if isinstance(exc, ActivityError) and not isinstance(exc.cause, CancelledError):
+                raise
             workflow.upsert_memo({"status": "CANCELLED", "reason": "cancelled"})
             await workflow.execute_activity("specd_cancel", job, **short)  # type: ignore[call-overload]
             await self._tell_dependants(job)
