@@ -9,6 +9,7 @@ and an exit code, never a traceback.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,18 @@ def cli(ctx: click.Context, project_dir: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
+    try:
+        _main(argv)
+    except SystemExit as done:
+        if argv is None and "temporalio" in sys.modules:
+            # temporalio's Rust threads can crash the interpreter's teardown (sdk-python#300): leave at once
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(done.code if isinstance(done.code, int) else 0 if done.code is None else 1)
+        raise
+
+
+def _main(argv: list[str] | None) -> Any:
     from specd.errors import EXIT_INTERRUPTED, SpecdError, machine_error
 
     envelope = sys.modules.get("specd.commands.envelope")

@@ -16,6 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 AGENT = r'''
@@ -62,6 +63,8 @@ class Repo:
         self.git("add", "-A")
         self.git("commit", "-q", "-m", "initial")
         self.steps = steps
+        self.ref_prefix = ""  # where the task branches are read: here, or origin/ (fetched from a shared remote)
+        self.ledger_trees: Callable[[], list[Path]] = self.worktrees
 
     def write(self, path: str, text: str) -> None:
         target = self.root / path
@@ -91,18 +94,29 @@ class Repo:
     def tree(self, task: str) -> Path:
         return self.root / ".specd" / "worktrees" / task
 
+    def worktrees(self) -> list[Path]:
+        return sorted(p for p in (self.root / ".specd" / "worktrees").iterdir() if p.is_dir())
+
     def ledger(self) -> list[tuple[str, str, float, float]]:
-        rows = []
-        for tree in sorted(p for p in (self.root / ".specd" / "worktrees").iterdir() if p.is_dir()):
+        """Every agent run, from every tree the executor ran tasks in (a line seen in two trees counts once)."""
+        lines: set[str] = set()
+        for tree in self.ledger_trees():
             path = tree / f"ledger-{tree.name}.txt"
-            for line in (path.read_text().splitlines() if path.exists() else []):
-                task, step, start, end = line.split()
-                rows.append((task, step, float(start), float(end)))
+            lines |= set(path.read_text().splitlines() if path.exists() else [])
+        rows = []
+        for line in sorted(lines):
+            task, step, start, end = line.split()
+            rows.append((task, step, float(start), float(end)))
         return rows
+
+    def has(self, task: str, path: str) -> bool:
+        """Whether the tip of the task's branch holds ``path``."""
+        ref = f"{self.ref_prefix}specd/{task}:{path}"
+        return subprocess.run(["git", "cat-file", "-e", ref], cwd=self.root, check=False).returncode == 0
 
     def branch_commits(self, task: str) -> list[tuple[str, list[str]]]:
         """Commits on specd/<task> not on main and not merges: (subject, files)."""
-        out = self.git("log", "--no-merges", "--format=%x00%s", "--name-only", "--no-renames", f"main..specd/{task}")
+        out = self.git("log", "--no-merges", "--format=%x00%s", "--name-only", "--no-renames", f"main..{self.ref_prefix}specd/{task}")
         found = []
         for block in out.split("\0")[1:]:
             subject, *files = [line for line in block.splitlines() if line]
@@ -118,9 +132,28 @@ class LocalExecutor:
     """The contract's view of the local executor: `specd run` as a real process."""
 
     name = "local"
+    conflict_hint = "git -C .specd/worktrees/d merge specd/"
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
+
+    def close(self) -> None:
+        pass
+
+    def approve(self, task: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        return self.repo.specd("--project", str(self.repo.tree(task)), "approve", task, *extra)
+
+    def merge_undone(self, task: str) -> bool:
+        return self.repo.git("status", "--porcelain", cwd=self.repo.tree(task)) == ""
+
+    def cancel_midway(self, task: str) -> None:
+        """Run ``task`` to the end, start it again from s1, and cancel that run (a CANCELLED task)."""
+        assert self.run(task, "--auto").returncode == 0
+        tree = str(self.repo.tree(task))
+        rerun = self.repo.specd("--project", tree, "rerun", task, "--from", "s1", "--auto", "--agent",
+                                self.repo.agent())
+        assert rerun.returncode == 0
+        assert self.repo.specd("--project", tree, "cancel", task).returncode in (0, 4)
 
     def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return self.repo.specd("run", *args, "--agent", self.repo.agent(), env=env)

@@ -2,8 +2,8 @@
 
 ``specd_run`` brings the task's clone up to the remote's branch (needs merged in), applies a held gate's answer
 as `specd approve/reject/skip` would, then runs `specd continue TASK --json` there as a child process (the seam,
-with the same agents, jail, budgets and redaction as a local run). Each finished step is pushed as soon as the
-next event shows its commit is made, and the activity heartbeats the current step, so a dead worker is noticed
+with the same agents, jail, budgets and redaction as a local run). The run pushes each step commit before its
+next step starts, and the activity heartbeats the current step, so a dead worker is noticed
 within the heartbeat timeout and the step runs again elsewhere from the last pushed commit.
 """
 
@@ -71,11 +71,12 @@ class Activities:
         argv += ["--max-cost", str(job["max_cost"])] if job.get("max_cost") is not None else []
         loop, lines = asyncio.get_running_loop(), asyncio.Queue[Line]()
         errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed below); outside the clone: never committed
-        proc = popen_child(argv, env=dict(os.environ), cwd=clone.path, stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=errors)
+        # SPECD_GIT_PUSH: the run pushes each step commit itself, before its next step starts
+        proc = popen_child(argv, env={**os.environ, "SPECD_GIT_PUSH": "origin"}, cwd=clone.path,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
         self.running.add(proc)
         threading.Thread(target=_read, args=(proc, loop, lines), daemon=True).start()
-        step, finished, pushing = "", {}, None
+        step, finished = "", {}
         try:
             while True:
                 try:
@@ -86,10 +87,7 @@ class Activities:
                 if event is None:
                     break
                 kind = event.get("kind")
-                if kind in ("step_started", "run_finished"):
-                    # the step before this one is committed by now: publish it while the next one runs
-                    if pushing is None or pushing.done():
-                        pushing = asyncio.ensure_future(asyncio.to_thread(clones.push, clone))
+                if kind == "step_started":
                     step = str(event.get("step") or step)
                     activity.heartbeat({"step": step})
                 if kind == "run_finished":
@@ -105,8 +103,6 @@ class Activities:
         with errors:
             errors.seek(0)
             said = errors.read().decode("utf-8", "replace").strip()
-        if pushing is not None:
-            await pushing
         code = await asyncio.to_thread(proc.wait)
         children.ended(proc.pid)
         if activity.is_worker_shutdown() or (not finished and code == 130):
