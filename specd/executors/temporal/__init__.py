@@ -6,15 +6,17 @@ entry point checks for it first with ``require()`` and names the pip command whe
 
 from __future__ import annotations
 
-import importlib.util
-
 from specd.errors import UsageError
 
 INSTALL = "pip install 'specd[temporal]'"
 
 
 def available() -> bool:
-    return importlib.util.find_spec("temporalio") is not None
+    try:
+        import temporalio  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def require() -> None:
