@@ -110,6 +110,32 @@ def answer_on_temporal(project: Project, task: str, verb: str, note: str, option
     return asyncio.run(go())
 
 
+def status_on_temporal(project: Project, task: str, look: Callable[[Project], dict[str, Any]],
+                       options: dict[str, Any]) -> dict[str, Any] | None:
+    """The task as its workers pushed it, plus its workflow's state; None when it does not run on Temporal."""
+    settings = settings_from(project, options, task)
+    if settings is None:
+        return None
+    from specd.executors.temporal import require
+
+    require()
+    from specd.executors.temporal import lookup, pushed
+    from specd.executors.temporal.ids import repo_key, workflow_id
+
+    async def go() -> dict[str, Any] | None:
+        client = await lookup.connect(settings)
+        return await lookup.state(client, repo_key(project.root), task)
+
+    found = asyncio.run(go())
+    if found is None:
+        return None
+    data = pushed.read(project, settings.remote, task, look) or {"task": task, "status": found["status"]}
+    wid = workflow_id(repo_key(project.root), task)
+    return data | {"branch": f"specd/{task}", "temporal": {
+        "workflow_id": wid, "running": found["running"], "status": found["status"], "step": found["step"],
+        "ui": settings.ui_link(wid)}}
+
+
 @click.command("worker")
 @temporal_options
 @click.option("--remote", required=True, metavar="URL", help="The shared repository tasks are pushed to.")

@@ -90,4 +90,8 @@ async def outcome(client: Client, key: str, task: str) -> str:
 
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip() or type(exc).__name__
-    return text.splitlines()[0]
+    for plain in ("Connection refused", "No route to host", "Name or service not known", "timed out",
+                  "certificate", "Unauthenticated", "PermissionDenied"):
+        if plain.lower() in text.lower():
+            return plain[0].lower() + plain[1:]  # the transport's own words, without its debug dump
+    return text.splitlines()[0][:200]

@@ -24,11 +24,16 @@ class RemoteError(UsageError):
 def remote_heads(project: Project, remote: str) -> set[str]:
     done = git(project.root, "ls-remote", "--heads", remote, "refs/heads/specd/*")
     if done.returncode != 0:
-        said = (done.stderr or done.stdout).strip().splitlines()
-        raise RemoteError(f"cannot read the shared remote {remote!r}: {said[-1] if said else 'git ls-remote failed'}",
+        raise RemoteError(f"cannot read the shared remote {remote!r}: {git_said(done, 'git ls-remote failed')}",
                           fix="pass --remote NAME|URL (default: origin) naming a repository every worker can "
                               "push to, e.g. `git remote add origin URL`")
     return {line.split("\t", 1)[1].removeprefix("refs/heads/") for line in done.stdout.splitlines() if "\t" in line}
+
+
+def git_said(done: subprocess.CompletedProcess[str], otherwise: str) -> str:
+    """git's first complaint, without its `fatal: ` prefix."""
+    said = (done.stderr or done.stdout).strip().splitlines()
+    return said[0].removeprefix("fatal: ") if said else otherwise
 
 
 def seed(project: Project, remote: str, task: str, present: set[str]) -> bool:
@@ -41,8 +46,7 @@ def seed(project: Project, remote: str, task: str, present: set[str]) -> bool:
         commit = _with_folder(project, commit, folder, task)
     done = git(project.root, "push", "--quiet", "--no-verify", remote, f"{commit}:refs/heads/{branch(task)}")
     if done.returncode != 0:
-        said = (done.stderr or done.stdout).strip().splitlines()
-        raise RemoteError(f"cannot push {branch(task)} to {remote!r}: {said[-1] if said else 'git push failed'}",
+        raise RemoteError(f"cannot push {branch(task)} to {remote!r}: {git_said(done, 'git push failed')}",
                           fix="check that this clone may push to the remote (`git push --dry-run "
                               f"{remote} HEAD:refs/heads/specd-check`)")
     return True

@@ -18,7 +18,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from specd.executors.temporal import lookup
 from specd.executors.temporal.activities import Activities
-from specd.executors.temporal.seed import RemoteError
+from specd.executors.temporal.seed import RemoteError, git_said
 from specd.executors.temporal.settings import Settings
 from specd.executors.temporal.workflow import TaskWorkflow
 from specd.git.repo import git
@@ -27,9 +27,8 @@ from specd.git.repo import git
 def check_remote(remote: str) -> None:
     done = git(Path.cwd(), "ls-remote", "--heads", remote)
     if done.returncode != 0:
-        said = (done.stderr or done.stdout).strip().splitlines()
         raise RemoteError(f"the worker cannot read the shared remote {remote}: "
-                          f"{said[-1] if said else 'git ls-remote failed'}",
+                          f"{git_said(done, 'git ls-remote failed')}",
                           fix="pass --remote URL naming the repository the tasks were submitted to")
 
 
