@@ -15,8 +15,8 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 AGENT = r'''
@@ -119,7 +119,8 @@ class Repo:
 
     def branch_commits(self, task: str) -> list[tuple[str, list[str]]]:
         """Commits on specd/<task> not on main and not merges: (subject, files)."""
-        out = self.git("log", "--no-merges", "--format=%x00%s", "--name-only", "--no-renames", f"main..{self.ref_prefix}specd/{task}")
+        out = self.git("log", "--no-merges", "--format=%x00%s", "--name-only", "--no-renames",
+                       f"main..{self.ref_prefix}specd/{task}")
         found = []
         for block in out.split("\0")[1:]:
             subject, *files = [line for line in block.splitlines() if line]

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from executor_harness import TIMEOUT, Repo
@@ -168,8 +167,9 @@ class TemporalExecutor:
 
     def merge_undone(self, task: str) -> bool:
         """No conflict markers ever reached the task's branch."""
-        return not subprocess.run(["git", "grep", "-q", "<<<<<<<", f"origin/specd/{task}"], cwd=self.repo.root,
-                                  check=False).returncode == 0
+        found = subprocess.run(["git", "grep", "-q", "<<<<<<<", f"origin/specd/{task}"], cwd=self.repo.root,
+                               check=False)
+        return found.returncode != 0
 
     def wait_held(self, held: list[str]) -> None:
         deadline = time.monotonic() + TIMEOUT
