@@ -132,8 +132,8 @@ def status_on_temporal(project: Project, task: str, look: Callable[[Project], di
     data = pushed.read(project, settings.remote, task, look) or {"task": task, "status": found["status"]}
     wid = workflow_id(repo_key(project.root), task)
     return data | {"branch": f"specd/{task}", "temporal": {
-        "workflow_id": wid, "running": found["running"], "status": found["status"], "step": found["step"],
-        "ui": settings.ui_link(wid)}}
+        "workflow_id": wid, "running": found["running"], "status": found["status"], "reason": found["reason"],
+        "step": found["step"], "ui": settings.ui_link(wid)}}
 
 
 @click.command("worker")

@@ -2,8 +2,8 @@
 
 The agent sleeps a little, writes ``out-<task>-<step>.txt`` and appends ``<task> <step> <start> <end>`` to
 ``ledger-<task>.txt`` in the tree it runs in (its worktree: the jail lets it write there and nowhere else).
-The test reads every worktree's ledger. ``hold`` in the harness folder makes the agent wait there, so the
-test can kill the executor in the middle of a step.
+The test reads every worktree's ledger. ``hold`` in the harness folder makes the agent wait there until it is
+removed, so the test can kill the executor in the middle of a step.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ sys.stdin.read()
 start = time.time()
 if (HERE / f"hold-{task}-{step}").exists():
     (Path(f"held-{task}-{step}")).write_text("held")
-    time.sleep(120)
+    while (HERE / f"hold-{task}-{step}").exists() and time.time() < start + 120:  # until released (or killed)
+        time.sleep(0.1)
 time.sleep(float(os.environ.get("AGENT_SLEEP", "0.2")))
 Path(f"out-{task}-{step}.txt").write_text(f"{task} {step}\n")
 conflict = HERE / f"conflict-{task}"

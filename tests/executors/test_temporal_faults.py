@@ -3,9 +3,12 @@ And without temporalio, every Temporal command says how to install it while the 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Any
 
 from executor_harness import TIMEOUT, Repo
 from temporal_harness import DevServer, TemporalExecutor, free_port
@@ -54,13 +57,22 @@ def test_a_push_rejected_because_the_branch_moved_blocks_the_task_and_loses_noth
         repo.git("push", "-q", "origin", "specd/p", cwd=other)
         theirs = repo.git("rev-parse", "HEAD", cwd=other).strip()
         (repo.dir / "hold-p-s2").unlink()
-        done = cluster.run("p", "--json")
-        assert done.returncode == 1, done.stdout + done.stderr
-        assert '"status": "BLOCKED"' in done.stdout
-        assert "was rejected: the branch moved" in done.stdout
+        deadline = time.monotonic() + TIMEOUT
+        while (run := workflow(repo, cluster))["running"]:
+            assert time.monotonic() < deadline, run
+            time.sleep(0.5)
+        assert run["status"] == "BLOCKED", run
+        assert "was rejected: the branch moved" in run["reason"]
         assert repo.git("rev-parse", "origin/specd/p").strip() == theirs  # what was pushed stays
     finally:
         cluster.close()
+
+
+def workflow(repo: Repo, cluster: TemporalExecutor) -> dict[str, Any]:
+    """The workflow's part of `specd status p --json`."""
+    done = repo.specd("status", "p", "--json", *cluster.flags())
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout)["temporal"])
 
 
 def test_without_temporalio_every_temporal_command_says_how_to_install_it(repo: Repo, tmp_path: Path) -> None:

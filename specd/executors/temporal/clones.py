@@ -41,9 +41,8 @@ def prepare(workdir: Path, remote: str, key: str, task: str, needs: list[str]) -
     if not _exists(tree, theirs):
         raise Refused(f"branch {branch(task)} is not on {remote}: submit the task with `specd run {task} "
                       "--executor temporal` from a clone that pushes there")
-    if not (_exists(tree, ours) and _ancestor(tree, theirs, ours)):
-        _run(tree, "branch", "--quiet", "--force", branch(task), theirs)
-    _run(tree, "checkout", "--quiet", "--force", branch(task))
+    keep = _exists(tree, ours) and _ancestor(tree, theirs, ours)
+    _run(tree, "checkout", "--quiet", "--force", "-B", branch(task), ours if keep else theirs)
     _run(tree, "clean", "--quiet", "-fd")  # what an interrupted step here left behind is not anyone's work
     clone = Clone(tree, task, remote)
     for need in needs:
@@ -55,11 +54,13 @@ def push(clone: Clone) -> None:
     done = git(clone.path, "push", "--quiet", "--no-verify", "origin", f"{branch(clone.task)}:{branch(clone.task)}")
     if done.returncode == 0:
         return
-    said = (done.stderr or done.stdout).strip().splitlines()
-    why = said[-1] if said else f"git push exited with {done.returncode}"
-    if "rejected" in (done.stderr or "") or "fetch first" in (done.stderr or ""):
+    said = [line.strip() for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()]
+    rejected = [line for line in said if "rejected" in line]
+    why = (rejected or said or [f"git push exited with {done.returncode}"])[0]
+    if rejected:
         raise Refused(f"push of {branch(clone.task)} to {clone.remote} was rejected: the branch moved there "
-                      f"({why}); nothing pushed is lost and this worker's commits stay in {clone.path}")
+                      f"({why}); nothing pushed is lost, and this worker's commits are kept in {clone.path} "
+                      f"(`git -C {clone.path} reflog {branch(clone.task)}`)")
     raise Refused(f"could not push {branch(clone.task)} to {clone.remote}: {why}; the step's commits stay "
                   f"in {clone.path}")
 
