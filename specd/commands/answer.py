@@ -10,12 +10,13 @@ from specd.commands.temporal import answer_on_temporal, temporal_options
 from specd.engine.control import answer
 
 
-def _say(task: str, said: str, answer: str, as_json: bool) -> int:
+def _say(task: str, said: tuple[str, str], answer: str, as_json: bool) -> int:
+    text, after = said
     if as_json:
-        emit(task, answer=answer, said=said, next=f"specd continue {task}")
+        emit(task, answer=answer, said=text, next=after)
         return 0
-    click.echo(f"{task}: {said}")
-    click.echo(f"  next: specd continue {task}")
+    click.echo(f"{task}: {text}")
+    click.echo(f"  next: {after}")
     return 0
 
 
@@ -55,9 +56,11 @@ def skip(ctx: click.Context, /, task: str, as_json: bool, **temporal: str | None
     return _say(task, _answer(ctx, task, "skip", "", temporal), "skip", as_json)
 
 
-def _answer(ctx: click.Context, task: str, verb: str, note: str, temporal: dict[str, str | None]) -> str:
-    """A task running on Temporal is answered by a signal (its worker records the checkpoint); else here."""
+def _answer(ctx: click.Context, task: str, verb: str, note: str,
+            temporal: dict[str, str | None]) -> tuple[str, str]:
+    """A task running on Temporal is answered by a signal (its worker records the checkpoint); else here.
+    Returns what was done and what to do next."""
     said = answer_on_temporal(project_from(ctx), task, verb, note, temporal)
     if said is not None:
-        return said
-    return answer(task_project(ctx, task), task, verb, *([note] if verb != "skip" else []))
+        return said, f"specd status {task} (a worker goes on by itself)"
+    return answer(task_project(ctx, task), task, verb, *([note] if verb != "skip" else [])), f"specd continue {task}"
