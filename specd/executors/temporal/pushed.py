@@ -6,6 +6,7 @@ folder unpacked in a scratch folder, where the ordinary status code reads it.
 from __future__ import annotations
 
 import io
+import subprocess
 import tarfile
 import tempfile
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.executors.temporal.ids import branch
-from specd.git.repo import git
+from specd.git.repo import git, git_env
 from specd.tasks.project import Project
 
 
@@ -31,9 +32,5 @@ def read(project: Project, remote: str, task: str, look: Callable[[Project], dic
 
 
 def git_bytes(root: Path, *args: str) -> bytes | None:
-    import subprocess
-
-    from specd.git.repo import git_env
-
     done = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False, env=git_env())
     return done.stdout if done.returncode == 0 else None
