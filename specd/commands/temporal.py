@@ -14,6 +14,8 @@ import click
 from specd.errors import EXIT_FAILED, EXIT_OK, EXIT_WAITING, UsageError
 from specd.tasks.project import Project
 
+STOP_WAIT = 60.0  # seconds a cancelled workflow gets to stop its step and record CANCELLED
+
 
 def temporal_options(func: Callable[..., Any]) -> Callable[..., Any]:
     for option in reversed([
@@ -100,7 +102,13 @@ def answer_on_temporal(project: Project, task: str, verb: str, note: str, option
         handle = lookup.handle(client, key, task)
         if verb == "cancel":
             await handle.cancel(rpc_timeout=lookup.RPC)
-            return f"cancel sent to workflow {handle.id}; its step stops and the task ends CANCELLED"
+            # as a local cancel waits for the run to stop: the step stops at its next heartbeat
+            for _ in range(int(STOP_WAIT / 0.5)):
+                found = await lookup.state(client, key, task)
+                if found is None or not found["running"]:
+                    return f"cancelled workflow {handle.id}: its step stopped and the task is CANCELLED"
+                await asyncio.sleep(0.5)
+            return f"cancel sent to workflow {handle.id}; its step stops at its next heartbeat"
         if found["status"] != "WAITING_FOR_HUMAN":
             raise UsageError(f"task {task!r} runs on Temporal ({found['status']}) and waits for nothing",
                              fix=f"answer it once `specd status {task}` shows it waiting")
