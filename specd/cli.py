@@ -9,6 +9,7 @@ and an exit code, never a traceback.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "new": ("specd.commands.new", "new", "Create a task folder with its starter documents."),
     "continue": ("specd.commands.continue_", "continue_", "Run a task's pipeline from where it stands."),
     "run": ("specd.commands.run", "run", "Run every ready task side by side, each in its own worktree."),
+    "worker": ("specd.commands.temporal", "worker", "Run tasks submitted to Temporal on this machine."),
     "land": ("specd.commands.land", "land", "Merge a finished task's branch into your branch."),
     "status": ("specd.commands.status", "status", "Show where every task (or one task) stands."),
     "approve": ("specd.commands.answer", "approve", "Approve what a waiting task waits for (gate, escalation)."),
@@ -99,6 +101,18 @@ def cli(ctx: click.Context, project_dir: Path | None) -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
+    try:
+        _main(argv)
+    except SystemExit as done:
+        if argv is None and "temporalio" in sys.modules:
+            # temporalio's Rust threads can crash the interpreter's teardown (sdk-python#300): leave at once
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(done.code if isinstance(done.code, int) else 0 if done.code is None else 1)
+        raise
+
+
+def _main(argv: list[str] | None) -> Any:
     from specd.errors import EXIT_INTERRUPTED, SpecdError, machine_error
 
     envelope = sys.modules.get("specd.commands.envelope")

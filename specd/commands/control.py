@@ -6,21 +6,24 @@ from typing import Any
 
 import click
 
-from specd.commands.common import complete_steps, task_argument, task_project
+from specd.commands.common import complete_steps, project_from, task_argument, task_project
 from specd.commands.continue_ import run_options, start_run
 from specd.commands.envelope import emit, json_option
+from specd.commands.temporal import answer_on_temporal, temporal_options
 from specd.engine import control
 
 
 @click.command()
 @task_argument()
 @json_option()
+@temporal_options
 @click.pass_context
-def cancel(ctx: click.Context, task: str, as_json: bool) -> int:
+def cancel(ctx: click.Context, /, task: str, as_json: bool, **temporal: str | None) -> int:
     """Cancel TASK: a running task is stopped gracefully (SIGTERM to the specd
     process holding its lock, which stops its agent and saves), then marked
     CANCELLED. CANCELLED is final; `specd rerun TASK --from STEP` starts again."""
-    said = control.cancel(task_project(ctx, task), task)
+    said = answer_on_temporal(project_from(ctx), task, "cancel", "", temporal) or control.cancel(
+        task_project(ctx, task), task)
     if as_json:
         emit(task, status="CANCELLED", said=said)
         return 0

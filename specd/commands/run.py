@@ -9,6 +9,7 @@ import click
 
 from specd.commands.common import complete_tasks, project_from
 from specd.commands.continue_ import mode_options
+from specd.commands.temporal import run_on_temporal, temporal_options
 from specd.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_WAITING, UsageError
 
 
@@ -26,9 +27,16 @@ from specd.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_WAITING, U
                    "`reject`, `skip`, or the `specd ui` page) it goes on. The run ends when nothing runs and "
                    "nothing waits, or on Ctrl-C.")
 @click.option("--land", "land_them", is_flag=True, help="Land every task that completed (`specd land`).")
+@click.option("--executor", "executor_name", type=click.Choice(["local", "temporal"]), default="local",
+              help="local: worktrees on this machine; temporal: one workflow per task, run by `specd worker`s.")
+@temporal_options
+@click.option("--remote", metavar="NAME|URL", help="With --executor temporal: the shared repository the workers "
+              "use (default: origin).")
+@click.option("--wait", is_flag=True, help="With --executor temporal: follow the workflows until each one settles.")
 @click.pass_context
 def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: int | None, mode: str | None,
-        agent_spec: str | None, max_cost: float | None, as_json: bool, keep_waiting: bool, land_them: bool) -> int:
+        agent_spec: str | None, max_cost: float | None, as_json: bool, keep_waiting: bool, land_them: bool,
+        executor_name: str, wait: bool, **temporal: Any) -> int:
     """Run TASKs (or, with --all, every unfinished task) and what they need,
     side by side, each in its own git worktree .specd/worktrees/<task> on
     branch specd/<task>. Your own tree, index and branch are not touched;
@@ -43,6 +51,9 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     if bool(tasks) == all_tasks:
         raise UsageError("name the tasks to run, or pass --all", fix="`specd run TASK...` or `specd run --all`")
     project = project_from(ctx)
+    if executor_name == "temporal":
+        return run_on_temporal(project, list(tasks), {**temporal, "mode": mode, "agent_spec": agent_spec,
+                                                      "max_cost": max_cost}, wait=wait, as_json=as_json)
     settings = Settings(mode=mode, agent=agent_spec, max_cost=max_cost, keep_waiting=keep_waiting)
     if jobs is not None:
         settings = Settings(jobs, mode, agent_spec, max_cost, keep_waiting)

@@ -9,6 +9,7 @@ import click
 
 from specd.commands.common import complete_tasks, in_project, project_from, warn
 from specd.commands.envelope import emit, note_task
+from specd.commands.temporal import status_on_temporal, temporal_options
 from specd.pipeline.model import PipelineConfig
 from specd.tasks import graph
 from specd.tasks.locate import branch, locate
@@ -22,8 +23,10 @@ from specd.tasks.status import all_status, pipeline_or_problem, project_notes, t
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.option("--graph", "as_graph", is_flag=True, help="Print the task graph (who needs whom) instead.")
 @click.option("--mermaid", is_flag=True, help="With --graph: print it as a Mermaid flowchart.")
+@temporal_options
 @click.pass_context
-def status(ctx: click.Context, task: str | None, as_json: bool, as_graph: bool, mermaid: bool) -> int:
+def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: bool, mermaid: bool,
+           **temporal: str | None) -> int:
     """Show every task's status, next step and phase, or one TASK in detail.
 
     Statuses: NOT_STARTED, IN_PROGRESS, WAITING_FOR_HUMAN, BLOCKED, COMPLETE,
@@ -45,6 +48,9 @@ def status(ctx: click.Context, task: str | None, as_json: bool, as_graph: bool, 
     data: dict[str, Any] | list[dict[str, Any]]
     if task and (where := locate(project, task)) != project:  # running in its worktree: its live folder is there
         data = task_status(where, task, broken=broken) | {"branch": branch(task)}
+    elif task and (remote := status_on_temporal(project, task, lambda p: task_status(p, task, broken=broken),
+                                                temporal)) is not None:
+        data = remote  # run by Temporal workers: what they pushed, and the workflow's state
     else:
         data = task_status(project, task, config, broken=broken) if task else all_status(project, config, broken)
     if isinstance(data, list):
@@ -71,6 +77,11 @@ def status(ctx: click.Context, task: str | None, as_json: bool, as_graph: bool, 
 
         # bars of time and cost per step, only where a person looks: piped output stays as it was
         render_task(data, step_seconds(locate(project, data["task"]), data["task"]) if sys.stdout.isatty() else None)
+        if data.get("temporal"):
+            run = data["temporal"]
+            click.echo(f"  on Temporal: workflow {run['workflow_id']} "
+                       f"{'running' if run['running'] else 'closed'} ({run['status']}), branch {data['branch']}; "
+                       f"{run['ui']}")
     return 0
 
 

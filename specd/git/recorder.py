@@ -12,6 +12,7 @@ the commit loses nothing: the next run commits them first, and unstages what the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -72,16 +73,19 @@ class GitRecorder:
                  else f"{data.get('step')}" + (f" (phase {data['phase']})" if data.get("phase") else ""))
         if kind == "step_started" and data.get("attempt", 1) == 1:
             return [lambda: self.settings.phase_start(self.repo, self.task_dir, data.get("phase"), data["step"]),
-                    lambda: self._commit(f"docs({self.task}): starting {data['step']}"), lambda: self._open(label)]
+                    lambda: self._commit(f"docs({self.task}): starting {data['step']}"), self._publish,
+                    lambda: self._open(label)]
         if kind in ("step_started", "hook_started"):
             return [lambda: self._open(label)]
         if kind == "hook_finished":
             return [self._close]  # a hook's changes go into the next commit
         if kind == "step_finished":
             phase = f" (phase {data['phase']})" if data.get("phase") else ""
-            return [self._close, lambda: self._commit(f"docs({self.task}): {data['step']} complete{phase}")]
+            return [self._close, lambda: self._commit(f"docs({self.task}): {data['step']} complete{phase}"),
+                    self._publish]
         if kind == "run_finished":
-            return [self._close, lambda: self._commit(f"docs({self.task}): run state {data['status']}"), self._end]
+            return [self._close, lambda: self._commit(f"docs({self.task}): run state {data['status']}"), self._end,
+                    self._publish]
         return []
 
     def note_reported(self, paths: Iterable[str]) -> None:
@@ -178,6 +182,14 @@ class GitRecorder:
             self._after_commit(set(staged.split("\0")))
         self.pending -= paths | secrets
         self._journal_done(paths | secrets)
+
+    def _publish(self) -> None:
+        """With SPECD_GIT_PUSH=<remote> (a Temporal worker's run), each commit is pushed at once; the "starting"
+        commit holds the state that says the step before finished, and is pushed before the step's agent starts,
+        so a worker that dies in a step never takes a finished step with it."""
+        remote = os.environ.get("SPECD_GIT_PUSH")
+        if remote:
+            self.repo.run("push", "--quiet", "--no-verify", remote, "HEAD")
 
     def _journal_done(self, paths: set[str]) -> None:
         if not self.made.work.keys() & paths:

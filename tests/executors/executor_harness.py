@@ -2,8 +2,8 @@
 
 The agent sleeps a little, writes ``out-<task>-<step>.txt`` and appends ``<task> <step> <start> <end>`` to
 ``ledger-<task>.txt`` in the tree it runs in (its worktree: the jail lets it write there and nowhere else).
-The test reads every worktree's ledger. ``hold`` in the harness folder makes the agent wait there, so the
-test can kill the executor in the middle of a step.
+The test reads every worktree's ledger. ``hold`` in the harness folder makes the agent wait there until it is
+removed, so the test can kill the executor in the middle of a step.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,8 @@ sys.stdin.read()
 start = time.time()
 if (HERE / f"hold-{task}-{step}").exists():
     (Path(f"held-{task}-{step}")).write_text("held")
-    time.sleep(120)
+    while (HERE / f"hold-{task}-{step}").exists() and time.time() < start + 120:  # until released (or killed)
+        time.sleep(0.1)
 time.sleep(float(os.environ.get("AGENT_SLEEP", "0.2")))
 Path(f"out-{task}-{step}.txt").write_text(f"{task} {step}\n")
 conflict = HERE / f"conflict-{task}"
@@ -62,6 +64,8 @@ class Repo:
         self.git("add", "-A")
         self.git("commit", "-q", "-m", "initial")
         self.steps = steps
+        self.ref_prefix = ""  # where the task branches are read: here, or origin/ (fetched from a shared remote)
+        self.ledger_trees: Callable[[], list[Path]] = self.worktrees
 
     def write(self, path: str, text: str) -> None:
         target = self.root / path
@@ -73,6 +77,9 @@ class Repo:
                               check=False)
         assert done.returncode == 0, f"git {args}: {done.stderr}"
         return done.stdout
+
+    def specd_argv(self) -> list[str]:
+        return [sys.executable, "-m", "specd"]
 
     def specd(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "specd", *args], cwd=self.root, capture_output=True, text=True,
@@ -91,18 +98,30 @@ class Repo:
     def tree(self, task: str) -> Path:
         return self.root / ".specd" / "worktrees" / task
 
+    def worktrees(self) -> list[Path]:
+        return sorted(p for p in (self.root / ".specd" / "worktrees").iterdir() if p.is_dir())
+
     def ledger(self) -> list[tuple[str, str, float, float]]:
-        rows = []
-        for tree in sorted(p for p in (self.root / ".specd" / "worktrees").iterdir() if p.is_dir()):
+        """Every agent run, from every tree the executor ran tasks in (a line seen in two trees counts once)."""
+        lines: set[str] = set()
+        for tree in self.ledger_trees():
             path = tree / f"ledger-{tree.name}.txt"
-            for line in (path.read_text().splitlines() if path.exists() else []):
-                task, step, start, end = line.split()
-                rows.append((task, step, float(start), float(end)))
+            lines |= set(path.read_text().splitlines() if path.exists() else [])
+        rows = []
+        for line in sorted(lines):
+            task, step, start, end = line.split()
+            rows.append((task, step, float(start), float(end)))
         return rows
+
+    def has(self, task: str, path: str) -> bool:
+        """Whether the tip of the task's branch holds ``path``."""
+        ref = f"{self.ref_prefix}specd/{task}:{path}"
+        return subprocess.run(["git", "cat-file", "-e", ref], cwd=self.root, check=False).returncode == 0
 
     def branch_commits(self, task: str) -> list[tuple[str, list[str]]]:
         """Commits on specd/<task> not on main and not merges: (subject, files)."""
-        out = self.git("log", "--no-merges", "--format=%x00%s", "--name-only", "--no-renames", f"main..specd/{task}")
+        out = self.git("log", "--no-merges", "--format=%x00%s", "--name-only", "--no-renames",
+                       f"main..{self.ref_prefix}specd/{task}")
         found = []
         for block in out.split("\0")[1:]:
             subject, *files = [line for line in block.splitlines() if line]
@@ -114,13 +133,48 @@ class Repo:
                 self.git("rev-parse", "HEAD"), self.git("diff", "--cached"))
 
 
+def assert_clean_branches(repo: Repo, tasks: list[str]) -> None:
+    """One commit per finished step on each task's branch, and no commit holding another task's files."""
+    for task in tasks:
+        commits = repo.branch_commits(task)
+        for step in repo.steps:
+            done = [c for c in commits if c[0] == f"docs({task}): {step} complete"]
+            assert len(done) == 1, (task, step, commits)
+            assert f"out-{task}-{step}.txt" in done[0][1], done
+        for subject, files in commits:
+            for other in tasks:
+                if other != task:
+                    strays = [f for f in files
+                              if f"-{other}-" in f or f"tasks/{other}/" in f or f == f"ledger-{other}.txt"]
+                    assert not strays, (task, subject, strays)
+
+
 class LocalExecutor:
     """The contract's view of the local executor: `specd run` as a real process."""
 
     name = "local"
+    conflict_hint = "git -C .specd/worktrees/d merge specd/"
 
     def __init__(self, repo: Repo) -> None:
         self.repo = repo
+
+    def close(self) -> None:
+        pass
+
+    def approve(self, task: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        return self.repo.specd("--project", str(self.repo.tree(task)), "approve", task, *extra)
+
+    def merge_undone(self, task: str) -> bool:
+        return self.repo.git("status", "--porcelain", cwd=self.repo.tree(task)) == ""
+
+    def cancel_midway(self, task: str) -> None:
+        """Run ``task`` to the end, start it again from s1, and cancel that run (a CANCELLED task)."""
+        assert self.run(task, "--auto").returncode == 0
+        tree = str(self.repo.tree(task))
+        rerun = self.repo.specd("--project", tree, "rerun", task, "--from", "s1", "--auto", "--agent",
+                                self.repo.agent())
+        assert rerun.returncode == 0
+        assert self.repo.specd("--project", tree, "cancel", task).returncode in (0, 4)
 
     def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         return self.repo.specd("run", *args, "--agent", self.repo.agent(), env=env)

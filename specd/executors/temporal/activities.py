@@ -1,0 +1,154 @@
+"""The activities: everything that touches files, git or an agent, on a worker, in that worker's clone.
+
+``specd_run`` brings the task's clone up to the remote's branch (needs merged in), applies a held gate's answer
+as `specd approve/reject/skip` would, then runs `specd continue TASK --json` there as a child process (the seam,
+with the same agents, jail, budgets and redaction as a local run). The run pushes each step commit before its
+next step starts, and the activity heartbeats the current step, so a dead worker is noticed
+within the heartbeat timeout and the step runs again elsewhere from the last pushed commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from specd.agents.proc import popen_child
+from specd.engine import control
+from specd.executors.temporal import clones, lookup
+from specd.system import children
+from specd.tasks.project import Project
+
+Line = dict[str, Any] | None
+
+
+class Activities:
+    def __init__(self, workdir: Path, remote: str) -> None:
+        self.workdir, self.remote = workdir, remote
+        self.running: set[subprocess.Popen[bytes]] = set()
+
+    def stop_all(self) -> None:
+        """The worker is stopping: every child saves its state and ends ABORTED (nothing is pushed)."""
+        for proc in list(self.running):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(proc.pid, signal.SIGTERM)
+
+    @activity.defn(name="specd_run")
+    async def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        task = job["task"]
+        try:
+            clone = await asyncio.to_thread(clones.prepare, self.workdir, self.remote, job["key"], task,
+                                            list(job.get("needs") or []))
+            await asyncio.to_thread(clones.push, clone)
+            if job.get("answer"):
+                given = job["answer"]
+                said = await asyncio.to_thread(control.answer, Project(clone.path), task, given["answer"],
+                                               *([given.get("note") or ""] if given["answer"] != "skip" else []))
+                activity.logger.info("%s: %s", task, said)
+            stopped = await self._continue(clone, job)
+            await asyncio.to_thread(clones.push, clone)
+        except clones.Refused as exc:
+            return {"task": task, "status": "BLOCKED", "reason": str(exc)}
+        except OSError as exc:  # git or the disk on this worker: another worker may do better
+            raise ApplicationError(str(exc)) from None
+        return stopped
+
+    async def _continue(self, clone: clones.Clone, job: dict[str, Any]) -> dict[str, Any]:
+        argv = [sys.executable, "-m", "specd", "--project", str(clone.path), "continue", job["task"], "--json"]
+        argv += [f"--{job['mode']}"] if job.get("mode") else []
+        argv += ["--agent", job["agent"]] if job.get("agent") else []
+        argv += ["--max-cost", str(job["max_cost"])] if job.get("max_cost") is not None else []
+        loop, lines = asyncio.get_running_loop(), asyncio.Queue[Line]()
+        errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed below); outside the clone: never committed
+        # SPECD_GIT_PUSH: the run pushes each step commit itself, before its next step starts
+        proc = popen_child(argv, env={**os.environ, "SPECD_GIT_PUSH": "origin"}, cwd=clone.path,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
+        self.running.add(proc)
+        threading.Thread(target=_read, args=(proc, loop, lines), daemon=True).start()
+        step, finished = "", {}
+        try:
+            while True:
+                try:
+                    event = await asyncio.wait_for(lines.get(), timeout=1.0)
+                except TimeoutError:
+                    activity.heartbeat({"step": step})
+                    continue
+                if event is None:
+                    break
+                kind = event.get("kind")
+                if kind == "step_started":
+                    step = str(event.get("step") or step)
+                    activity.heartbeat({"step": step})
+                if kind == "run_finished":
+                    finished = event
+        except asyncio.CancelledError:
+            self._stop(proc)  # cancelled, or the worker stops: the child saves and ends ABORTED
+            errors.close()
+            if activity.is_worker_shutdown():  # a failure, not a cancel: Temporal retries it elsewhere
+                raise ApplicationError(f"{job['task']}: the worker stopped during step {step or '?'}") from None
+            raise
+        finally:
+            self.running.discard(proc)
+        with errors:
+            errors.seek(0)
+            said = errors.read().decode("utf-8", "replace").strip()
+        code = await asyncio.to_thread(proc.wait)
+        children.ended(proc.pid)
+        if activity.is_worker_shutdown() or (not finished and code == 130):
+            raise ApplicationError(f"{job['task']}: the worker stopped in the middle of step {step or '?'}; "
+                                   "it runs again on another worker")
+        if not finished:
+            return {"task": job["task"], "status": "BLOCKED" if code != 2 else "FAILED",
+                    "reason": said.splitlines()[-1] if said else f"specd continue exited with {code}"}
+        return {"task": job["task"], "status": str(finished.get("status")), "reason": str(finished.get("reason") or ""),
+                "step": step}
+
+    def _stop(self, proc: subprocess.Popen[bytes]) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=30)
+        children.ended(proc.pid)
+
+    @activity.defn(name="specd_cancel")
+    async def cancel(self, job: dict[str, Any]) -> str:
+        """Mark the task CANCELLED where everyone reads it: on the remote's branch."""
+        task = job["task"]
+        try:
+            clone = await asyncio.to_thread(clones.prepare, self.workdir, self.remote, job["key"], task, [])
+            said = await asyncio.to_thread(control.cancel, Project(clone.path), task)
+            folder = str(Path(".specd") / "tasks" / task)
+            await asyncio.to_thread(clones.commit_folder, clone, folder, f"docs({task}): run state CANCELLED")
+            await asyncio.to_thread(clones.push, clone)
+        except (clones.Refused, OSError) as exc:
+            return f"cancelled; the task branch was not updated: {exc}"
+        return said
+
+    @activity.defn(name="specd_needs")
+    async def needs(self, job: dict[str, Any]) -> dict[str, str]:
+        """Each need's state as its workflow tells it: COMPLETE, RUNNING, or how it ended otherwise."""
+        client = activity.client()
+        return {need: await lookup.outcome(client, job["key"], need) for need in job.get("needs") or []}
+
+
+def _read(proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[Line]) -> None:
+    assert proc.stdout is not None
+    for raw in proc.stdout:
+        try:
+            event = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and "kind" in event:
+            loop.call_soon_threadsafe(lines.put_nowait, event)
+    loop.call_soon_threadsafe(lines.put_nowait, None)

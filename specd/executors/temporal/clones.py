@@ -1,0 +1,108 @@
+"""A worker's clone of the shared repository, one per task: ``<workdir>/<repo key>/<task>/`` on ``specd/<task>``.
+
+The remote's task branch is the truth: it holds every finished step. A clone that is ahead of it (a push that
+failed) keeps its commits and pushes them; one that is behind or diverged (another worker went on) is reset to
+it, which drops only the unpushed, unfinished step this worker was running. Pushes never force, so nothing
+already pushed is ever lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from specd.executors.temporal.ids import branch
+from specd.git.repo import FALLBACK_IDENTITY, git
+
+
+class Refused(Exception):
+    """The task cannot go on without a person: a merge conflict, a push the remote refused."""
+
+
+@dataclass(frozen=True)
+class Clone:
+    path: Path
+    task: str
+    remote: str
+
+
+def path_of(workdir: Path, key: str, task: str) -> Path:
+    return workdir / key / task
+
+
+def prepare(workdir: Path, remote: str, key: str, task: str, needs: list[str]) -> Clone:
+    tree = path_of(workdir, key, task)
+    if not (tree / ".git").exists():
+        tree.parent.mkdir(parents=True, exist_ok=True)
+        _run(tree.parent, "clone", "--quiet", "--no-checkout", remote, str(tree))
+    else:
+        _run(tree, "fetch", "--quiet", "--prune", "origin")
+    ours, theirs = f"refs/heads/{branch(task)}", f"refs/remotes/origin/{branch(task)}"
+    if not _exists(tree, theirs):
+        raise Refused(f"branch {branch(task)} is not on {remote}: submit the task with `specd run {task} "
+                      "--executor temporal` from a clone that pushes there")
+    keep = _exists(tree, ours) and _ancestor(tree, theirs, ours)
+    _run(tree, "checkout", "--quiet", "--force", "-B", branch(task), ours if keep else theirs)
+    _run(tree, "clean", "--quiet", "-fd")  # what an interrupted step here left behind is not anyone's work
+    clone = Clone(tree, task, remote)
+    for need in needs:
+        _merge(clone, need)
+    return clone
+
+
+def push(clone: Clone) -> None:
+    done = git(clone.path, "push", "--quiet", "--no-verify", "origin", f"{branch(clone.task)}:{branch(clone.task)}")
+    if done.returncode == 0:
+        return
+    said = [line.strip() for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()]
+    rejected = [line for line in said if "rejected" in line]
+    why = (rejected or said or [f"git push exited with {done.returncode}"])[0]
+    if rejected:
+        raise Refused(f"push of {branch(clone.task)} to {clone.remote} was rejected: the branch moved there "
+                      f"({why}); nothing pushed is lost, and this worker's commits are kept in {clone.path} "
+                      f"(`git -C {clone.path} reflog {branch(clone.task)}`)")
+    raise Refused(f"could not push {branch(clone.task)} to {clone.remote}: {why}; the step's commits stay "
+                  f"in {clone.path}")
+
+
+def commit_folder(clone: Clone, folder: str, message: str) -> None:
+    """Commit the task folder alone (a state the run itself did not commit: a cancel)."""
+    git(clone.path, "add", "--", folder)
+    if git(clone.path, "diff", "--cached", "--quiet", "--", folder).returncode != 0:
+        _run(clone.path, *_identity(clone.path), "commit", "--quiet", "--no-verify", "-m", message, "--", folder)
+
+
+def _merge(clone: Clone, need: str) -> None:
+    theirs = f"refs/remotes/origin/{branch(need)}"
+    if not _exists(clone.path, theirs) or _ancestor(clone.path, theirs, "HEAD"):
+        return  # finished on the base branch itself, or merged before
+    merged = git(clone.path, *_identity(clone.path), "merge", "--no-edit", "--quiet", theirs)
+    if merged.returncode == 0:
+        return
+    files = git(clone.path, "diff", "--name-only", "--diff-filter=U").stdout.split()
+    git(clone.path, "merge", "--abort")
+    if files:
+        raise Refused(f"merging {branch(need)} into {branch(clone.task)} conflicts in {', '.join(files)}; "
+                      f"resolve it on {branch(clone.task)} (`git merge origin/{branch(need)}`), push, then "
+                      f"`specd run {clone.task} --executor temporal`")
+    raise Refused(f"`git merge {branch(need)}` failed: {(merged.stderr or merged.stdout).strip()}")
+
+
+def _exists(tree: Path, ref: str) -> bool:
+    return git(tree, "rev-parse", "--verify", "--quiet", ref).returncode == 0
+
+
+def _ancestor(tree: Path, older: str, newer: str) -> bool:
+    return git(tree, "merge-base", "--is-ancestor", older, newer).returncode == 0
+
+
+def _identity(tree: Path) -> list[str]:
+    known = all(git(tree, "var", f"GIT_{who}_IDENT").returncode == 0 for who in ("AUTHOR", "COMMITTER"))
+    return [] if known else FALLBACK_IDENTITY
+
+
+def _run(where: Path, *args: str) -> str:
+    done = git(where, *args)
+    if done.returncode != 0:
+        raise OSError(f"`git {' '.join(args)}` in {where} failed: {(done.stderr or done.stdout).strip()}")
+    return done.stdout

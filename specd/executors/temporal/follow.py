@@ -1,0 +1,70 @@
+"""`specd run --executor temporal --wait`: follow the workflows with the local executor's live view.
+
+Everything comes from describe (status, the memo the workflow keeps, the step its activity heartbeats) and
+each closed workflow's result; never a query. Following ends once every task is settled: closed, held at a
+gate, or held by a need that is itself settled without completing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from temporalio.client import Client
+
+from specd.executors.local import Listener, Result
+from specd.executors.temporal import lookup
+from specd.executors.temporal.submit import Submitted
+from specd.tasks import graph as graphs
+from specd.tasks.project import Project
+
+POLL = 0.5
+
+
+async def follow(client: Client, project: Project, key: str, submitted: list[Submitted],
+                 listener: Listener) -> list[Result]:
+    graph = graphs.load(project)
+    seen: dict[str, dict[str, Any]] = {}
+    settled: dict[str, Result] = {s.task: Result(s.task, s.status) for s in submitted if s.how in ("done-here",
+                                                                                                    "final")}
+    for task in settled:
+        seen[task] = {"status": settled[task].status}
+    while len(settled) < len(submitted):
+        for item in submitted:
+            if item.task in settled:
+                continue
+            found = await lookup.state(client, key, item.task) or {"running": True, "status": "SUBMITTED"}
+            _report(listener, item.task, seen.get(item.task), found)
+            seen[item.task] = found
+        for item in submitted:
+            if item.task not in settled:
+                result = _settled(item.task, seen, settled, graph)
+                if result is not None:
+                    settled[item.task] = result
+                    listener(item.task, {"kind": "task_finished", "status": result.status, "reason": result.reason,
+                                         **({"waiting_for": list(result.waiting_for)} if result.waiting_for else {})})
+        if len(settled) < len(submitted):
+            await asyncio.sleep(POLL)
+    return [settled[s.task] for s in submitted]
+
+
+def _report(listener: Listener, task: str, before: dict[str, Any] | None, now: dict[str, Any]) -> None:
+    if now["running"] and now["status"] == "IN_PROGRESS" and (before is None or before["status"] != "IN_PROGRESS"):
+        listener(task, {"kind": "task_started", "worktree": "a Temporal worker"})
+    if now.get("step") and (before is None or before.get("step") != now["step"]):
+        listener(task, {"kind": "step_started", "step": now["step"]})
+
+
+def _settled(task: str, seen: dict[str, dict[str, Any]], settled: dict[str, Result],
+             graph: graphs.Graph) -> Result | None:
+    found = seen[task]
+    if not found["running"]:
+        return Result(task, str(found["status"]), str(found.get("reason") or ""),
+                      tuple(found.get("waiting_for") or ()))
+    if found["status"] == "WAITING_FOR_HUMAN":
+        return Result(task, "WAITING_FOR_HUMAN", str(found.get("reason") or ""))
+    if found["status"] == "WAITING_FOR_NEEDS":
+        stuck = tuple(n for n in graph.get(task, ()) if n in settled and settled[n].status != "COMPLETE")
+        if stuck:
+            return Result(task, "NOT_STARTED", "waits for " + ", ".join(stuck), stuck)
+    return None

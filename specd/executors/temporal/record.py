@@ -1,0 +1,48 @@
+"""Which tasks this clone submitted to Temporal, and where: so `specd approve/reject/skip/cancel/status TASK`
+know, without flags, that the task's truth is a workflow. Kept in the repository's git folder (machine-local,
+never committed), and it holds the address, namespace, task queue and remote only: never TLS or a key.
+Another clone finds the same workflow by its id; there a flag, SPECD_TEMPORAL_ADDRESS or config.json says where.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from specd.executors.temporal.settings import Settings
+from specd.git.repo import git
+from specd.state.atomic import write_json
+from specd.tasks.project import Project
+
+NAME = "specd-temporal.json"
+
+
+def _path(project: Project) -> Path | None:
+    done = git(project.root, "rev-parse", "--path-format=absolute", "--git-common-dir")
+    return Path(done.stdout.strip()) / NAME if done.returncode == 0 and done.stdout.strip() else None
+
+
+def load(project: Project) -> dict[str, dict[str, Any]]:
+    path = _path(project)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path else {}
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save(project: Project, settings: Settings, tasks: list[str]) -> None:
+    path = _path(project)
+    if path is None or not tasks:
+        return
+    data = load(project)
+    where = {"address": settings.address, "namespace": settings.namespace, "task_queue": settings.task_queue,
+             "remote": settings.remote}
+    data.update(dict.fromkeys(tasks, where))
+    write_json(path, data)
+
+
+def where(project: Project, task: str) -> dict[str, Any]:
+    found = load(project).get(task)
+    return found if isinstance(found, dict) else {}

@@ -1,0 +1,74 @@
+"""`specd run --executor temporal`: one workflow per task of the closure, started or attached to, never twice.
+
+A task COMPLETE in this tree needs no workflow. A task whose workflow runs is attached to; one whose workflow
+ended COMPLETE, CANCELLED or FAILED is final (as with the local executor); any other (BLOCKED, a need that did
+not finish) gets a new run of the same workflow id, which goes on from the task branch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from temporalio.client import Client
+from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
+
+from specd.executors.local import current_status, targets
+from specd.executors.temporal import lookup, record, seed
+from specd.executors.temporal.ids import branch, repo_key, workflow_id
+from specd.executors.temporal.settings import Settings
+from specd.executors.temporal.workflow import NAME
+from specd.tasks import graph as graphs
+from specd.tasks.project import Project
+
+FINAL = ("COMPLETE", "CANCELLED", "FAILED")
+
+
+@dataclass(frozen=True)
+class Options:
+    mode: str | None = None
+    agent: str | None = None
+    max_cost: float | None = None
+
+
+@dataclass(frozen=True)
+class Submitted:
+    task: str
+    workflow_id: str
+    how: str  # started | attached | final | done-here
+    status: str = ""
+
+
+async def submit(client: Client, project: Project, settings: Settings, names: list[str],
+                 options: Options) -> tuple[str, list[Submitted]]:
+    graph = graphs.load(project)
+    order = graphs.closure(graph, targets(project, names, graph))
+    key = repo_key(project.root)
+    present = seed.remote_heads(project, settings.remote)
+    done_here = {t for t in order if current_status(project, t) == "COMPLETE" and branch(t) not in present}
+    out: list[Submitted] = []
+    for task in order:
+        wid = workflow_id(key, task)
+        if task in done_here:
+            out.append(Submitted(task, wid, "done-here", "COMPLETE"))
+            continue
+        found = await lookup.state(client, key, task)
+        if found is not None and found["running"]:
+            out.append(Submitted(task, wid, "attached", str(found["status"])))
+            continue
+        if found is not None and found["status"] in FINAL:
+            out.append(Submitted(task, wid, "final", str(found["status"])))
+            continue
+        seed.seed(project, settings.remote, task, present)
+        job: dict[str, Any] = {
+            "task": task, "key": key, "mode": options.mode, "agent": options.agent, "max_cost": options.max_cost,
+            "needs": [n for n in graph.get(task, ()) if n not in done_here],
+            "dependants": [workflow_id(key, t) for t in order if task in graph.get(t, ())],
+            "heartbeat_timeout": settings.heartbeat_timeout}
+        await client.start_workflow(NAME, job, id=wid, task_queue=settings.task_queue,
+                                    id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                                    id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                                    memo={"status": "SUBMITTED", "reason": ""}, rpc_timeout=lookup.RPC)
+        out.append(Submitted(task, wid, "started"))
+    record.save(project, settings, [s.task for s in out if s.how != "done-here"])
+    return key, out

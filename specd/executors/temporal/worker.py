@@ -1,0 +1,54 @@
+"""`specd worker`: poll the task queue and run specd's activities (and workflow tasks) on this machine.
+
+Each task gets its own clone under the workdir. SIGTERM or Ctrl-C stops cleanly: a running step's child saves
+its state and ends ABORTED, the activity fails as "worker stopped", and Temporal runs the step again on another
+worker from the last pushed commit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+from temporalio.worker import Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+from specd.executors.temporal import lookup
+from specd.executors.temporal.activities import Activities
+from specd.executors.temporal.seed import RemoteError, git_said
+from specd.executors.temporal.settings import Settings
+from specd.executors.temporal.workflow import TaskWorkflow
+from specd.git.repo import git
+
+
+def check_remote(remote: str) -> None:
+    done = git(Path.cwd(), "ls-remote", "--heads", remote)
+    if done.returncode != 0:
+        raise RemoteError(f"the worker cannot read the shared remote {remote}: "
+                          f"{git_said(done, 'git ls-remote failed')}",
+                          fix="pass --remote URL naming the repository the tasks were submitted to")
+
+
+async def serve(settings: Settings, remote: str, workdir: Path, jobs: int, say: Callable[[str], None]) -> None:
+    check_remote(remote)
+    client = await lookup.connect(settings)
+    workdir.mkdir(parents=True, exist_ok=True)
+    activities = Activities(workdir.resolve(), remote)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    # The workflow module is pure; passing specd through keeps the sandbox from re-importing the package.
+    runner = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("specd"))
+    worker = Worker(client, task_queue=settings.task_queue, workflows=[TaskWorkflow],
+                    activities=[activities.run, activities.cancel, activities.needs], workflow_runner=runner,
+                    max_concurrent_activities=jobs, graceful_shutdown_timeout=timedelta(seconds=0))
+    async with worker:
+        say(f"worker polling {settings.task_queue!r} at {settings.address} (namespace {settings.namespace}), "
+            f"up to {jobs} step(s) at once, clones in {workdir}")
+        await stopping.wait()
+        say("stopping: the running steps end ABORTED and run again on another worker")
+        activities.stop_all()

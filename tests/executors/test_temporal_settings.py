@@ -1,0 +1,55 @@
+"""Where Temporal is: a flag beats SPECD_TEMPORAL_*, which beats .specd/config.json; an API key is masked."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from specd.errors import ConfigError
+from specd.executors.temporal.settings import resolve
+from specd.redact import redact
+from specd.tasks.project import Project
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    (tmp_path / ".specd").mkdir()
+    config = {"temporal": {"address": "from-config:7233", "namespace": "cfg-ns", "task_queue": "cfg-q"}}
+    (tmp_path / ".specd" / "config.json").write_text(json.dumps(config))
+    return Project(tmp_path)
+
+
+def test_flags_then_environment_then_config(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("ADDRESS", "NAMESPACE", "TASK_QUEUE", "API_KEY", "TLS"):
+        monkeypatch.delenv(f"SPECD_TEMPORAL_{key}", raising=False)
+    settings = resolve(project)
+    assert settings is not None
+    assert (settings.address, settings.namespace, settings.task_queue) == ("from-config:7233", "cfg-ns", "cfg-q")
+    monkeypatch.setenv("SPECD_TEMPORAL_NAMESPACE", "env-ns")
+    settings = resolve(project, address="flag:1")
+    assert settings is not None
+    assert (settings.address, settings.namespace, settings.task_queue) == ("flag:1", "env-ns", "cfg-q")
+    assert settings.ui_link("w") == "http://flag:8233/namespaces/env-ns/workflows/w"
+
+
+def test_no_address_anywhere_means_temporal_is_not_in_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SPECD_TEMPORAL_ADDRESS", raising=False)
+    assert resolve(Project(tmp_path)) is None
+    assert resolve(None) is None
+
+
+def test_an_api_key_turns_tls_on_and_is_never_printed(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SPECD_TEMPORAL_API_KEY", "cloud-key-0123456789abcdef")
+    settings = resolve(project)
+    assert settings is not None
+    assert settings.tls
+    assert "cloud-key-0123456789abcdef" not in redact("connecting with cloud-key-0123456789abcdef")
+
+
+def test_a_temporal_section_that_is_not_an_object_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / ".specd").mkdir()
+    (tmp_path / ".specd" / "config.json").write_text(json.dumps({"temporal": "localhost:7233"}))
+    with pytest.raises(ConfigError, match=r"config.json: \"temporal\" must be an object"):
+        resolve(Project(tmp_path))
