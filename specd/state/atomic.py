@@ -61,12 +61,14 @@ def _mode(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def write_json(path: Path, data: Any, *, sync_dir: bool = True, flat: bool = False, durable: bool = True) -> None:
+def write_json(path: Path, data: Any, *, sync_dir: bool = True, flat: bool = False, durable: bool = True,
+               redacted: bool = False) -> None:
     """``flat``: one top-level key per line with its value on that line, for a file rewritten on every step:
     ``indent`` makes json fall back from its C encoder to pure Python, ten times slower on a long cursor."""
     # Redacted as data first: a secret holding a quote or non-ASCII is escaped in
     # the JSON text, where a plain text match could no longer find it.
-    clean = redact_obj(data)
+    # ``redacted``: the caller already ran redact_obj's equal (state/redacting.py); the text is redacted anyway.
+    clean = data if redacted else redact_obj(data)
     if flat and isinstance(clean, dict):
         lines = [f"  {json.dumps(str(k))}: {json.dumps(v, default=str)}" for k, v in clean.items()]
         text = "{\n" + ",\n".join(lines) + "\n}\n"

@@ -25,6 +25,7 @@ from specd.state import atomic, decode
 from specd.state.history import HISTORY_FILE, HistoryFile
 from specd.state.journal import Journal, seal_tail
 from specd.state.model import RunState, now
+from specd.state.redacting import SnapshotRedactor
 from specd.state.render import render_markdown
 from specd.state.text import escaped, scrub
 
@@ -54,6 +55,7 @@ class StateStore:
         self._written: tuple[str, str] | None = None  # the last snapshot written: exact and loose keys
         self._events_sealed = False
         self._listing = False  # loaded without history: must never be saved (it would drop the rows)
+        self._redact = SnapshotRedactor()  # walks only what changed since the last save
 
     def load(self, *, with_history: bool = True) -> RunState | None:
         """The run state, or None before the first run. ``with_history=False`` skips the rows (listings)."""
@@ -105,8 +107,8 @@ class StateStore:
             # nothing again, so they need no durable write.
             return
         state.updated_at = state.heartbeat_at = now()
-        atomic.write_json(self.json_path, {**_snapshot(state), "history_len": len(rows)}, sync_dir=settled,
-                          flat=True, durable=durable)
+        atomic.write_json(self.json_path, self._redact({**_snapshot(state), "history_len": len(rows)}),
+                          sync_dir=settled, flat=True, durable=durable, redacted=True)
         self._written = keys
         if reshaped:
             self.history.rewrite(rows)
