@@ -1,14 +1,16 @@
-"""Engine cost per step over a long run: a 500-step pipeline driven by the scripted agent.
+"""specd's cost per step over a long run, for three set-ups: scripted, `cmd:true`, scripted with git.
 
-Runs the real loop in-process (``specd.engine.seam.run_task``) in a temporary
-project and notes the time between consecutive ``step_finished`` events: that
-is the engine's own work per step (the scripted agent does almost nothing).
-Beside it, in the same run, it times one durable write (temp file, fsync,
-rename, fsync of the folder) of the run state's size at that step: the full
-state as one JSON document, which is what a save used to write whole.
-Goals: engine time per step <= 2x that write, and step 500 within 1.5x of step 10.
+Each runs the real loop in-process (``specd.engine.seam.run_task``) over an N-step pipeline in a temporary
+project, and notes when each step starts: the interval between two starts is one whole step as the agent
+sees it (saves, hooks, git, the agent itself). At steps 10, 500 and N it reports the median interval
+around that step, next to one durable write (temp file, fsync, rename, fsync of the folder) of the run
+state's snapshot as it is at that step. Also: fsyncs per step, and CPU per step (specd's own, and its
+children's: git, the jail and the command agent).
 
-    python bench/overhead.py [--steps 500]
+Goals (issue 21): step N within 1.2x of step 10 in each set-up; specd's CPU per step with git < 60 ms;
+at most 4 fsyncs per step with git.
+
+    python bench/overhead.py [--steps 2000] [--only scripted,cmd,git]
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -29,11 +33,13 @@ from specd.engine.seam import run_task  # noqa: E402
 from specd.events import Event, EventBus  # noqa: E402
 from specd.human import NoHuman  # noqa: E402
 from specd.state import atomic  # noqa: E402
-from specd.state.store import StateStore  # noqa: E402
 from specd.tasks.project import Project  # noqa: E402
+from specd.tasks.setup import init_project  # noqa: E402
 from specd.tasks.task import create_task  # noqa: E402
 
-WINDOW = 9  # steps either side whose median is reported, so one slow fsync does not decide it
+WINDOW = 9  # steps before the one reported, whose median is taken: one slow fsync does not decide it
+IDENTITY = {"GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "bench",
+            "GIT_COMMITTER_EMAIL": "b@x"}
 
 
 def durable_write(folder: Path, size: int, repeats: int = 15) -> float:
@@ -46,27 +52,32 @@ def durable_write(folder: Path, size: int, repeats: int = 15) -> float:
     return statistics.median(times)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--steps", type=int, default=500)
-    steps = parser.parse_args().steps
-    # Outside any git repository: the per-step commit (specd/git.py) is measured on its own, not here.
+def setup(root: Path, steps: int, git: bool) -> Project:
+    project = Project(root)
+    if git:
+        subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
+    init_project(project)
+    (root / ".specd" / "workflows" / "w.md").write_text("# w\n\nDo it.\n", encoding="utf-8")
+    pipeline = {"schema_version": "1.0", "mode": "auto",
+                "pipelines": {"main": [{"name": f"s{i}", "workflow": "w.md"} for i in range(steps)]}}
+    (root / ".specd" / "pipeline.json").write_text(json.dumps(pipeline), encoding="utf-8")
+    (root / "script.yaml").write_text("entries:\n  - sticky: true\n    summary: step finished\n", encoding="utf-8")
+    if git:
+        subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+        subprocess.run(["git", "commit", "-q", "-m", "initial"], cwd=root, check=True, env={**os.environ, **IDENTITY})
+    create_task(project, "bench", "overhead benchmark")
+    return project
+
+
+def measure(label: str, agent: str, steps: int, git: bool) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        (root / ".specd" / "workflows").mkdir(parents=True)
-        (root / ".specd" / "workflows" / "w.md").write_text("# w\n\nDo it.\n", encoding="utf-8")
-        pipeline = {"schema_version": "1.0", "mode": "auto",
-                    "pipelines": {"main": [{"name": f"s{i}", "workflow": "w.md"} for i in range(steps)]}}
-        (root / ".specd" / "pipeline.json").write_text(json.dumps(pipeline), encoding="utf-8")
-        script = root / "script.yaml"
-        script.write_text("entries:\n  - sticky: true\n    summary: step finished\n", encoding="utf-8")
-        project = Project(root)
-        task_dir = create_task(project, "bench", "overhead benchmark")
-        finished: list[float] = []
+        project = setup(root, steps, git)
+        started: list[float] = []
 
         def listen(event: Event) -> None:
-            if event.kind == "step_finished":
-                finished.append(time.perf_counter())
+            if event.kind == "step_started":
+                started.append(time.perf_counter())
 
         real_fsync, fsyncs = os.fsync, [0]
 
@@ -74,35 +85,56 @@ def main() -> int:
             fsyncs[0] += 1
             real_fsync(fd)
 
+        spec = agent.replace("SCRIPT", str(root / "script.yaml"))
+        before = (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
         os.fsync = counting_fsync  # only to report how many durable writes a step costs
         try:
-            code = run_task(project, "bench", mode_flag="auto", agent_spec=f"scripted:{script}",
-                            human_for=lambda mode: NoHuman(), events=EventBus(listen)).exit_code
+            code = run_task(project, "bench", mode_flag="auto", agent_spec=spec, human_for=lambda mode: NoHuman(),
+                            events=EventBus(listen)).exit_code
         finally:
             os.fsync = real_fsync
-        if code != 0 or len(finished) != steps:
-            print(f"the run did not complete (exit {code}, {len(finished)} steps)")
-            return 1
-        per_step = [b - a for a, b in zip(finished, finished[1:], strict=False)]
-        state = StateStore(task_dir, "bench").load()
-        assert state is not None
-        full = json.dumps(state.to_dict(), indent=2, default=str)
-        row = len(full) / max(1, len(state.history))
-        rows: list[tuple[int, float, float]] = []
-        for at in (10, steps):
-            window = per_step[max(0, at - 1 - WINDOW): at - 1]
-            engine = statistics.median(window)
-            size = int(len(full) - row * (steps - at))  # the state's size when that step finished
-            rows.append((at, engine, durable_write(task_dir, size)))
-        print(f"{steps}-step pipeline, scripted agent, state of {len(full) / 1024:.0f} KiB at the end; "
-              f"{fsyncs[0] / steps:.1f} fsyncs per step")
-        for at, engine, write in rows:
-            print(f"  step {at:>4}: engine {engine * 1000:7.2f} ms/step; one durable write of the state "
-                  f"{write * 1000:6.2f} ms; ratio {engine / write:5.2f}x (goal <= 2x)")
-        growth = rows[1][1] / rows[0][1]
-        print(f"step {steps} vs step 10: {growth:.2f}x (goal <= 1.5x)")
-        met = all(engine / write <= 2 for _, engine, write in rows) and growth <= 1.5
-        return 0 if met else 1
+        after = (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+        if code != 0 or len(started) != steps:
+            sys.exit(f"{label}: the run did not complete (exit {code}, {len(started)} steps)")
+        cpu = [(a.ru_utime - b.ru_utime + a.ru_stime - b.ru_stime) / steps for a, b in zip(after, before, strict=True)]
+        per_step = [b - a for a, b in zip(started, started[1:], strict=False)]
+        snapshot = (project.tasks_dir / "bench" / ".pipeline-state.json").stat().st_size
+        at: dict[int, tuple[float, float]] = {}
+        for step in sorted({10, min(500, steps - 1), steps - 1}):
+            window = per_step[max(0, step - WINDOW): step]
+            at[step] = (statistics.median(window), durable_write(root, snapshot))
+        return {"label": label, "at": at, "fsyncs": fsyncs[0] / steps, "cpu_self": cpu[0], "cpu_children": cpu[1],
+                "snapshot": snapshot}
+
+
+CONFIGS = {"scripted": ("scripted", "scripted:SCRIPT", False), "cmd": ("cmd:true", "cmd:true", False),
+           "git": ("scripted + git", "scripted:SCRIPT", True)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--only", default="scripted,cmd,git", help="comma-separated: scripted, cmd, git")
+    args = parser.parse_args()
+    os.environ.update(IDENTITY)
+    met = True
+    for key in args.only.split(","):
+        label, agent, git = CONFIGS[key]
+        result = measure(label, agent, args.steps, git)
+        at: dict[int, tuple[float, float]] = result["at"]  # type: ignore[assignment]
+        print(f"{label}: {args.steps} steps; {result['fsyncs']:.1f} fsyncs/step; CPU/step specd "
+              f"{float(result['cpu_self']) * 1000:.1f} ms, children {float(result['cpu_children']) * 1000:.1f} ms; "
+              f"snapshot {result['snapshot']} bytes at the end")
+        for step, (interval, write) in at.items():
+            print(f"  step {step + 1:>5}: {interval * 1000:7.2f} ms/step; one durable write of the snapshot "
+                  f"{write * 1000:6.2f} ms ({interval / write:5.1f}x)")
+        first, last = at[10][0], at[max(at)][0]
+        growth = last / first
+        print(f"  step {max(at) + 1} vs step 11: {growth:.2f}x (goal <= 1.2x)")
+        met = met and growth <= 1.2
+        if git:
+            met = met and float(result["cpu_self"]) < 0.060 and float(result["fsyncs"]) <= 4.5
+    return 0 if met else 1
 
 
 if __name__ == "__main__":

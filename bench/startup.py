@@ -1,4 +1,4 @@
-"""Start-up cost of `specd --help` and `specd status` (one task) relative to `python -c "import click"`.
+"""Start-up of `specd --help`, `specd status` and `specd status TASK` against `python -c "import click"`.
 
 Runs the commands alternately (so machine noise hits them alike) and prints
 the median wall-clock time of each and their ratios. Goal: ratio <= 1.5 for both.
@@ -33,7 +33,8 @@ def main() -> int:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         commands = {"python -c 'import click'": [sys.executable, "-c", "import click"],
                     "specd --help": [sys.executable, "-m", "specd", "--help"],
-                    "specd status (one task)": [sys.executable, "-m", "specd", "--project", tmp, "status"]}
+                    "specd status (one task)": [sys.executable, "-m", "specd", "--project", tmp, "status"],
+                    "specd status TASK": [sys.executable, "-m", "specd", "--project", tmp, "status", "one-task"]}
         for argv in commands.values():
             clock(argv)  # warm the file cache
         times: dict[str, list[float]] = {label: [] for label in commands}

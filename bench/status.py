@@ -47,7 +47,10 @@ def make_project(base: Path, tasks: int) -> Path:
     return root
 
 
-def clock(project: Path) -> float:
+def clock(project: Path, cold: bool = False) -> float:
+    """One `specd status` listing; ``cold`` removes the status index first, as after a fresh clone."""
+    if cold:
+        shutil.rmtree(project / ".specd" / ".cache", ignore_errors=True)
     start = time.perf_counter()
     result = specd(project, "status")
     elapsed = time.perf_counter() - start
@@ -63,15 +66,18 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         one, many = make_project(Path(tmp), 1), make_project(Path(tmp), args.tasks)
         clock(one), clock(many)  # warm the file cache
-        small, large = [], []
+        small, large, cold = [], [], []
         for _ in range(args.runs):
             small.append(clock(one))
             large.append(clock(many))
-    s, m = statistics.median(small), statistics.median(large)
+            cold.append(clock(many, cold=True))
+    s, m, c = statistics.median(small), statistics.median(large), statistics.median(cold)
     print(f"specd status, 1 task:        median {s * 1000:8.1f} ms over {args.runs} runs")
-    print(f"specd status, {args.tasks} tasks: median {m * 1000:8.1f} ms over {args.runs} runs "
-          f"(goal <= 1000 ms: {'met' if m <= 1 else 'MISSED'})")
-    print(f"ratio: {m / s:.1f}x (goal <= 20x: {'met' if m / s <= 20 else 'MISSED'})")
+    print(f"specd status, {args.tasks} tasks, warm: median {m * 1000:8.1f} ms over {args.runs} runs "
+          f"(goal <= 300 ms at 10,000: {'met' if m <= 0.3 else 'MISSED'})")
+    print(f"specd status, {args.tasks} tasks, cold (no index): median {c * 1000:8.1f} ms "
+          f"(goal < 1500 ms at 10,000: {'met' if c < 1.5 else 'MISSED'})")
+    print(f"ratio warm: {m / s:.1f}x (goal <= 20x: {'met' if m / s <= 20 else 'MISSED'})")
     return 0 if m <= 1 and m / s <= 20 else 1
 
 

@@ -88,6 +88,11 @@ def _mask(match: re.Match[str]) -> str:
     return f"{prefix}{MASK}"
 
 
+def secrets_in_force() -> tuple[str, ...]:
+    """The secret values redaction masks now: what a memo of redacted values must be keyed by."""
+    return _env_secrets()
+
+
 def redact(text: str) -> str:
     """Return ``text`` with secret env values and known token shapes masked."""
     if not text:

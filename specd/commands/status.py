@@ -62,11 +62,12 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
         else:
             emit(task, **{k: v for k, v in data.items() if k != "task"})
         return 0
-    if isinstance(data, list) and data and not sys.stdout.isatty():
+    if data and not sys.stdout.isatty():
         from specd.redact import redact
-        from specd.ui.plain import table
+        from specd.ui.plain import table, task_text
 
-        click.echo(redact(table(data)))  # piped: plain columns scripts can read, and no rich to import
+        # piped: plain text scripts can read, and no rich to import (a third of the start-up)
+        click.echo(redact(table(data) if isinstance(data, list) else task_text(data)))
         return 0
     from specd.ui.status import render_task, render_tasks
 

@@ -69,7 +69,8 @@ class Brain:
                 for stage in STAGES:  # what a stage records is saved before the next dispatch, or with the move
                     if stage not in cur.completed:
                         self._run_stage(stage, frame, step, cur)
-                        cur.completed.append(stage)
+                        if stage not in cur.completed:  # the step stage marks itself (see _run_step)
+                            cur.completed.append(stage)
                 self._advance(frame, step, cur)
         except cursor.NoPhases as exc:
             return self._end("WAITING_FOR_HUMAN", f"step {exc.step!r} runs once per phase, but ROADMAP.md and "
@@ -141,6 +142,10 @@ class Brain:
             transcript=str(result.transcript) if result.transcript else None, **dict(result.data)))
         if result.data.get("warning"):  # e.g. the verdict file overruled the reported outcome
             self.events.emit("warning", step=step.name, message=str(result.data["warning"]))
+        cur.completed.append("step")
+        # Saved, not synced, for the step's commit (made on step_finished) to hold its row and outcome, so a
+        # clone resumes after it; the move's save, which follows at once, makes both durable.
+        self.store.save(self.state, durable=False)
         self.events.emit("step_finished", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                          outcome=result.outcome, summary=result.summary, usage=result.usage.as_dict())
 

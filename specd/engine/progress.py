@@ -21,11 +21,14 @@ def step_of(state: RunState, config: PipelineConfig) -> tuple[int, int] | None:
             return None
         # a reference to another pipeline is not a step of its own: its steps count once the loop enters it
         steps = [s for s in config.steps(frame.pipeline) if s.enabled and not s.pipeline]
-        enabled = {s.name for s in steps}
-        done += len(enabled.intersection(frame.done))
+        enabled, finished = {s.name for s in steps}, set(frame.done)
+        done += len(enabled & finished)
         # an outer frame sits on the reference that holds the inner pipeline: that step is not one to count
         start = order.index(frame.step) + (0 if depth == 0 else 1)
-        left += sum(1 for s in steps if order.index(s.name) >= start and s.name not in frame.done)
+        # by rank and set, not list.index and list membership: those made a step of a long pipeline cost
+        # the square of its length
+        rank = {name: i for i, name in enumerate(order)}
+        left += sum(1 for s in steps if rank[s.name] >= start and s.name not in finished)
     if left == 0:
         return None
     return done + 1, done + left

@@ -173,13 +173,17 @@ class GitRecorder:
         self._now = None  # adding and committing change the statuses
         if forced:
             self.repo.run("add", "-f", "--", *forced)
-        if paths:
-            self.repo.run("add", "--", *sorted(paths))
+        # Only untracked paths need `git add`: `commit --only` takes a tracked path's content (or its
+        # deletion) from the tree. A path git shows as dirty is the only kind with something to commit.
+        new = sorted(p for p in paths if p in after and not after[p].tracked)
+        if new:
+            self.repo.run("add", "--", *new)
+        dirty = {p for p in paths if p in after}
         paths |= set(forced)
-        staged = self.repo.run("diff", "--cached", "--name-only", "-z", "--", *sorted(paths)) if paths else ""
-        if staged.strip("\0"):
-            self.repo.run("commit", "-q", "--only", "-m", redact(message), "--", *sorted(paths))
-            self._after_commit(set(staged.split("\0")))
+        if (dirty or forced) and self.repo.commit(redact(message), sorted(paths)):
+            self._after_commit(dirty)
+            # The committed paths are clean now: the step opened next starts from this, without a status.
+            self._now = {p: e for p, e in after.items() if p not in paths}
         self.pending -= paths | secrets
         self._journal_done(paths | secrets)
 

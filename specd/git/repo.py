@@ -92,17 +92,32 @@ class Repo:
 
     def run(self, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0,)) -> str:
         """Run git in the top folder; retry index.lock clashes; raise GitFailed on any other failure."""
+        return self._call(list(args), stdin, ok).stdout
+
+    def _call(self, args: list[str], stdin: str | None, ok: tuple[int, ...]) -> subprocess.CompletedProcess[str]:
         argv = [*NO_HOOKS, "--literal-pathspecs", *self.identity, *args]
         for attempt in range(RETRIES):
             result = subprocess.run(["git", *argv], cwd=self.top, input=stdin, capture_output=True, text=True,
                                     check=False, env=git_env())
             if result.returncode in ok:
-                return result.stdout
+                return result
             output = result.stderr + result.stdout
             if "index.lock" not in output or attempt == RETRIES - 1:
-                raise GitFailed(list(args), output)
+                raise GitFailed(args, output)
             time.sleep(0.05 * 2**attempt)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def commit(self, message: str, paths: list[str]) -> bool:
+        """``git commit --only`` of ``paths``; False when none of them differs from HEAD (nothing to commit)."""
+        # No automatic maintenance after each commit (one more git process per commit); the user's own git
+        # commands still run it.
+        result = self._call(["-c", "maintenance.auto=false", "-c", "gc.auto=0", "commit", "-q", "--only", "-m",
+                             message, "--", *paths], None, (0, 1))
+        if result.returncode == 0:
+            return True
+        if "nothing to commit" in result.stdout or "no changes added to commit" in result.stdout:
+            return False  # LC_ALL=C (QUIET_ENV): git's own words, in English
+        raise GitFailed(["commit", "--only", "--", *paths], result.stderr + result.stdout)
 
     def head(self) -> str | None:
         try:

@@ -41,7 +41,7 @@ class TreeLock:
             self._lock.acquire(poll_interval=0.05)  # no deadline: the other step may run for hours; Ctrl-C stops
         self._held = True
         with contextlib.suppress(OSError):
-            atomic.write_json(self.owner, {"task": self.task, "pid": os.getpid()})
+            atomic.write_json(self.owner, {"task": self.task, "pid": os.getpid()}, durable=False)  # who holds it
 
     def release(self) -> None:
         if not self._held:

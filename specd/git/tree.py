@@ -74,7 +74,9 @@ def take(repo: Repo, scope: str, hasher: Callable[[Path], str] | None = None) ->
 
 
 def save(snapshot: Snapshot, path: Path) -> None:
-    atomic.write_json(path, {p: [e.status, e.digest] for p, e in snapshot.items()})
+    # Atomic, not fsynced: it must survive a kill of specd (the page cache does); after a power cut the
+    # worst is that an interrupted step's changes are reported as uncommitted instead of committed.
+    atomic.write_json(path, {p: [e.status, e.digest] for p, e in snapshot.items()}, durable=False)
 
 
 def load(path: Path) -> Snapshot | None:

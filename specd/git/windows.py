@@ -39,7 +39,8 @@ class Windows:
         state = {p: e.digest for p, e in (before or {}).items()} | dict.fromkeys(pending, PENDING)
         if before is not None:
             state[OPEN] = OPEN
-        atomic.write_json(self.mine, {"task": task, "before": state})
+        # Not fsynced: only live processes read it, and none outlives a power cut.
+        atomic.write_json(self.mine, {"task": task, "before": state}, durable=False)
 
     def others(self) -> list[State]:
         """The starting states of other live processes' open steps; leftovers of dead ones are removed."""

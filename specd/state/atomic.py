@@ -17,19 +17,21 @@ from specd.redact import redact, redact_obj
 from specd.state.text import clean
 
 
-def write_text(path: Path, text: str, *, sync_dir: bool = True) -> None:
+def write_text(path: Path, text: str, *, sync_dir: bool = True, durable: bool = True) -> None:
     """``sync_dir=False`` skips the folder's fsync: the new content is durable, but after a power cut the
-    rename may be undone, leaving the previous version. For saves that a later durable save always follows."""
+    rename may be undone, leaving the previous version. For saves that a later durable save always follows.
+    ``durable=False`` skips both fsyncs: still atomic (whole old or whole new, a kill -9 included), for files
+    whose content means nothing after a power cut (who holds a lock, which processes run, open steps)."""
     text = clean(redact(text))  # a lone surrogate cannot be written as UTF-8 (text.py)
     try:
-        _replace(path, text, sync_dir)
+        _replace(path, text, sync_dir and durable, durable)
     except OSError as exc:
         # Name the file the user knows, not our scratch file (or nothing, after a failed write on a descriptor).
         exc.filename = str(path)
         raise
 
 
-def _replace(path: Path, text: str, sync_dir: bool = True) -> None:
+def _replace(path: Path, text: str, sync_dir: bool = True, durable: bool = True) -> None:
     import tempfile  # here, not at the top: read-only commands never write
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -38,8 +40,9 @@ def _replace(path: Path, text: str, sync_dir: bool = True) -> None:
         Path(tmp).chmod(_mode(path))  # mkstemp makes 0600; the user's files should look like any other
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):  # on a read-only disk even this fails; the next run sweeps it
@@ -58,18 +61,20 @@ def _mode(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def write_json(path: Path, data: Any, *, sync_dir: bool = True, flat: bool = False) -> None:
+def write_json(path: Path, data: Any, *, sync_dir: bool = True, flat: bool = False, durable: bool = True,
+               redacted: bool = False) -> None:
     """``flat``: one top-level key per line with its value on that line, for a file rewritten on every step:
     ``indent`` makes json fall back from its C encoder to pure Python, ten times slower on a long cursor."""
     # Redacted as data first: a secret holding a quote or non-ASCII is escaped in
     # the JSON text, where a plain text match could no longer find it.
-    clean = redact_obj(data)
+    # ``redacted``: the caller already ran redact_obj's equal (state/redacting.py); the text is redacted anyway.
+    clean = data if redacted else redact_obj(data)
     if flat and isinstance(clean, dict):
         lines = [f"  {json.dumps(str(k))}: {json.dumps(v, default=str)}" for k, v in clean.items()]
         text = "{\n" + ",\n".join(lines) + "\n}\n"
     else:
         text = json.dumps(clean, indent=2, sort_keys=False, default=str) + "\n"
-    write_text(path, text, sync_dir=sync_dir)
+    write_text(path, text, sync_dir=sync_dir, durable=durable)
 
 
 def append_text(path: Path, text: str, *, durable: bool = True) -> None:

@@ -7,12 +7,20 @@ count; lines beyond that count are the tail of a save that was killed between
 the append and the snapshot, and are ignored: the step they belong to re-runs
 and is recorded once. A line whose ``n`` is below the rows read so far starts a
 rewrite of the tail from there (the re-run's row replacing the ignored one).
+
+The file holds at most ``SEGMENT`` rows: once full, it is renamed to
+``.pipeline-state.history/<first row>.jsonl`` (sealed, never written again) and
+a new one begins. A step's commit so re-adds a bounded file, not the run's whole
+history. Rows are read from the sealed files in order, then this one; the same
+rules hold across them (a row index going back restarts from there), so a kill
+between a rotation's steps, or mid-rewrite, still reads right.
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,48 +30,111 @@ from specd.state.journal import Journal, read_records, seal_tail
 from specd.state.model import now
 
 HISTORY_FILE = ".pipeline-state.history.jsonl"
+SEALED_DIR = ".pipeline-state.history"
+SEGMENT = 25  # rows per file: what a commit re-adds at most (a divisor of 50, so windows of steps compare alike)
 
 
 class HistoryFile:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.sealed = path.parent / SEALED_DIR
         self._journal = Journal(path)
         self._sealed = False
+        self._first: int | None = None  # the first row index in the open file (None: not known yet)
+        self._unsynced: set[Path] = set()  # files holding rows written but not yet fsynced
 
     def read(self, count: int, *, snapshot: Path) -> list[dict[str, Any]]:
         """The first ``count`` rows; lines past them are a killed save's tail and do not count."""
         rows: list[dict[str, Any]] = []
-        for lineno, record in read_records(self.path):
+        for path, lineno, record in self._records():
             n, row = record.get("n"), record.get("row")
             if record.get("kind") != "row" or type(n) is not int or not isinstance(row, dict):
-                raise TaskError(f"{self.path}:{lineno}: not a history row (needs an integer 'n' and an "
+                raise TaskError(f"{path}:{lineno}: not a history row (needs an integer 'n' and an "
                                 f"object 'row')", fix=_fix(snapshot, self.path))
             if n > len(rows):
                 if n >= count:
                     break  # a gap past the counted rows: a killed save's tail
-                raise TaskError(f"{self.path}:{lineno}: history row {n} follows row {len(rows) - 1}; "
+                raise TaskError(f"{path}:{lineno}: history row {n} follows row {len(rows) - 1}; "
                                 f"rows {len(rows)}..{n - 1} are missing", fix=_fix(snapshot, self.path))
             del rows[n:]
             rows.append(row)
+            if path == self.path and self._first is None:
+                self._first = n
         if len(rows) < count:
             raise TaskError(f"{self.path}: {snapshot.name} counts {count} finished rows but this file holds "
                             f"{len(rows)}", fix=_fix(snapshot, self.path))
+        if self._first is None:
+            self._first = len(rows)  # the open file is empty (or missing): its first row is the next one
         return rows[:count]
 
-    def append(self, rows: list[dict[str, Any]], start: int) -> None:
+    def append(self, rows: list[dict[str, Any]], start: int, *, durable: bool = True) -> None:
+        """``durable=False`` leaves the new lines unsynced until ``sync``."""
         if not self._sealed:  # a torn last line must not swallow the next row
             seal_tail(self.path)
             self._sealed = True
+        if self._first is None:
+            self._first = self._open_first(start)
         for n in range(start, len(rows)):
-            self._journal.append("row", n=n, row=rows[n])
+            if n - self._first >= SEGMENT:
+                self._rotate()
+                self._first = n
+            if durable:
+                self._journal.append("row", n=n, row=rows[n])
+            else:
+                self._journal.append("row", n=n, row=rows[n], fsync=False)
+                self._unsynced.add(self.path)
+
+    def sync(self) -> None:
+        """fsync what ``append(durable=False)`` wrote (the open file, or the file it was sealed as)."""
+        for path in self._unsynced:
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        self._unsynced.clear()
 
     def rewrite(self, rows: list[dict[str, Any]]) -> None:
-        """Replace the file whole: a migrated state, a fresh run, or rows changed in place."""
+        """Replace the rows whole: a migrated state, a fresh run, or rows changed in place.
+
+        All rows go into the open file first, atomically; the sealed files are removed after. A kill in
+        between leaves both, which reads right: the open file's rows start again at 0."""
         at = now()
         lines = [json.dumps({"at": at, "kind": "row", "n": n, "row": row}, default=str, ensure_ascii=False)
                  for n, row in enumerate(rows)]
         atomic.write_text(self.path, "".join(line + "\n" for line in lines))
         self._sealed = True
+        self._first = 0
+        for path in self._sealed_files():
+            path.unlink(missing_ok=True)
+
+    def _rotate(self) -> None:
+        """Seal the open file under its first row's index; the next append starts a new one."""
+        self.sealed.mkdir(exist_ok=True)
+        target = self.sealed / f"{self._first:08d}.jsonl"
+        os.replace(self.path, target)  # a synced file (or one sync() will reach by its new name): only a rename
+        if self.path in self._unsynced:
+            self._unsynced.discard(self.path)
+            self._unsynced.add(target)
+
+    def _open_first(self, start: int) -> int:
+        """The first row index in the open file (read from its first line), or ``start`` when it is empty."""
+        for _, record in read_records(self.path):
+            n = record.get("n")
+            return n if type(n) is int else start
+        return start
+
+    def _sealed_files(self) -> list[Path]:
+        try:
+            names = sorted(p.name for p in os.scandir(self.sealed) if p.name.endswith(".jsonl"))
+        except OSError:
+            return []
+        return [self.sealed / name for name in names]
+
+    def _records(self) -> Iterator[tuple[Path, int, dict[str, Any]]]:
+        for path in [*self._sealed_files(), self.path]:
+            for lineno, record in read_records(path):
+                yield path, lineno, record
 
     def exists(self) -> bool:
         return os.path.lexists(self.path)

@@ -28,12 +28,14 @@ class Journal:
         self.path = path
         self.durable = durable
 
-    def append(self, kind: str, **data: Any) -> None:
+    def append(self, kind: str, *, fsync: bool | None = None, **data: Any) -> None:
+        """``fsync`` overrides the journal's rule for this line (the caller syncs it later itself)."""
         record = redact_obj({"at": now(), "kind": kind, **data})
         line = json.dumps(record, default=str, ensure_ascii=False) + "\n"
+        durable = fsync if fsync is not None else self.durable is None or kind in self.durable
         try:
             # redacts the line again: nothing bypasses the one filter
-            atomic.append_text(self.path, line, durable=self.durable is None or kind in self.durable)
+            atomic.append_text(self.path, line, durable=durable)
         except OSError as exc:
             exc.filename = exc.filename or str(self.path)  # os.write names no file; the user needs one
             raise

@@ -94,7 +94,8 @@ class TaskLock:
         owner = {"pid": os.getpid(), "host": _host(), "since": self._since, "mark": self.token,
                  "children": self._children}
         try:
-            atomic.write_json(self.owner_path, owner)
+            # Not fsynced: after a power cut no process it names is running, and a kill -9 loses no page.
+            atomic.write_json(self.owner_path, owner, durable=False)
         except OSError:
             # The record is a backstop (children die with specd anyway); a full disk mid-step
             # is reported by the state write that follows, not here.

@@ -25,6 +25,7 @@ from specd.state import atomic, decode
 from specd.state.history import HISTORY_FILE, HistoryFile
 from specd.state.journal import Journal, seal_tail
 from specd.state.model import RunState, now
+from specd.state.redacting import SnapshotRedactor
 from specd.state.render import render_markdown
 from specd.state.text import escaped, scrub
 
@@ -54,6 +55,7 @@ class StateStore:
         self._written: tuple[str, str] | None = None  # the last snapshot written: exact and loose keys
         self._events_sealed = False
         self._listing = False  # loaded without history: must never be saved (it would drop the rows)
+        self._redact = SnapshotRedactor()  # walks only what changed since the last save
 
     def load(self, *, with_history: bool = True) -> RunState | None:
         """The run state, or None before the first run. ``with_history=False`` skips the rows (listings)."""
@@ -77,11 +79,12 @@ class StateStore:
             self._written = self._keys(state)
         return state
 
-    def save(self, state: RunState, *, settled: bool = True) -> None:
+    def save(self, state: RunState, *, settled: bool = True, durable: bool = True) -> None:
         """Append the new history rows, then rewrite the snapshot if anything in it changed.
 
         ``settled=False`` (the save before a dispatch) leaves the folder unsynced: losing that rename to a
-        power cut only means the interrupted step runs again, which it would anyway."""
+        power cut only means the interrupted step runs again, which it would anyway. ``durable=False`` syncs
+        nothing (for a save a durable one follows at once); that one then syncs the rows written here."""
         if self._listing:
             raise RuntimeError("a state loaded with with_history=False cannot be saved")  # a bug, not bad input
         rows = state.history
@@ -93,7 +96,9 @@ class StateStore:
             self.history.rewrite(rows)
             self._rewrite = False
         elif appended and not reshaped:
-            self.history.append(rows, self._persisted)
+            self.history.append(rows, self._persisted, durable=durable)
+        if durable:
+            self.history.sync()  # rows an earlier save wrote unsynced, before a snapshot that counts them
         self._persisted = len(rows)
         exact, loose = keys = self._keys(state)
         if not reshaped and self._written is not None and (exact == self._written[0] or (
@@ -102,8 +107,8 @@ class StateStore:
             # nothing again, so they need no durable write.
             return
         state.updated_at = state.heartbeat_at = now()
-        atomic.write_json(self.json_path, {**_snapshot(state), "history_len": len(rows)}, sync_dir=settled,
-                          flat=True)
+        atomic.write_json(self.json_path, self._redact({**_snapshot(state), "history_len": len(rows)}),
+                          sync_dir=settled, flat=True, durable=durable, redacted=True)
         self._written = keys
         if reshaped:
             self.history.rewrite(rows)

@@ -14,7 +14,10 @@ from specd.tasks.project import Project
 # Transient files that must never be committed (locks, heartbeats, scratch results, the git recorder's
 # step baseline and pending journal), and transcripts, which stay out of git unless `commit_transcripts` is set.
 GITIGNORE = ("*.lock\n*.lock.owner\n**/.heartbeat\n**/.result-*.json\n**/.tmp-*\n**/.git-baseline.json\n"
-             "tasks/*/transcripts/\n.cache/\nworktrees/\n**/.cancel-requested\n**/.git-pending.json\n")
+             "tasks/*/transcripts/\n.cache/\nworktrees/\n**/.cancel-requested\n**/.git-pending.json\n"
+             # Only grows (a line per event): re-added whole by every step's commit it made git's cost grow
+             # with the run. The run state and its history, which are committed, are what resume needs.
+             "tasks/*/events.jsonl\n")
 CONFIG = {"auto_commit_docs": True, "auto_commit_code": True}
 
 

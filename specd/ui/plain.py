@@ -26,3 +26,32 @@ def table(rows: list[dict[str, Any]]) -> str:
     lines = [HEADER, *(cells(row) for row in rows)]
     widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines)
+
+
+def task_text(view: dict[str, Any]) -> str:
+    """One task in detail, as plain lines: what `specd status TASK` prints into a pipe (no rich to import)."""
+    nxt = view.get("next") or {}
+    of = view.get("progress")
+    lines = [f"{view['task']}  {view['status']}  stage {view.get('stage') or '-'}"]
+    lines += [f"  {view[key]}" for key in ("reason", "status_note") if view.get(key)]
+    lines.append(f"  next: {f'step {of[0]} of {of[1]}: ' if of else ''}{nxt.get('step') or '-'} "
+                 f"(phase {nxt.get('phase') or '-'})   phases: {', '.join(view.get('phases') or []) or '-'}")
+    for i, entry in enumerate(view.get("history") or [], 1):
+        usage = entry.get("usage") or {}
+        tokens = sum(v for k, v in usage.items() if k.endswith("tokens"))
+        name = entry["step"] + (f" ({entry['hook']})" if entry.get("hook") else "")
+        outcome = entry["outcome"] + (" (superseded)" if entry.get("superseded") else "")
+        lines.append(f"  {i:>4}  {name}  {entry.get('phase') or '-'}  {entry['kind']}  {outcome}  "
+                     f"{tokens or '-'}  ${usage.get('cost_usd', 0):.4f}  {(entry.get('summary') or '')[:60]}")
+    usage = view.get("usage") or {}
+    if usage:
+        lines.append(f"  run cost ${usage.get('cost_usd', 0):.4f}; tokens in {usage.get('input_tokens', 0)}, "
+                     f"out {usage.get('output_tokens', 0)}, cache read {usage.get('cache_read_input_tokens', 0)}")
+    lines += [f"  note: {notice}" for notice in view.get("plan_notices") or []]
+    plan = view.get("plan") or []
+    if plan:
+        lines.append("  remaining: " + " → ".join(p["step"] + (f" ({p['phase']})" if p.get("phase") else "")
+                                                 for p in plan))
+    if view.get("hint"):
+        lines.append(f"  next: {view['hint']}")
+    return "\n".join(lines)

@@ -139,33 +139,34 @@ def test_with_commit_docs_off_a_staged_task_folder_is_the_users_and_stays_staged
 
 def test_a_real_kill_between_git_add_and_git_commit_then_resume(gp: GitProject) -> None:
     # A git in front of the real one kills specd (its parent) when specd commits the step's file:
-    # after specd's `git add`, before its `git commit`. It does so once.
+    # after specd's `git add`, before its `git commit`. It does so once. The file is new: a tracked one
+    # needs no `git add` (`commit --only` takes it from the tree), so there would be no such window.
     real = shutil.which("git")
     assert real is not None
     bin_dir, armed = gp.dir / "bin", gp.dir / "armed"
     bin_dir.mkdir()
     (bin_dir / "git").write_text(
         "#!/bin/sh\n"
-        f'case " $* " in *" commit "*" src/app.py "*) if [ -e \'{armed}\' ]; then rm \'{armed}\'; '
+        f'case " $* " in *" commit "*" src/new.py "*) if [ -e \'{armed}\' ]; then rm \'{armed}\'; '
         "kill -9 $PPID; sleep 5; exit 1; fi;; esac\n"
         f'exec {shlex.quote(real)} "$@"\n', encoding="utf-8")
     (bin_dir / "git").chmod(0o755)
     gp.env["PATH"] = f"{bin_dir}{os.pathsep}{gp.env['PATH']}"
     gp.write("README.md", "# staged by the user before the run\n")
     gp.git("add", "README.md")
-    gp.rules({"discuss": {"write": {"src/app.py": "print('discuss')\n"}}})
+    gp.rules({"discuss": {"write": {"src/new.py": "print('discuss')\n"}}})
     gp.new("t")
     armed.write_text("")
 
     killed = gp.run("t")
 
     assert killed.returncode == -9, killed.stdout + killed.stderr
-    assert "src/app.py" in gp.git("diff", "--cached", "--name-only").splitlines()  # the kill landed in the window
+    assert "src/new.py" in gp.git("diff", "--cached", "--name-only").splitlines()  # the kill landed in the window
     result = gp.run("t")
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert gp.git("diff", "--cached", "--name-only").splitlines() == ["README.md"]
     assert gp.git("show", "HEAD:README.md") == "# the user's project\n"
     commits = dict(gp.commits())
-    assert "src/app.py" in commits["docs(t): discuss complete (recovered after an interrupted run)"]
-    assert gp.git("show", "HEAD:src/app.py") == "print('discuss')\n"
+    assert "src/new.py" in commits["docs(t): discuss complete (recovered after an interrupted run)"]
+    assert gp.git("show", "HEAD:src/new.py") == "print('discuss')\n"

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from specd.errors import TaskError
-from specd.state.history import HistoryFile
+from specd.state.history import SEALED_DIR, SEGMENT, HistoryFile
 from specd.state.model import Current, RunState
 from specd.state.store import StateStore
 
@@ -27,7 +27,10 @@ def test_save_appends_only_new_rows_and_load_reads_them_back(tmp_path: Path) -> 
     for n in range(30):
         state.history.append(row(f"s{n}", n))
         store.save(state)
-    assert lines(store.history_path) == 30  # one line per row, never the whole history again
+    sealed = sorted((tmp_path / SEALED_DIR).iterdir())
+    # one line per row, never the whole history again; a full file of SEGMENT rows is sealed
+    assert lines(store.history_path) + sum(map(lines, sealed)) == 30
+    assert lines(store.history_path) == 30 - SEGMENT
     loaded = StateStore(tmp_path, "t").load()
     assert loaded is not None
     assert loaded.history == state.history

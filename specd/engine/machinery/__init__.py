@@ -11,6 +11,7 @@ This is the backstop for every backend, jailed or not; Claude Code is also told 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -112,6 +113,8 @@ def _mark(path: Path) -> tuple[int, ...] | None:
         st = os.lstat(path)
     except OSError:
         return None
+    if stat.S_ISDIR(st.st_mode):  # a `.git` folder's times move with every commit; only replacing it matters
+        return st.st_mode, st.st_ino
     return st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino
 
 

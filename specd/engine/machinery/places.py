@@ -18,7 +18,7 @@ from pathlib import Path
 
 from specd.git.journal import NAME as PENDING_JOURNAL
 from specd.redact import scrubbed_env
-from specd.state.history import HISTORY_FILE
+from specd.state.history import HISTORY_FILE, SEALED_DIR
 
 SPECD_FILES = ("pipeline.*", "config.json")
 # The git journals say which paths specd commits as a step's work: a forged one would get the user's own
@@ -60,7 +60,7 @@ def git_dirs(root: Path) -> GitDirs | None:
 def places(root: Path, task_dir: Path, git: GitDirs | None) -> list[Place]:
     specd = root / ".specd"
     found = [Place(specd, SPECD_FILES), Place(specd / "hooks", deep=True), Place(specd / "workflows", deep=True),
-             Place(task_dir, TASK_FILES)]
+             Place(task_dir, TASK_FILES), Place(task_dir / SEALED_DIR, deep=True)]
     if git is None:
         return found
     found += [Place(git.common, GIT_FILES), Place(git.common / "hooks", deep=True)]
