@@ -53,7 +53,8 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     project = project_from(ctx)
     if executor_name == "temporal":
         return run_on_temporal(project, list(tasks), {**temporal, "mode": mode, "agent_spec": agent_spec,
-                                                      "max_cost": max_cost}, wait=wait, as_json=as_json)
+                                                      "max_cost": max_cost, "jobs": jobs}, wait=wait,
+                               as_json=as_json)
     settings = Settings(mode=mode, agent=agent_spec, max_cost=max_cost, keep_waiting=keep_waiting)
     if jobs is not None:
         settings = Settings(jobs, mode, agent_spec, max_cost, keep_waiting)

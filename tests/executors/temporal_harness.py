@@ -125,7 +125,7 @@ class TemporalExecutor:
     def flags(self) -> list[str]:
         return ["--temporal", self.server.address, "--task-queue", self.queue]
 
-    def start_workers(self) -> None:
+    def start_workers(self, env: dict[str, str] | None = None) -> None:
         for number in range(self.count):
             log = self.workdir.parent / f"worker-{number}-{len(self.logs)}.log"
             self.logs.append(log)
@@ -133,7 +133,8 @@ class TemporalExecutor:
                 self.workers.append(subprocess.Popen(
                     [sys.executable, "-m", "specd", "worker", *self.flags(), "--remote", str(self.remote),
                      "--workdir", str(self.workdir / f"w{number}"), "-j", str(self.jobs)],
-                    cwd=self.repo.root.parent, env=self.repo.env, stdin=subprocess.DEVNULL, stdout=out, stderr=out))
+                    cwd=self.repo.root.parent, env={**self.repo.env, **(env or {})}, stdin=subprocess.DEVNULL,
+                    stdout=out, stderr=out))
 
     def close(self, sig: int = signal.SIGTERM) -> None:
         for proc in self.workers:
@@ -154,6 +155,9 @@ class TemporalExecutor:
         self.repo.git("fetch", "-q", "--prune", "origin", "+refs/heads/specd/*:refs/remotes/origin/specd/*")
 
     def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        if env:  # the agents run on the workers, with each worker's environment: give it to them
+            self.close()
+            self.start_workers(env)
         done = self.repo.specd("run", *args, "--executor", "temporal", *self.flags(), "--wait", "--agent",
                                self.repo.agent(), env=env)
         self.fetch()

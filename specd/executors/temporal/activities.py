@@ -26,9 +26,11 @@ from temporalio.exceptions import ApplicationError
 
 from specd.agents.proc import popen_child
 from specd.engine import control
-from specd.executors.temporal import clones, lookup
+from specd.executors.temporal import budget, clones, lookup
+from specd.state.store import StateStore
 from specd.system import children
 from specd.tasks.project import Project
+from specd.tasks.task import existing_task
 
 Line = dict[str, Any] | None
 
@@ -56,6 +58,8 @@ class Activities:
                 said = await asyncio.to_thread(control.answer, Project(clone.path), task, given["answer"],
                                                *([given.get("note") or ""] if given["answer"] != "skip" else []))
                 activity.logger.info("%s: %s", task, said)
+            if job.get("budget"):  # the run's --max-cost: this child gets what the whole run has left
+                job = {**job, "max_cost": await asyncio.to_thread(_cap, clone, job)}
             stopped = await self._continue(clone, job)
             await asyncio.to_thread(clones.push, clone)
         except clones.Refused as exc:
@@ -68,7 +72,7 @@ class Activities:
         argv = [sys.executable, "-m", "specd", "--project", str(clone.path), "continue", job["task"], "--json"]
         argv += [f"--{job['mode']}"] if job.get("mode") else []
         argv += ["--agent", job["agent"]] if job.get("agent") else []
-        argv += ["--max-cost", str(job["max_cost"])] if job.get("max_cost") is not None else []
+        argv += ["--max-cost", f"{float(job['max_cost']):.6f}"] if job.get("max_cost") is not None else []
         loop, lines = asyncio.get_running_loop(), asyncio.Queue[Line]()
         errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed below); outside the clone: never committed
         # SPECD_GIT_PUSH: the run pushes each step commit itself, before its next step starts
@@ -140,6 +144,20 @@ class Activities:
         """Each need's state as its workflow tells it: COMPLETE, RUNNING, or how it ended otherwise."""
         client = activity.client()
         return {need: await lookup.outcome(client, job["key"], need) for need in job.get("needs") or []}
+
+
+@activity.defn(name="specd_settled")
+async def settled(job: dict[str, Any]) -> bool:
+    """Whether the task's workflow runs no step now: none, ended, or waiting for a human (for the run's -j)."""
+    found = await lookup.state(activity.client(), job["key"], job["task"])
+    return found is None or not found["running"] or found["status"] == "WAITING_FOR_HUMAN"
+
+
+def _cap(clone: clones.Clone, job: dict[str, Any]) -> float:
+    task = job["task"]
+    state = StateStore(existing_task(Project(clone.path), task), task).load(with_history=False)
+    before = float(state.usage.get("cost_usd") or 0) if state else 0.0
+    return budget.child_cap(clone.path, "origin", job["budget"], task, before)
 
 
 def _read(proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[Line]) -> None:

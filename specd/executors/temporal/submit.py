@@ -14,7 +14,7 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 
 from specd.executors.local import current_status, targets
-from specd.executors.temporal import lookup, record, seed
+from specd.executors.temporal import budget, lookup, record, seed
 from specd.executors.temporal.ids import branch, repo_key, workflow_id
 from specd.executors.temporal.settings import Settings
 from specd.executors.temporal.workflow import NAME
@@ -29,6 +29,7 @@ class Options:
     mode: str | None = None
     agent: str | None = None
     max_cost: float | None = None
+    jobs: int | None = None  # the run's -j: at most this many of its tasks run a step at once, across workers
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ async def submit(client: Client, project: Project, settings: Settings, names: li
     present = seed.remote_heads(project, settings.remote)
     done_here = {t for t in order if current_status(project, t) == "COMPLETE" and branch(t) not in present}
     out: list[Submitted] = []
+    jobs: list[dict[str, Any]] = []
     for task in order:
         wid = workflow_id(key, task)
         if task in done_here:
@@ -60,15 +62,30 @@ async def submit(client: Client, project: Project, settings: Settings, names: li
             out.append(Submitted(task, wid, "final", str(found["status"])))
             continue
         seed.seed(project, settings.remote, task, present)
-        job: dict[str, Any] = {
+        jobs.append({
             "task": task, "key": key, "mode": options.mode, "agent": options.agent, "max_cost": options.max_cost,
             "needs": [n for n in graph.get(task, ()) if n not in done_here],
             "dependants": [workflow_id(key, t) for t in order if task in graph.get(t, ())],
-            "heartbeat_timeout": settings.heartbeat_timeout}
-        await client.start_workflow(NAME, job, id=wid, task_queue=settings.task_queue,
+            "heartbeat_timeout": settings.heartbeat_timeout})
+        out.append(Submitted(task, wid, "started"))
+    _across_the_run(project, settings, options, jobs)
+    for job in jobs:
+        await client.start_workflow(NAME, job, id=workflow_id(key, job["task"]), task_queue=settings.task_queue,
                                     id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                                     id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
                                     memo={"status": "SUBMITTED", "reason": ""}, rpc_timeout=lookup.RPC)
-        out.append(Submitted(task, wid, "started"))
     record.save(project, settings, [s.task for s in out if s.how != "done-here"])
     return key, out
+
+
+def _across_the_run(project: Project, settings: Settings, options: Options, jobs: list[dict[str, Any]]) -> None:
+    """What ties the run's tasks together: its budget (--max-cost caps the sum) and its -j (task i starts once
+    task i-N settled, so at most N of them run a step at once)."""
+    plan = budget.plan(project.root, settings.remote, options.max_cost, [job["task"] for job in jobs])
+    for i, job in enumerate(jobs):
+        if plan is not None:
+            job["budget"] = plan
+        if options.jobs is not None:
+            job["after"] = jobs[i - options.jobs]["task"] if i >= options.jobs else None
+            job["next"] = [workflow_id(job["key"], jobs[i + options.jobs]["task"])] \
+                if i + options.jobs < len(jobs) else []

@@ -17,7 +17,7 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from specd.executors.temporal import lookup
-from specd.executors.temporal.activities import Activities
+from specd.executors.temporal.activities import Activities, settled
 from specd.executors.temporal.seed import RemoteError, git_said
 from specd.executors.temporal.settings import Settings
 from specd.executors.temporal.workflow import TaskWorkflow
@@ -44,7 +44,7 @@ async def serve(settings: Settings, remote: str, workdir: Path, jobs: int, say: 
     # The workflow module is pure; passing specd through keeps the sandbox from re-importing the package.
     runner = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("specd"))
     worker = Worker(client, task_queue=settings.task_queue, workflows=[TaskWorkflow],
-                    activities=[activities.run, activities.cancel, activities.needs], workflow_runner=runner,
+                    activities=[activities.run, activities.cancel, activities.needs, settled], workflow_runner=runner,
                     max_concurrent_activities=jobs, graceful_shutdown_timeout=timedelta(seconds=0))
     async with worker:
         say(f"worker polling {settings.task_queue!r} at {settings.address} (namespace {settings.namespace}), "

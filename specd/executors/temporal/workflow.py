@@ -1,6 +1,7 @@
 """The workflow of one task: deterministic control flow only; every file, git and agent action is an activity.
 
     wait until every needed task's workflow completed  (an activity reads them; a signal from a need wakes it)
+    with the run's -j N: wait until the task N places before it in the run settled (ended, or waits for a human)
     loop: run the task until it stops or waits        (activity `specd_run`, on any worker, heartbeating)
           waiting for a human? hold until the answer signal arrives, then run again with that answer
     cancelled? an activity marks the task CANCELLED and pushes that
@@ -50,6 +51,7 @@ class TaskWorkflow:
                  "cancellation_type": ActivityCancellationType.WAIT_CANCELLATION_COMPLETED}
         short = {"start_to_close_timeout": timedelta(minutes=5)}
         try:
+            await self._after(job, short)
             held = await self._needs(job, short)
             if held:
                 return {"task": job["task"], "status": "NOT_STARTED", "reason": "waits for " + ", ".join(held),
@@ -62,6 +64,7 @@ class TaskWorkflow:
                 if stopped["status"] != "WAITING_FOR_HUMAN":
                     break
                 workflow.upsert_memo({"status": "WAITING_FOR_HUMAN", "reason": stopped.get("reason", "")})
+                await self._tell(job.get("next") or [], job)
                 await workflow.wait_condition(lambda: bool(self.answers))
                 given = self.answers.pop(0)
         except (asyncio.CancelledError, ActivityError) as exc:
@@ -94,8 +97,25 @@ class TaskWorkflow:
                 await workflow.wait_condition(lambda: self.nudged, timeout=timedelta(seconds=wait))
             wait = min(NEED_POLL[1], wait * 2)
 
+    async def _after(self, job: dict[str, Any], options: dict[str, Any]) -> None:
+        """-j N across workers: this task starts once the one N places before it in the run has settled."""
+        if not job.get("after"):
+            return
+        wait = NEED_POLL[0]
+        while True:
+            workflow.upsert_memo({"status": "WAITING_FOR_NEEDS", "reason": ""})
+            if await workflow.execute_activity("specd_settled", {**job, "task": job["after"]}, **options):
+                return
+            self.nudged = False
+            with contextlib.suppress(TimeoutError):
+                await workflow.wait_condition(lambda: self.nudged, timeout=timedelta(seconds=wait))
+            wait = min(NEED_POLL[1], wait * 2)
+
     async def _tell_dependants(self, job: dict[str, Any]) -> None:
-        for other in job.get("dependants") or []:
+        await self._tell([*(job.get("dependants") or []), *(job.get("next") or [])], job)
+
+    async def _tell(self, others: list[str], job: dict[str, Any]) -> None:
+        for other in others:
             try:
                 await workflow.get_external_workflow_handle(other).signal(TaskWorkflow.need_finished, job["task"])
             except Exception:  # noqa: BLE001 (not started, or closed: it polls its needs anyway)
