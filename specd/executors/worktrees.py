@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specd.errors import UsageError
-from specd.git.repo import FALLBACK_IDENTITY, git
+from specd.git.repo import git, identity
 from specd.tasks.project import Project
 
 FOLDER = "worktrees"
@@ -91,7 +91,7 @@ def _merge(project: Project, tree: Path, task: str, need: str) -> None:
         return  # the need finished in the user's own tree (`specd continue`): its work is on the base already
     if git(tree, "merge-base", "--is-ancestor", branch(need), "HEAD").returncode == 0:
         return  # merged before (a resumed run), or nothing new
-    merged = git(tree, *_identity(tree), "merge", "--no-edit", "--quiet", branch(need))
+    merged = git(tree, *identity(tree), "merge", "--no-edit", "--quiet", branch(need))
     if merged.returncode == 0:
         return
     files = tuple(git(tree, "diff", "--name-only", "--diff-filter=U").stdout.split())
@@ -109,7 +109,7 @@ def _bring_task_folder(project: Project, tree: Path, task: str) -> None:
         return
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(*TRANSIENT))
     _run(tree, "add", "--", str(rel))
-    _run(tree, *_identity(tree), "commit", "--quiet", "--no-verify", "-m", f"specd: task folder of {task}",
+    _run(tree, *identity(tree), "commit", "--quiet", "--no-verify", "-m", f"specd: task folder of {task}",
          "--", str(rel))
 
 
@@ -121,10 +121,6 @@ def _ignore(project: Project) -> None:
     if not marker.exists():
         marker.write_text("*\n", encoding="utf-8")
 
-
-def _identity(tree: Path) -> list[str]:
-    known = all(git(tree, "var", f"GIT_{who}_IDENT").returncode == 0 for who in ("AUTHOR", "COMMITTER"))
-    return [] if known else FALLBACK_IDENTITY
 
 
 def _run(where: Path, *args: str) -> str:

@@ -52,6 +52,15 @@ def git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           env=git_env())
 
 
+def identity(top: Path) -> list[str]:
+    """``-c`` options naming specd as the author when git knows nobody, else none.
+
+    `git var` fails exactly when a commit would ask "Please tell me who you are" (config or env).
+    """
+    known = all(git(top, "var", f"GIT_{who}_IDENT").returncode == 0 for who in ("AUTHOR", "COMMITTER"))
+    return [] if known else FALLBACK_IDENTITY
+
+
 @dataclass
 class Repo:
     top: Path  # the work tree's top folder; every path specd hands git is relative to it
@@ -71,10 +80,7 @@ class Repo:
         if found.returncode != 0 or len(lines) != 3:
             return None
         top = Path(lines[0])
-        # `git var` fails exactly when a commit would ask "Please tell me who you are" (config or env).
-        known = all(git(top, "var", f"GIT_{who}_IDENT").returncode == 0 for who in ("AUTHOR", "COMMITTER"))
-        identity = [] if known else FALLBACK_IDENTITY
-        return cls(top, (folder / lines[1]).resolve(), identity, (folder / lines[2]).resolve())
+        return cls(top, (folder / lines[1]).resolve(), identity(top), (folder / lines[2]).resolve())
 
     @contextmanager
     def locked(self) -> Iterator[None]:

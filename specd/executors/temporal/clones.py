@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specd.executors.temporal.ids import branch
-from specd.git.repo import FALLBACK_IDENTITY, git
+from specd.git.repo import git, identity
 
 
 class Refused(Exception):
@@ -69,14 +69,14 @@ def commit_folder(clone: Clone, folder: str, message: str) -> None:
     """Commit the task folder alone (a state the run itself did not commit: a cancel)."""
     git(clone.path, "add", "--", folder)
     if git(clone.path, "diff", "--cached", "--quiet", "--", folder).returncode != 0:
-        _run(clone.path, *_identity(clone.path), "commit", "--quiet", "--no-verify", "-m", message, "--", folder)
+        _run(clone.path, *identity(clone.path), "commit", "--quiet", "--no-verify", "-m", message, "--", folder)
 
 
 def _merge(clone: Clone, need: str) -> None:
     theirs = f"refs/remotes/origin/{branch(need)}"
     if not _exists(clone.path, theirs) or _ancestor(clone.path, theirs, "HEAD"):
         return  # finished on the base branch itself, or merged before
-    merged = git(clone.path, *_identity(clone.path), "merge", "--no-edit", "--quiet", theirs)
+    merged = git(clone.path, *identity(clone.path), "merge", "--no-edit", "--quiet", theirs)
     if merged.returncode == 0:
         return
     files = git(clone.path, "diff", "--name-only", "--diff-filter=U").stdout.split()
@@ -95,10 +95,6 @@ def _exists(tree: Path, ref: str) -> bool:
 def _ancestor(tree: Path, older: str, newer: str) -> bool:
     return git(tree, "merge-base", "--is-ancestor", older, newer).returncode == 0
 
-
-def _identity(tree: Path) -> list[str]:
-    known = all(git(tree, "var", f"GIT_{who}_IDENT").returncode == 0 for who in ("AUTHOR", "COMMITTER"))
-    return [] if known else FALLBACK_IDENTITY
 
 
 def _run(where: Path, *args: str) -> str:
