@@ -72,13 +72,16 @@ def task_folders(project: Project) -> dict[str, list[tuple[str, Signature]]]:
     return found
 
 
-def listing(project: Project, build: Callable[[str], dict[str, Any]],
+def listing(project: Project, build: Callable[[str, tuple[str, Signature] | None], dict[str, Any]],
             always: Collection[str] = ()) -> list[dict[str, Any]]:
     """Every task's row in name order: from the index where still valid, otherwise from ``build(task)``.
-    Tasks in ``always`` (running in a worktree, whose files the signatures do not watch) are always built."""
+    Tasks in ``always`` (running in a worktree, whose files the signatures do not watch) are always built.
+    ``build`` gets the task's one folder and its signature (None when the name is in both places), so it need
+    not look again."""
     path = project.specd_dir / ".cache" / INDEX
     kept = _load(path)
     fresh: dict[str, Any] = {}
+    changed = False  # a row built afresh or one dropped: the index is written once, at the end
     rows = []
     settled = time.time_ns() - RACY_NS  # taken before any row is built
     for name, folders in sorted(task_folders(project).items()):
@@ -89,20 +92,17 @@ def listing(project: Project, build: Callable[[str], dict[str, Any]],
             row = entry["row"]
             fresh[folder] = entry
         else:
-            row = build(name)
+            row = build(name, folders[0] if len(folders) == 1 else None)
             if folder and marks and row.get("status") in FINAL and not row.get("running") and all(
                     mark is None or mark[0] < settled for mark in marks):
-                fresh[folder] = {"sig": marks, "row": _plain(row)}
+                fresh[folder] = {"sig": marks, "row": row}
+                changed = True
         rows.append(row)
-    if fresh != kept and project.specd_dir.is_dir():
+    if (changed or len(fresh) != len(kept)) and project.specd_dir.is_dir():
         with contextlib.suppress(OSError, TypeError, ValueError):  # read-only checkout: build rows every time
-            atomic.write_text(path, json.dumps({"version": __version__, "rows": fresh}, separators=(",", ":")))
+            atomic.write_text(path, json.dumps({"version": __version__, "rows": fresh}, separators=(",", ":"),
+                                               default=str), durable=False)  # a cache: no fsync
     return rows
-
-
-def _plain(row: dict[str, Any]) -> Any:
-    """The row as the index will read it back (tuples become lists), so an unchanged row compares equal."""
-    return json.loads(json.dumps(row, default=str))
 
 
 def _load(path: Any) -> dict[str, Any]:

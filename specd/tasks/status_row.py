@@ -1,0 +1,92 @@
+"""A listing row for a finished task, read straight from its snapshot: the fast path of a cold `specd status`.
+
+A cold listing (no status index, as after a fresh clone) built every row
+through the whole machinery: a StateStore, a full decode of the run state
+(the pipeline's shape, the cursor, every field checked), a TaskLock, paths
+resolved. For a run that ended for good (COMPLETE, CANCELLED, FAILED) the row
+shows only a few fields of the snapshot, so only those are read and checked.
+Anything unusual (an older state version, a field of the wrong type, escaped
+surrogates, a lock owner file that may mean a live run) returns None, and the
+caller builds the row the full way, which also gives the exact error for a
+broken file. The row is the same dict, key for key, that ``task_status`` makes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from specd.engine.waiting import hint
+from specd.state.model import RunState
+from specd.state.store import STATE_JSON
+from specd.tasks import graph, phases
+from specd.tasks.phases import PHASE_FOLDERS
+from specd.tasks.status_index import WATCHED, Signature
+from specd.tasks.task import read_config
+
+FINAL = frozenset({"COMPLETE", "CANCELLED", "FAILED"})
+TEXT = ("run_id", "mode", "started_at", "updated_at")  # shown, and always written by a save
+SOFT_TEXT = ("reason", "agent")  # shown; may be absent or (agent) null
+LISTS = ("checkpoints", "failure_clusters")
+OWNER = ".run.lock.owner"  # there while a run holds the lock, or after one was killed
+_STATES: dict[str, RunState] = {}
+
+
+def finished_row(task: str, folder: str, shown: str, marks: Signature) -> dict[str, Any] | None:
+    """The row of a task whose run ended for good, or None when the full path must build it. ``marks`` is the
+    folder's signature, just taken by the listing: it says which files exist without asking again."""
+    seen = dict(zip(WATCHED, marks, strict=True))
+    if seen[STATE_JSON] is None or seen[OWNER] is not None:
+        return None  # no run yet (derived from its files), or maybe a live run: the full path's to judge
+    data, config = _json(folder, STATE_JSON), _json(folder, "config.json")
+    if not _plausible(data):
+        return None  # unreadable, older, unfinished or odd: the full decode reports exactly what is wrong
+    if not isinstance(config, dict):
+        config = read_config(Path(folder))  # raises the same TaskError as the full path
+    status = data["status"]
+    if status not in _STATES:  # hint() reads only the status of a finished run: one probe state each
+        _STATES[status] = RunState(task="", status=status)
+    deps = config.get("depends_on")  # most tasks need none: no Path made for graph.needs' error message
+    needs = [] if deps is None or deps == [] else list(graph.needs(Path(folder), config))
+    shows_phases = any(seen[name] is not None for name in ("ROADMAP.md", *PHASE_FOLDERS))
+    return {
+        "task": task, "status": status, "stage": config.get("stage"), "folder": shown,
+        "needs": needs, "next": None, "plan": [], "progress": None,
+        "reason": data.get("reason", ""), "waiting": data.get("waiting"), "run_id": data["run_id"],
+        "mode": data["mode"], "agent": data.get("agent"), "started_at": data["started_at"],
+        "updated_at": data["updated_at"], "usage": data.get("usage", {}),
+        "checkpoints": data.get("checkpoints", [])[-10:], "failure_clusters": data.get("failure_clusters", []),
+        "phases": [p.id for p in phases.discover(Path(folder))] if shows_phases else [],
+        "phases_completed": data.get("phases_completed", []), "running": None, "hint": hint(task, _STATES[status]),
+    }
+
+
+def _json(folder: str, name: str) -> Any:
+    """The file's JSON, or None when it cannot be read or parsed as it is (bytes: no text decoding pass)."""
+    try:
+        with open(f"{folder}/{name}", "rb") as file:  # noqa: PTH123 - no Path object per task
+            raw = file.read()
+        # Plain UTF-8 JSON only: json.loads would take a BOM or UTF-16 bytes the full path's read_text refuses,
+        # and a surrogate escape is for the full path to scrub.
+        odd = not raw.lstrip().startswith(b"{") or b"\x00" in raw or b"\\ud" in raw or b"\\uD" in raw
+        return None if odd else json.loads(raw)
+    except (OSError, ValueError, RecursionError):
+        return None
+
+
+def _plausible(data: Any) -> bool:
+    """The shown fields have the types a full decode would accept (else that decode reports the error)."""
+    if not isinstance(data, dict) or data.get("version") != 2 or data.get("status") not in FINAL:
+        return False
+    if "failures" in data or not all(type(data.get(k)) is str for k in TEXT):
+        return False  # an older failures list is folded into clusters by the full decode
+    if not all(type(data.get(k, "")) is str or (k == "agent" and data[k] is None) for k in SOFT_TEXT):
+        return False
+    lists_ok = all(type(data.get(k, [])) is list and all(type(i) is dict for i in data.get(k, [])) for k in LISTS)
+    done = data.get("phases_completed", [])
+    usage, waiting = data.get("usage"), data.get("waiting")
+    return (lists_ok and type(done) is list and all(type(i) is str for i in done)
+            and (usage is None or (type(usage) is dict and all(
+                type(v) in (int, float) for v in usage.values())))
+            and (waiting is None or type(waiting) is dict))

@@ -1,0 +1,89 @@
+"""The cold listing's fast row for a finished run says exactly what the full path says, and steps aside
+for anything it does not read itself."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from brain_harness import Harness
+
+from specd.tasks import status_index, status_row
+from specd.tasks.project import Project
+from specd.tasks.status import all_status, task_status
+
+
+def _finished(h: Harness) -> Project:
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}, {"name": "b", "workflow": "w.md"}]})
+    for task in ("base", "needy", "phased", "failed"):
+        h.new(task)
+        assert h.cont(task).returncode == 0
+    config = h.task_dir("needy") / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "depends_on": ["base"], "stage": "review"}))
+    (h.task_dir("phased") / "ROADMAP.md").write_text("# Roadmap\n\n### Phase 1: Build\n\n### Phase 2: Ship\n")
+    (h.task_dir("phased") / "phases" / "phase-03").mkdir(parents=True)
+    state = h.task_dir("failed") / ".pipeline-state.json"
+    state.write_text(json.dumps({**json.loads(state.read_text()), "status": "FAILED", "reason": "tests failed"}))
+    return Project(h.root)
+
+
+def _fast(project: Project, task: str) -> dict | None:
+    (folder, marks), = status_index.task_folders(project)[task]
+    return status_row.finished_row(task, folder, f".specd/tasks/{task}", marks)
+
+
+def test_fast_rows_equal_the_full_rows_key_for_key(h: Harness) -> None:
+    project = _finished(h)
+    for task in ("base", "needy", "phased", "failed"):
+        fast = _fast(project, task)
+        assert fast is not None, task
+        full = task_status(project, task, listing=True)
+        assert list(fast.items()) == list(full.items()), task  # same keys in the same order: same JSON
+    assert _fast(project, "phased")["phases"] == ["01", "02", "03"]  # type: ignore[index]
+    assert _fast(project, "failed")["hint"] == "specd retry failed"  # type: ignore[index]
+
+
+def test_the_full_path_builds_what_the_fast_row_does_not_read(h: Harness) -> None:
+    project = _finished(h)
+    base = h.task_dir("base")
+    (base / ".run.lock.owner").write_text(json.dumps({"pid": 1, "host": "elsewhere"}))  # maybe a live run
+    assert _fast(project, "base") is None
+    (base / ".run.lock.owner").unlink()
+
+    state_file = base / ".pipeline-state.json"
+    good = json.loads(state_file.read_text())
+    for odd in ({"status": "IN_PROGRESS"}, {"version": 1}, {"usage": {"cost_usd": "lots"}}, {"reason": 3},
+                {"failures": []}):
+        state_file.write_text(json.dumps({**good, **odd}))
+        assert _fast(project, "base") is None, odd
+    state_file.write_bytes(b"\xef\xbb\xbf" + json.dumps(good).encode())  # a BOM the full path refuses
+    assert _fast(project, "base") is None
+
+    # A broken shown field: the listing still gives the full path's ERROR row, naming the file.
+    state_file.write_text(json.dumps({**good, "usage": {"cost_usd": "lots"}}))
+    rows = {row["task"]: row for row in all_status(project)}
+    assert rows["base"]["status"] == "ERROR"
+    assert "usage.cost_usd" in rows["base"]["reason"]
+    assert rows["needy"]["status"] == "COMPLETE"
+
+
+def test_a_cold_listing_reads_rows_as_before_and_saves_the_index_once(h: Harness) -> None:
+    project = _finished(h)
+    old = time.time() - 60  # files older than the index's racy window, so the first listing keeps every row
+    for path in (project.tasks_dir).rglob("*"):
+        os.utime(path, (old, old))
+    cache = Path(project.specd_dir, ".cache", status_index.INDEX)
+    cold = all_status(project)
+    assert set(json.loads(cache.read_text())["rows"]) == {str(project.tasks_dir / t) for t in folders_of(cold)}
+    saved = cache.stat()
+    assert all_status(project) == cold  # warm, from the index
+    assert cache.stat().st_mtime_ns == saved.st_mtime_ns  # nothing changed: not rewritten
+    folders = {row["task"]: row["folder"] for row in cold}
+    assert folders == {t: f".specd/tasks/{t}" for t in ("base", "needy", "phased", "failed")}
+
+
+def folders_of(rows: list[dict]) -> list[str]:
+    return [str(row["task"]) for row in rows]
