@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import click
 
-from specd.commands.common import complete_tasks, project_from
+from specd.commands.common import project_from, task_argument
+from specd.commands.envelope import emit, json_option
 
 
 @click.command("land")
-@click.argument("task", shell_complete=complete_tasks)
+@task_argument()
+@json_option()
 @click.pass_context
-def land(ctx: click.Context, /, task: str) -> int:
+def land(ctx: click.Context, /, task: str, as_json: bool) -> int:
     """Merge a COMPLETE task's branch specd/TASK into your branch with a merge
     commit, then remove its worktree (the branch is kept). Refuses, changing
     nothing, when your tree has changes in the paths the merge touches or the
     merge would conflict (exit 2)."""
     from specd.executors.land import land as land_task
+    from specd.executors.worktrees import branch
 
-    for line in land_task(project_from(ctx), task):
+    said = land_task(project_from(ctx), task)
+    if as_json:
+        emit(task, landed=branch(task), said=said)
+        return 0
+    for line in said:
         click.echo(line)
     return 0

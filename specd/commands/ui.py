@@ -8,6 +8,7 @@ import socket
 import click
 
 from specd.commands.common import in_project, project_from, warn
+from specd.commands.envelope import emit, json_option
 from specd.tasks.secrets import load_project_secrets
 
 
@@ -18,8 +19,9 @@ from specd.tasks.secrets import load_project_secrets
               help="The address to listen on. Anything but loopback lets other machines in: pass --token too.")
 @click.option("--token", metavar="T", help="The access token (default: a new random one each start).")
 @click.option("--no-browser", is_flag=True, help="Do not open a browser; just print the address.")
+@json_option("Print the address as a JSON envelope ({ok, task, url}) on the first line instead.")
 @click.pass_context
-def ui(ctx: click.Context, port: int, host: str, token: str | None, no_browser: bool) -> int:
+def ui(ctx: click.Context, port: int, host: str, token: str | None, no_browser: bool, as_json: bool) -> int:
     """Serve the dashboard for this project: every task, its steps, cost and
     events, live; approve, reject, skip, cancel, retry and rerun from the page.
 
@@ -46,7 +48,10 @@ def ui(ctx: click.Context, port: int, host: str, token: str | None, no_browser: 
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{listener.getsockname()[1]}/?token={secret}"
     warn([warning] if warning else [])  # stderr, and first: a Ctrl-C at once must not swallow it
-    click.echo(url)  # the first line on stdout, as scripts and tests read it
+    if as_json:
+        emit(None, indent=None, url=url)
+    else:
+        click.echo(url)  # the first line on stdout, as scripts and tests read it
     click.echo("specd ui: serving; Ctrl-C stops it", err=True)
     if not no_browser:
         import webbrowser

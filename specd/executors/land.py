@@ -11,7 +11,7 @@ from pathlib import Path
 
 from specd.errors import UsageError
 from specd.executors import worktrees
-from specd.git.repo import FALLBACK_IDENTITY, git
+from specd.git.repo import git, identity
 from specd.tasks.project import Project
 from specd.tasks.status import task_status
 
@@ -42,7 +42,7 @@ def land(project: Project, task: str) -> list[str]:
                              f"resolve it on the task's branch")
     for path in stale:  # the task folder as `specd new` made it: the branch holds its continuation
         (project.root / path).unlink()
-    merged = git(project.root, *_identity(project.root), "merge", "--no-ff", "--no-edit", "--quiet",
+    merged = git(project.root, *identity(project.root), "merge", "--no-ff", "--no-edit", "--quiet",
                  "-m", f"Merge {name}: land task {task}", name)
     if merged.returncode != 0:
         raise UsageError(f"`git merge --no-ff {name}` failed: {(merged.stderr or merged.stdout).strip()}",
@@ -76,10 +76,6 @@ def _dirty(root: Path) -> set[str]:
             paths.add(next(entries, ""))  # a rename names its source as the next entry
     return paths
 
-
-def _identity(root: Path) -> list[str]:
-    known = all(git(root, "var", f"GIT_{who}_IDENT").returncode == 0 for who in ("AUTHOR", "COMMITTER"))
-    return [] if known else FALLBACK_IDENTITY
 
 
 def _out(root: Path, *args: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from executor_harness import Repo
 
 
@@ -72,3 +74,25 @@ def test_run_land_lands_each_completed_task(repo: Repo) -> None:
     assert (repo.root / "out-a-s3.txt").exists()
     assert (repo.root / "out-b-s3.txt").exists()
     assert repo.git("status", "--porcelain") == ""
+
+
+def test_land_json_is_one_envelope_and_a_refusal_is_one_too(repo: Repo) -> None:
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "envelope.schema.json").read_text())
+    repo.new("a")
+    run(repo, "a")
+    landed = repo.specd("land", "a", "--json")
+    assert landed.returncode == 0, landed.stderr
+    data = json.loads(landed.stdout)
+    assert not list(Draft202012Validator(schema).iter_errors(data))
+    assert (data["ok"], data["task"], data["landed"]) == (True, "a", "specd/a")
+    assert any("merged into main" in line for line in data["said"])
+    again = repo.specd("land", "nope", "--json")
+    refused = json.loads(again.stdout)
+    assert again.returncode == 2
+    assert not list(Draft202012Validator(schema).iter_errors(refused))
+    assert refused["ok"] is False
+    assert refused["error"]["code"] == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -88,3 +89,19 @@ def test_ui_is_lazy_for_other_commands() -> None:
            "print(sorted(m for m in ('starlette', 'uvicorn', 'jinja2') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=DEADLINE)
     assert done.stdout.strip().endswith("[]")
+
+
+def test_json_prints_the_address_as_an_envelope_first(site: Site) -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "specd", "ui", "--no-browser", "--port", "0", "--json"],
+                            cwd=site.root, env=site.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = json.loads(proc.stdout.readline())
+        assert first["ok"] is True
+        assert first["task"] is None
+        assert first["url"].startswith("http://127.0.0.1:")
+        assert "?token=" in first["url"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=DEADLINE)
