@@ -4,6 +4,7 @@ and showing a task whose truth is a workflow. temporalio is imported only once a
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 import click
 
+from specd.commands.envelope import emit, json_option
 from specd.errors import EXIT_FAILED, EXIT_OK, EXIT_WAITING, UsageError
 from specd.tasks.project import Project
 
@@ -151,7 +153,9 @@ def status_on_temporal(project: Project, task: str, look: Callable[[Project], di
               help="Where this worker keeps one clone per task (default: ~/.cache/specd/worker).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
               help="How many steps this worker runs at once (default: the number of CPUs, at least 2).")
-def worker(remote: str, workdir: Path | None, jobs: int | None, **options: Any) -> int:
+@json_option("Print each of the worker's lines as a JSON object on stdout ({\"kind\": \"worker\", ...}), "
+             "then one envelope when it stops.")
+def worker(remote: str, workdir: Path | None, jobs: int | None, as_json: bool, **options: Any) -> int:
     """Run specd's Temporal activities on this machine: poll the task queue,
     keep a clone per task under DIR, run steps with this machine's agents and
     credentials, push each finished step to REMOTE. SIGTERM stops cleanly
@@ -166,6 +170,13 @@ def worker(remote: str, workdir: Path | None, jobs: int | None, **options: Any) 
     from specd.executors.temporal.worker import serve
 
     folder = workdir or Path.home() / ".cache" / "specd" / "worker"
-    asyncio.run(serve(settings, remote, folder, jobs or max(2, os.cpu_count() or 2),
-                      lambda line: click.echo(line, err=True)))
+    def say(line: str) -> None:
+        if as_json:
+            click.echo(json.dumps({"kind": "worker", "message": line}))
+        else:
+            click.echo(line, err=True)
+
+    asyncio.run(serve(settings, remote, folder, jobs or max(2, os.cpu_count() or 2), say))
+    if as_json:
+        emit(None, indent=None, stopped=True)
     return EXIT_OK

@@ -36,6 +36,11 @@ def test_an_unreachable_server_a_wrong_namespace_and_a_bad_remote(repo: Repo, te
     one_line_error(unpushable, "cannot read the shared remote")
     worker = repo.specd("worker", "--temporal", temporal_server.address, "--remote", str(missing))
     one_line_error(worker, "the worker cannot read the shared remote")
+    as_json = repo.specd("worker", "--temporal", temporal_server.address, "--remote", str(missing), "--json")
+    assert as_json.returncode == 2
+    refused = json.loads(as_json.stdout.splitlines()[-1])  # --json: the refusal is an envelope on stdout too
+    assert refused["ok"] is False
+    assert "cannot read the shared remote" in refused["error"]["message"]
     nothing = repo.specd("run", "a", "--executor", "temporal")
     one_line_error(nothing, "needs to know where Temporal is")
 
@@ -104,3 +109,25 @@ def test_nothing_outside_the_temporal_executor_imports_temporalio() -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False,
                           timeout=TIMEOUT)
     assert done.returncode == 0, done.stderr
+
+
+def test_worker_json_says_each_line_as_an_object_and_ends_with_an_envelope(
+        repo: Repo, temporal_server: DevServer, tmp_path: Path) -> None:
+    import signal
+
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo.root), str(remote)], check=True, capture_output=True)
+    proc = subprocess.Popen([sys.executable, "-m", "specd", "worker", "--temporal", temporal_server.address,
+                             "--remote", str(remote), "--workdir", str(tmp_path / "work"), "--task-queue",
+                             "json-check", "--json"], cwd=repo.root, env=repo.env, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    first = json.loads(proc.stdout.readline())
+    assert first["kind"] == "worker"
+    assert "polling 'json-check'" in first["message"]
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert lines[-1]["ok"] is True
+    assert lines[-1]["stopped"] is True
