@@ -42,7 +42,8 @@ def run(argv: list[str], cwd: str, out: int, err: int, die: Callable[[], None] |
     os.setsid()
     if die is not None:
         die()  # made in the zygote before the fork: it names the zygote as the parent to die with
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a fresh Python: KeyboardInterrupt
+    for sig in (signal.SIGTERM, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
     null = os.open(os.devnull, os.O_RDONLY)
     for source, target in ((null, 0), (out, 1), (err, 2)):
