@@ -3,7 +3,6 @@ and showing a task whose truth is a workflow. temporalio is imported only once a
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import Callable
@@ -47,6 +46,7 @@ def run_on_temporal(project: Project, names: list[str], options: dict[str, Any],
     from specd.executors.temporal import require
 
     require()
+    import asyncio
     settings = settings_from(project, options)
     if settings is None:
         raise UsageError("--executor temporal needs to know where Temporal is",
@@ -92,6 +92,8 @@ def answer_on_temporal(project: Project, task: str, verb: str, note: str, option
     from specd.executors.temporal import require
 
     require()
+    import asyncio
+
     from specd.executors.temporal import lookup
     from specd.executors.temporal.ids import repo_key
 
@@ -129,6 +131,8 @@ def status_on_temporal(project: Project, task: str, look: Callable[[Project], di
     from specd.executors.temporal import require
 
     require()
+    import asyncio
+
     from specd.executors.temporal import lookup, pushed
     from specd.executors.temporal.ids import repo_key, workflow_id
 
@@ -163,6 +167,7 @@ def worker(remote: str, workdir: Path | None, jobs: int | None, as_json: bool, *
     from specd.executors.temporal import require
 
     require()
+    import asyncio
     settings = settings_from(None, options)
     if settings is None:
         raise UsageError("the worker needs to know where Temporal is",

@@ -11,14 +11,25 @@ from pathlib import Path
 from typing import Any
 
 from specd.executors.temporal.settings import Settings
-from specd.git.repo import git
-from specd.state.atomic import write_json
 from specd.tasks.project import Project
 
 NAME = "specd-temporal.json"
 
 
 def _path(project: Project) -> Path | None:
+    """The record in the repository's common git folder, found without starting git when the project is at the
+    top of its repository (as almost always): `status` and the answers look here on every call."""
+    dot = project.root / ".git"
+    if dot.is_dir():
+        return dot / NAME
+    if dot.is_file():  # a linked worktree: "gitdir: <its folder>", whose commondir names the shared one
+        text = dot.read_text(encoding="utf-8", errors="replace").strip()
+        if text.startswith("gitdir:"):
+            own = (project.root / text[len("gitdir:"):].strip()).resolve()
+            common = own / "commondir"
+            return ((own / common.read_text(encoding="utf-8").strip()).resolve() if common.is_file() else own) / NAME
+    from specd.git.repo import git
+
     done = git(project.root, "rev-parse", "--path-format=absolute", "--git-common-dir")
     return Path(done.stdout.strip()) / NAME if done.returncode == 0 and done.stdout.strip() else None
 
@@ -40,6 +51,8 @@ def save(project: Project, settings: Settings, tasks: list[str]) -> None:
     where = {"address": settings.address, "namespace": settings.namespace, "task_queue": settings.task_queue,
              "remote": settings.remote}
     data.update(dict.fromkeys(tasks, where))
+    from specd.state.atomic import write_json
+
     write_json(path, data)
 
 
