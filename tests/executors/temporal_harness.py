@@ -47,20 +47,34 @@ class DevServer:
         self.port, self.ui = free_port(), free_port()
         self.address = f"127.0.0.1:{self.port}"
         self.proc: subprocess.Popen[bytes] | None = None
-        self.start()
+        self.start(attempts=3)
 
-    def start(self) -> None:
+    def start(self, attempts: int = 1) -> None:
+        """Start the server; on the first start, a server that exits at once is tried again on new ports (two
+        servers on one machine pick some of their ports at random, so they can collide)."""
+        for attempt in range(attempts):
+            if attempt:
+                self.port, self.ui = free_port(), free_port()
+                self.address = f"127.0.0.1:{self.port}"
+            if self._started():
+                return
+        raise AssertionError(f"the dev server exited: {self.log.read_text(errors='replace')[-2000:]}")
+
+    def _started(self) -> bool:
         argv = [self.binary, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", str(self.port),
                 "--ui-port", str(self.ui), "--db-filename", str(self.folder / "temporal.db"), "--log-level", "error"]
-        # dies with the test process even when that is killed, so no server outlives an interrupted run
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, start_new_session=True,
-                                     preexec_fn=children.die_with_parent())
+        self.log = self.folder / "server.log"
+        with self.log.open("ab") as log:
+            # dies with the test process even when that is killed, so no server outlives an interrupted run
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                         start_new_session=True, preexec_fn=children.die_with_parent())
         deadline = time.monotonic() + 60
         while not self.healthy():
-            assert self.proc.poll() is None, "the dev server exited"
+            if self.proc.poll() is not None:
+                return False
             assert time.monotonic() < deadline, "the dev server did not come up"
             time.sleep(0.2)
+        return True
 
     def healthy(self) -> bool:
         done = subprocess.run([self.binary, "operator", "cluster", "health", "--address", self.address],
