@@ -111,6 +111,12 @@ def test_nothing_outside_the_temporal_executor_imports_temporalio() -> None:
     assert done.returncode == 0, done.stderr
 
 
+def refused_envelope(repo: Repo, temporal_server: DevServer) -> Any:
+    done = repo.specd("worker", "--temporal", temporal_server.address, "--remote", "/nowhere.git", "--json")
+    assert done.returncode == 2
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 def test_worker_json_says_each_line_as_an_object_and_ends_with_an_envelope(
         repo: Repo, temporal_server: DevServer, tmp_path: Path) -> None:
     import signal
@@ -129,5 +135,10 @@ def test_worker_json_says_each_line_as_an_object_and_ends_with_an_envelope(
     out, err = proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 0, err
     lines = [json.loads(line) for line in out.splitlines()]
+    schema = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "envelope.schema.json").read_text())
+    from jsonschema import Draft202012Validator
+
+    assert not list(Draft202012Validator(schema).iter_errors(lines[-1]))
+    assert not list(Draft202012Validator(schema).iter_errors(refused_envelope(repo, temporal_server)))
     assert lines[-1]["ok"] is True
     assert lines[-1]["stopped"] is True

@@ -9,9 +9,14 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 from web_harness import DEADLINE, SECRET, Server, Site
+
+ENVELOPE = Draft202012Validator(json.loads(
+    (Path(__file__).resolve().parents[2] / "schemas" / "envelope.schema.json").read_text(encoding="utf-8")))
 
 
 @pytest.fixture
@@ -98,6 +103,7 @@ def test_json_prints_the_address_as_an_envelope_first(site: Site) -> None:
     try:
         assert proc.stdout is not None
         first = json.loads(proc.stdout.readline())
+        assert not list(ENVELOPE.iter_errors(first))  # the one envelope schema every verb's --json follows
         assert first["ok"] is True
         assert first["task"] is None
         assert first["url"].startswith("http://127.0.0.1:")
