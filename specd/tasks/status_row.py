@@ -77,7 +77,7 @@ def _json(folder: str, name: str) -> Any:
 
 def _plausible(data: Any) -> bool:
     """The shown fields have the types a full decode would accept (else that decode reports the error)."""
-    if not isinstance(data, dict) or data.get("version") != 2 or data.get("status") not in FINAL:
+    if not isinstance(data, dict) or data.get("version") not in (2, 3) or data.get("status") not in FINAL:
         return False
     if "failures" in data or not all(type(data.get(k)) is str for k in TEXT):
         return False  # an older failures list is folded into clusters by the full decode
