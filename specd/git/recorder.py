@@ -6,6 +6,9 @@ edits or untracked files from before, not another task's folder, not a secret-lo
 does not already track, not transcripts (unless ``commit_transcripts``). Every git failure
 becomes a visible ``warning`` event; a run never fails because git did.
 
+Between two steps, with nothing but specd at work, the "starting" commit needs no `git status`: the
+tree is carried over from the last commit (see ``carry``), so a step costs three git processes.
+
 A step's or hook's changes are journaled when it closes (see ``journal``), so a run killed before
 the commit loses nothing: the next run commits them first, and unstages what the killed run staged.
 """
