@@ -33,7 +33,7 @@ from specd.tasks.setup import GITIGNORE
 
 # Events after which the carried tree still holds: nothing outside specd ran and nobody was waited for.
 HARMLESS = frozenset({"warning", "usage", "step_skipped", "agent_text", "agent_tool"})
-STALE = 3.0  # a backstop only: in auto mode the gap between two steps' commits is milliseconds
+STALE = 10.0  # a backstop only: in auto mode the gap between two steps' commits is milliseconds (two fsyncs)
 
 
 class Carry:
