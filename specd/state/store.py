@@ -224,7 +224,7 @@ class StateStore:
         # The cursor's done lists and visit counts grow by a step each time: compared as copies (at C speed),
         # not turned into sorted JSON at every save.
         data["cursor"] = [{k: v for k, v in frame.items() if k not in _GROWING} for frame in data["cursor"]]
-        grown = tuple((tuple(frame.done), tuple(frame.visits.items())) for frame in state.cursor)
+        grown = tuple((tuple(frame.done), tuple(frame.visits), tuple(frame.visits.values())) for frame in state.cursor)
         exact = (json.dumps(data, sort_keys=True, default=str), grown)
         if data.get("current") is None:
             return exact, None

@@ -103,6 +103,13 @@ def sweep(session: int, token: str | None = None) -> list[int]:
     for proc in found:
         if _parent(proc) == me:  # ours to reap; a grandchild is reaped by its own parent
             _reap(proc.pid, deadline)
+    # An orphan reparented to specd (its subreaper) that already exited, in a session of its own: bubblewrap's
+    # init inside the jail's PID namespace outlives the bwrap that started it by a moment. Nothing waits for
+    # it, so without this every jailed step left a zombie, and each sweep had more processes to look at.
+    # specd starts its children from the main thread, as this runs, so no Popen is waiting for one of these.
+    for proc in descendants:
+        if proc not in found and _parent(proc) == me and not alive(proc):
+            _reap(proc.pid, deadline)
     return [proc.pid for proc in found]
 
 
