@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -15,8 +16,8 @@ if TYPE_CHECKING:
 
 
 def project_from(ctx: click.Context) -> Project:
-    root = ctx.find_root().obj or {}
-    return find_project(explicit=root.get("project_dir"))
+    given = (ctx.find_root().obj or {}).get("project_dir")  # a str: specd.cli leaves pathlib to the commands
+    return find_project(explicit=None if given is None else Path(given))
 
 
 def in_project(project: Project) -> Project:

@@ -12,17 +12,24 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from specd.commands.common import complete_tasks, in_project, project_from, warn
 from specd.commands.envelope import note_task
 from specd.commands.temporal_flags import temporal_options
 
 if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
     from specd.pipeline.model import PipelineConfig
     from specd.tasks.project import Project
 
 
+def _complete_tasks(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    from specd.commands.common import complete_tasks
+
+    return complete_tasks(ctx, param, incomplete)
+
+
 @click.command()
-@click.argument("task", required=False, shell_complete=complete_tasks, callback=note_task)
+@click.argument("task", required=False, shell_complete=_complete_tasks, callback=note_task)
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.option("--graph", "as_graph", is_flag=True, help="Print the task graph (who needs whom) instead.")
 @click.option("--mermaid", is_flag=True, help="With --graph: print it as a Mermaid flowchart.")
@@ -42,18 +49,23 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     """
     if mermaid and not as_graph:
         raise click.UsageError("--mermaid goes with --graph")
-    project = in_project(project_from(ctx))
-    before = None
-    if task and not as_graph and not any(temporal.values()) and (as_json or not sys.stdout.isatty()):
+    memo = not as_graph and not any(temporal.values()) and (as_json or not sys.stdout.isatty())
+    if task and memo:
         from specd.tasks import status_memo
 
-        kept = status_memo.lookup(str(project.root), task)
+        kept = status_memo.lookup(status_memo.project_root((ctx.find_root().obj or {}).get("project_dir")), task)
         if kept is not None:  # nothing it was worked out from has changed: the same answer, and no pipeline
             for line in kept["err"]:
                 click.echo(line, err=True)
             click.echo(kept["json" if as_json else "out"])
             return 0
+    from specd.commands.common import in_project, project_from, warn
+
+    project = in_project(project_from(ctx))
+    before = None
+    if task and memo:
         from specd.executors.temporal import record
+        from specd.tasks import status_memo
 
         before = status_memo.inputs(project, task, record.watched(project))  # marked before anything is read
     from specd.tasks import graph

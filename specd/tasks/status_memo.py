@@ -140,6 +140,19 @@ def remember(project: Project, task: str, before: Inputs, config: PipelineConfig
         pass  # a read-only checkout works the answer out every time
 
 
+def project_root(given: str | None) -> str:
+    """The project's root as ``find_project`` finds it (``--project``, else the nearest folder above holding
+    .specd/, else here), with os.path: a kept answer is printed without importing pathlib."""
+    if given is not None:
+        return os.path.realpath(os.path.expanduser(given))  # noqa: PTH111
+    here = folder = os.path.realpath(os.getcwd())  # noqa: PTH109
+    while not os.path.isdir(os.path.join(folder, ".specd")):  # noqa: PTH112, PTH118
+        if os.path.dirname(folder) == folder:  # noqa: PTH120
+            return here
+        folder = os.path.dirname(folder)  # noqa: PTH120
+    return folder
+
+
 def lookup(root: str, task: str) -> dict[str, Any] | None:
     """The texts kept for ``task`` in the project at ``root``, if every input is as it was; else None."""
     if not task or "/" in task or "\0" in task or task.startswith("."):

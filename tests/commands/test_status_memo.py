@@ -220,3 +220,18 @@ def test_the_temporal_record_is_found_above_the_project_without_git(tmp_path: Pa
     assert record._path(inner) == tmp_path / ".git" / record.NAME
     assert record.watched(inner) == [inner.root / ".git", tmp_path / "sub" / ".git", tmp_path / ".git",
                                      tmp_path / ".git" / record.NAME]
+
+
+def test_the_project_root_is_found_as_find_project_finds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from specd.tasks import status_memo
+    from specd.tasks.project import find_project
+
+    inner = tmp_path / "proj" / "src" / "deep"
+    inner.mkdir(parents=True)
+    (tmp_path / "proj" / ".specd").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "proj")
+    for here, given in [(inner, None), (tmp_path, None), (tmp_path / "link" / "src", None), (inner, "../.."),
+                        (tmp_path, "link"), (tmp_path, "proj/src")]:
+        monkeypatch.chdir(here)
+        expected = find_project(explicit=None if given is None else Path(given)).root
+        assert status_memo.project_root(given) == str(expected), (here, given)
