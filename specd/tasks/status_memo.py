@@ -96,6 +96,8 @@ def inputs(project: Project, task: str, extra: Iterable[Path] = ()) -> Inputs | 
     answer cannot be kept (no such task, a live or killed run, a folder too big or linked)."""
     from specd.resources import builtin, builtin_dir
 
+    if not _plain(task):
+        return None  # not a task name (the command reports it): nothing to look at
     settled = time.time_ns() - RACY_NS
     env = environment(str(project.root))
     specd_dir = project.specd_dir
@@ -155,7 +157,7 @@ def project_root(given: str | None) -> str:
 
 def lookup(root: str, task: str) -> dict[str, Any] | None:
     """The texts kept for ``task`` in the project at ``root``, if every input is as it was; else None."""
-    if not task or "/" in task or "\0" in task or task.startswith("."):
+    if not _plain(task):
         return None  # not a task name: no file of ours to read
     try:
         with open(f"{root}/.specd/.cache/{FOLDER}/{task}.json", "rb") as file:  # noqa: PTH123 - no pathlib here
@@ -168,6 +170,11 @@ def lookup(root: str, task: str) -> dict[str, Any] | None:
         return None
     texts: dict[str, Any] = data["texts"]
     return texts
+
+
+def _plain(task: str) -> bool:
+    """A name that stays inside the folder it is joined to (task names are checked in full elsewhere)."""
+    return bool(task) and "/" not in task and "\\" not in task and "\0" not in task and not task.startswith(".")
 
 
 def _named_plainly(config: PipelineConfig) -> bool:
