@@ -162,14 +162,16 @@ def lookup(root: str, task: str) -> dict[str, Any] | None:
     try:
         with open(f"{root}/.specd/.cache/{FOLDER}/{task}.json", "rb") as file:  # noqa: PTH123 - no pathlib here
             data = json.loads(file.read())
-        if data["version"] != __version__ or not isinstance(data["texts"], dict):
+        texts = data["texts"]
+        shaped = isinstance(texts["out"], str) and isinstance(texts["json"], str) and all(
+            isinstance(line, str) for line in texts["err"])
+        if data["version"] != __version__ or not shaped:
             return None
         if any(mark(path) != kept for path, kept in data["marks"]) or data["env"] != environment(root):
             return None
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
-        return None
-    texts: dict[str, Any] = data["texts"]
-    return texts
+        return None  # missing, damaged or of another shape: worked out afresh
+    return {"out": texts["out"], "json": texts["json"], "err": list(texts["err"])}
 
 
 def _plain(task: str) -> bool:

@@ -235,3 +235,12 @@ def test_the_project_root_is_found_as_find_project_finds_it(tmp_path: Path, monk
         monkeypatch.chdir(here)
         expected = find_project(explicit=None if given is None else Path(given)).root
         assert status_memo.project_root(given) == str(expected), (here, given)
+
+
+@pytest.mark.parametrize("damage", ['{"version": "0.1.0", "env": "", "marks": [], "texts": {"out": 1, "err": 2}}',
+                                    '{"version": "0.1.0", "texts": {"out": "x", "json": "{}", "err": ["y"]}}',
+                                    '{"trunc', "[]"])
+def test_a_damaged_kept_answer_is_worked_out_afresh(project: Project, damage: str) -> None:
+    out, err = project.settle("one")
+    (project.root / ".specd" / ".cache" / "status" / "one.json").write_text(damage, encoding="utf-8")
+    assert project.run("status", "one") == (out, err, "miss")
