@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -78,11 +77,11 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="specd")
-@click.option("--project", "project_dir", type=click.Path(file_okay=False, path_type=Path),
+@click.option("--project", "project_dir", type=click.Path(file_okay=False),  # a str: pathlib waits for a command
               help="Project root (default: the nearest folder above the current one holding .specd/, "
                    "else the current folder).")
 @click.pass_context
-def cli(ctx: click.Context, project_dir: Path | None) -> None:
+def cli(ctx: click.Context, project_dir: str | None) -> None:
     """specd runs spec-driven development pipelines: a task moves through markdown
     workflow steps (discuss, research, plan, then plan/execute/review/revise per
     phase), each handed to an agent, with every step recorded so a run can always

@@ -58,6 +58,11 @@ def add_secrets(values: Iterable[str]) -> None:
         _cache = (_STALE, ())
 
 
+def added_secrets() -> frozenset[str]:
+    """The values ``add_secrets`` was given so far: a memo of redacted text must be keyed by them too."""
+    return frozenset(_extra)
+
+
 def _secret_parts(value: str) -> list[str]:
     # A URL's password alone is a secret as well: it may be printed outside the URL.
     parts = [value, *(m.group(2) for m in URL_CREDENTIALS.finditer(value))] if "://" in value else [value]

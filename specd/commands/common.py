@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
-from click.shell_completion import CompletionItem
 
-from specd.redact import redact, redact_obj
 from specd.tasks.project import Project, find_project
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
 
 
 def project_from(ctx: click.Context) -> Project:
-    root = ctx.find_root().obj or {}
-    return find_project(explicit=root.get("project_dir"))
+    given = (ctx.find_root().obj or {}).get("project_dir")  # a str: specd.cli leaves pathlib to the commands
+    return find_project(explicit=None if given is None else Path(given))
 
 
 def in_project(project: Project) -> Project:
@@ -37,15 +39,26 @@ def task_project(ctx: click.Context, task: str) -> Project:
 
 def warn(messages: tuple[str, ...] | list[str]) -> None:
     for message in messages:
-        click.echo(redact(f"specd: warning: {message}"), err=True)
+        click.echo(warning(message), err=True)
+
+
+def warning(message: str) -> str:
+    """The line ``warn`` prints for ``message`` (redacted)."""
+    from specd.redact import redact
+
+    return redact(f"specd: warning: {message}")
 
 
 def emit_json(data: Any) -> None:
+    from specd.redact import redact_obj
+
     click.echo(json.dumps(redact_obj(data), indent=2, default=str))
 
 
 def complete_tasks(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Task names for shell completion; silent on any trouble, since a shell prompt is no place for errors."""
+    from click.shell_completion import CompletionItem
+
     from specd.tasks.task import list_tasks
 
     try:
@@ -56,6 +69,8 @@ def complete_tasks(ctx: click.Context, param: click.Parameter, incomplete: str) 
 
 def complete_steps(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
     """Step names of the effective pipeline, for --from and --step."""
+    from click.shell_completion import CompletionItem
+
     from specd.pipeline import load_pipeline
 
     try:

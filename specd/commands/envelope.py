@@ -14,8 +14,6 @@ from typing import Any
 
 import click
 
-from specd.redact import redact_obj
-
 # The task a command was asked about, noted as its argument is parsed, so the
 # error handler in cli.py can name it in an error envelope it prints later.
 SEEN: dict[str, str | None] = {"task": None}
@@ -36,7 +34,15 @@ def error_body(code: int, message: str, fix: str | None = None) -> dict[str, Any
 
 
 def emit(task: str | None, *, indent: int | None = 2, error: dict[str, Any] | None = None, **changed: Any) -> None:
-    click.echo(json.dumps(redact_obj(envelope(task, error=error, **changed)), indent=indent, default=str))
+    click.echo(document(task, indent=indent, error=error, **changed))
+
+
+def document(task: str | None, *, indent: int | None = 2, error: dict[str, Any] | None = None,
+             **changed: Any) -> str:
+    """The envelope as the text ``emit`` prints (redacted)."""
+    from specd.redact import redact_obj  # here: a command that prints a kept answer never needs it
+
+    return json.dumps(redact_obj(envelope(task, error=error, **changed)), indent=indent, default=str)
 
 
 def wants_json(argv: list[str] | None) -> bool:

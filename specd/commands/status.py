@@ -1,25 +1,35 @@
-"""`specd status`."""
+"""`specd status`.
+
+Start-up is most of what `status TASK` costs, so this module imports only click at the top: the pipeline,
+the run state and rich are imported where used, and a piped or --json `status TASK` whose inputs have not
+changed prints the answer it printed before (specd/tasks/status_memo.py) without loading any of them.
+"""
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from specd.commands.common import complete_tasks, in_project, project_from, warn
-from specd.commands.envelope import emit, note_task
-from specd.commands.temporal import status_on_temporal, temporal_options
-from specd.pipeline.model import PipelineConfig
-from specd.tasks import graph
-from specd.tasks.locate import branch, locate
-from specd.tasks.project import Project
-from specd.tasks.secrets import load_project_secrets
-from specd.tasks.status import all_status, pipeline_or_problem, project_notes, task_status
+from specd.commands.envelope import note_task
+from specd.commands.temporal_flags import temporal_options
+
+if TYPE_CHECKING:
+    from click.shell_completion import CompletionItem
+
+    from specd.pipeline.model import PipelineConfig
+    from specd.tasks.project import Project
+
+
+def _complete_tasks(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:
+    from specd.commands.common import complete_tasks
+
+    return complete_tasks(ctx, param, incomplete)
 
 
 @click.command()
-@click.argument("task", required=False, shell_complete=complete_tasks, callback=note_task)
+@click.argument("task", required=False, shell_complete=_complete_tasks, callback=note_task)
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON.")
 @click.option("--graph", "as_graph", is_flag=True, help="Print the task graph (who needs whom) instead.")
 @click.option("--mermaid", is_flag=True, help="With --graph: print it as a Mermaid flowchart.")
@@ -39,13 +49,39 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     """
     if mermaid and not as_graph:
         raise click.UsageError("--mermaid goes with --graph")
+    memo = not as_graph and not any(temporal.values()) and (as_json or not sys.stdout.isatty())
+    if task and memo:
+        from specd.tasks import status_memo
+
+        kept = status_memo.lookup(status_memo.project_root((ctx.find_root().obj or {}).get("project_dir")), task)
+        if kept is not None:  # nothing it was worked out from has changed: the same answer, and no pipeline
+            for line in kept["err"]:
+                click.echo(line, err=True)
+            click.echo(kept["json" if as_json else "out"])
+            return 0
+    from specd.commands.common import in_project, project_from, warn
+
     project = in_project(project_from(ctx))
+    before = None
+    if task and memo:
+        from specd.executors.temporal import record
+        from specd.tasks import status_memo
+
+        before = status_memo.inputs(project, task, record.watched(project))  # marked before anything is read
+    from specd.tasks import graph
+    from specd.tasks.locate import branch, locate
+    from specd.tasks.secrets import load_project_secrets
+    from specd.tasks.status import all_status, pipeline_or_problem, project_notes, task_status
+
     load_project_secrets(project.root)  # task output shown here may hold .env values
     config, broken = pipeline_or_problem(project)
-    warn([*project_notes(project), *([broken] if broken else [])])  # stderr: --json output stays one document
+    notes = [*project_notes(project), *([broken] if broken else [])]
+    warn(notes)  # stderr: --json output stays one document
     if as_graph:
         return _graph(project, config, broken, mermaid)
     data: dict[str, Any] | list[dict[str, Any]]
+    if task:
+        from specd.commands.temporal import status_on_temporal
     if task and (where := locate(project, task)) != project:  # running in its worktree: its live folder is there
         data = task_status(where, task, broken=broken) | {"branch": branch(task)}
     elif task and (remote := status_on_temporal(project, task, lambda p: task_status(p, task, broken=broken),
@@ -53,10 +89,14 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
         data = remote  # run by Temporal workers: what they pushed, and the workflow's state
     else:
         data = task_status(project, task, config, broken=broken) if task else all_status(project, config, broken)
+        if before is not None and isinstance(data, dict) and not data.get("running"):
+            _remember(project, data["task"], before, config, data, notes, temporal)
     if isinstance(data, list):
         problem = graph.annotate(data)  # said once; every task is still listed
         warn([problem] if problem else [])
     if as_json:
+        from specd.commands.envelope import emit
+
         if isinstance(data, list):
             emit(None, tasks=data)
         else:
@@ -86,8 +126,27 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     return 0
 
 
+def _remember(project: Project, task: str, before: Any, config: PipelineConfig | None, data: dict[str, Any],
+              notes: list[str], temporal: dict[str, str | None]) -> None:
+    """Keep what this answer prints, plain and --json, for the next `status TASK` whose inputs are the same."""
+    from specd.commands.common import warning
+    from specd.commands.envelope import document
+    from specd.commands.temporal import settings_from
+    from specd.redact import redact
+    from specd.tasks import status_memo
+    from specd.ui.plain import task_text
+
+    if settings_from(project, temporal, task) is not None:
+        return  # Temporal is configured: its workflows may hold the task's truth, which no file here shows
+    texts = {"out": redact(task_text(data)), "json": document(task, **{k: v for k, v in data.items() if k != "task"}),
+             "err": [warning(note) for note in notes]}
+    status_memo.remember(project, task, before, config, texts)
+
+
 def _graph(project: Project, config: PipelineConfig | None, broken: str | None, mermaid: bool) -> int:
     from specd.redact import redact
+    from specd.tasks import graph
+    from specd.tasks.status import all_status
     from specd.ui import graph as drawing
 
     edges = graph.load(project)  # an unknown name or a cycle is bad input here: the graph cannot be drawn

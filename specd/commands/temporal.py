@@ -12,21 +12,11 @@ from typing import Any
 import click
 
 from specd.commands.envelope import emit, json_option
+from specd.commands.temporal_flags import temporal_options as temporal_options  # verbs import it from here
 from specd.errors import EXIT_FAILED, EXIT_OK, EXIT_WAITING, UsageError
 from specd.tasks.project import Project
 
 STOP_WAIT = 60.0  # seconds a cancelled workflow gets to stop its step and record CANCELLED
-
-
-def temporal_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    for option in reversed([
-        click.option("--temporal", "temporal_address", metavar="HOST:PORT",
-                     help="The Temporal frontend (or SPECD_TEMPORAL_ADDRESS, or temporal.address in config.json)."),
-        click.option("--namespace", "temporal_namespace", metavar="NS", help="Temporal namespace (default: default)."),
-        click.option("--task-queue", "temporal_queue", metavar="Q", help="Temporal task queue (default: specd)."),
-    ]):
-        func = option(func)
-    return func
 
 
 def settings_from(project: Project | None, options: dict[str, Any], task: str | None = None) -> Any:

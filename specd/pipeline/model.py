@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from specd.system.jail import Jail
+if TYPE_CHECKING:
+    from specd.system.jail import Jail  # imported where a hook runs: `status` reads pipelines, never runs them
 
 HookMode = Literal["inline", "subagent"]
 DEFAULT_HOOK_TIMEOUT = 300.0
@@ -68,6 +69,8 @@ class HookSpec:
 
     @property
     def jail(self) -> Jail:
+        from specd.system.jail import Jail
+
         return Jail.for_project({"sandbox": self.sandbox, "network": self.network, "env_allow": self.env_allow})
 
     def as_dict(self) -> dict[str, Any]:

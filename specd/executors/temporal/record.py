@@ -7,6 +7,7 @@ Another clone finds the same workflow by its id; there a flag, SPECD_TEMPORAL_AD
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +18,41 @@ NAME = "specd-temporal.json"
 
 
 def _path(project: Project) -> Path | None:
-    """The record in the repository's common git folder, found without starting git when the project is at the
-    top of its repository (as almost always): `status` and the answers look here on every call."""
-    dot = project.root / ".git"
-    if dot.is_dir():
-        return dot / NAME
-    if dot.is_file():  # a linked worktree: "gitdir: <its folder>", whose commondir names the shared one
-        text = dot.read_text(encoding="utf-8", errors="replace").strip()
-        if text.startswith("gitdir:"):
-            own = (project.root / text[len("gitdir:"):].strip()).resolve()
+    """The record in the repository's common git folder, found without starting git (or importing specd.git):
+    `status` and the answers look here on every call. Git finds its repository the same way, walking up from
+    the project to the nearest ``.git``; only when a GIT_* variable changes that search is git asked."""
+    if any(name in os.environ for name in ("GIT_DIR", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES")):
+        from specd.git.repo import git
+
+        done = git(project.root, "rev-parse", "--path-format=absolute", "--git-common-dir")
+        return Path(done.stdout.strip()) / NAME if done.returncode == 0 and done.stdout.strip() else None
+    for dot in _chain(project):
+        if dot.is_dir():
+            return dot / NAME
+        if dot.is_file():  # a linked worktree: "gitdir: <its folder>", whose commondir names the shared one
+            text = dot.read_text(encoding="utf-8", errors="replace").strip()
+            if not text.startswith("gitdir:"):
+                return None
+            own = (dot.parent / text[len("gitdir:"):].strip()).resolve()
             common = own / "commondir"
             return ((own / common.read_text(encoding="utf-8").strip()).resolve() if common.is_file() else own) / NAME
-    from specd.git.repo import git
+    return None
 
-    done = git(project.root, "rev-parse", "--path-format=absolute", "--git-common-dir")
-    return Path(done.stdout.strip()) / NAME if done.returncode == 0 and done.stdout.strip() else None
+
+def watched(project: Project) -> list[Path]:
+    """Every path that decides what the record says: the ``.git`` entries looked at, nearest first, and the
+    record itself. A cache of `status TASK` watches them (a `git init` above the project moves the record)."""
+    where = _path(project)
+    return [*_chain(project), *([where] if where else [])]
+
+
+def _chain(project: Project) -> list[Path]:
+    found = []
+    for folder in (project.root, *project.root.parents):
+        found.append(folder / ".git")
+        if os.path.lexists(found[-1]):
+            break
+    return found
 
 
 def load(project: Project) -> dict[str, dict[str, Any]]:
