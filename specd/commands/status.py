@@ -52,13 +52,16 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
                                                 temporal)) is not None:
         data = remote  # run by Temporal workers: what they pushed, and the workflow's state
     else:
-        data = task_status(project, task, config, broken=broken) if task else all_status(project, config, broken)
+        data = (task_status(project, task, config, broken=broken) if task
+                else all_status(project, config, broken, full=as_json))  # a table reads only what it shows
     if isinstance(data, list):
         problem = graph.annotate(data)  # said once; every task is still listed
         warn([problem] if problem else [])
     if as_json:
         if isinstance(data, list):
-            emit(None, tasks=data)
+            from specd.tasks.status_cache import redacted_list
+
+            emit(None, redacted=True, tasks=redacted_list(data))  # only rows that may hold a secret are walked
         else:
             emit(task, **{k: v for k, v in data.items() if k != "task"})
         return 0
@@ -91,6 +94,6 @@ def _graph(project: Project, config: PipelineConfig | None, broken: str | None, 
     from specd.ui import graph as drawing
 
     edges = graph.load(project)  # an unknown name or a cycle is bad input here: the graph cannot be drawn
-    statuses = {str(row["task"]): str(row["status"]) for row in all_status(project, config, broken)}
+    statuses = {str(row["task"]): str(row["status"]) for row in all_status(project, config, broken, full=False)}
     click.echo(redact(drawing.mermaid(edges, statuses) if mermaid else drawing.text(edges, statuses)))
     return 0
