@@ -35,11 +35,8 @@ def error_body(code: int, message: str, fix: str | None = None) -> dict[str, Any
     return {"code": code, "message": message, "fix": fix}
 
 
-def emit(task: str | None, *, indent: int | None = 2, error: dict[str, Any] | None = None, redacted: bool = False,
-         **changed: Any) -> None:
-    """``redacted``: the caller already redacted what it passes (``status_cache.redacted_list``)."""
-    body = envelope(task, error=error, **changed)
-    click.echo(json.dumps(body if redacted else redact_obj(body), indent=indent, default=str))
+def emit(task: str | None, *, indent: int | None = 2, error: dict[str, Any] | None = None, **changed: Any) -> None:
+    click.echo(json.dumps(redact_obj(envelope(task, error=error, **changed)), indent=indent, default=str))
 
 
 def wants_json(argv: list[str] | None) -> bool:

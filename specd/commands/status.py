@@ -59,9 +59,11 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
         warn([problem] if problem else [])
     if as_json:
         if isinstance(data, list):
-            from specd.tasks.status_cache import redacted_list
+            from specd.commands.envelope import envelope
+            from specd.tasks.status_cache import listing_json, redacted_list
 
-            emit(None, redacted=True, tasks=redacted_list(data))  # only rows that may hold a secret are walked
+            # only rows that may hold a secret are walked by redaction; a row a line
+            click.echo(listing_json(envelope(None, tasks=redacted_list(data))))
         else:
             emit(task, **{k: v for k, v in data.items() if k != "task"})
         return 0

@@ -208,17 +208,16 @@ def all_status(project: Project, config: PipelineConfig | None = None,
     # How a task folder is shown, worked out once per parent: a realpath per task was a third of a cold listing.
     shown = {str(root): project.rel(root) for root in (project.tasks_dir, project.features_dir)}
 
-    def build(task: str, entry: tuple[str, frozenset[str]] | None) -> dict[str, Any]:
+    def build(task: str, entry: tuple[str, frozenset[str], bool] | None) -> dict[str, Any]:
         try:
             if task in away:
                 tree = Project(locate.worktree_root(project, task))
                 return task_status(tree, task, None, listing=True) | {
                     "branch": locate.branch(task), "folder": project.rel(tree.tasks_dir / task)}
             found = None
-            # A linked folder is shown where it points. os.path: no Path objects made per task.
-            if entry is not None and not os.path.islink(entry[0]):  # noqa: PTH114
-                parent, name = os.path.split(entry[0])
-                where = f"{shown[parent]}/{name}"
+            # A linked folder is shown where it points. Strings: no Path objects made per task.
+            if entry is not None and not entry[2]:
+                where = f"{shown[entry[0][:-len(task) - 1]]}/{task}"
                 quick = None if config is None else status_row.finished_row(task, entry[0], where, entry[1])
                 if quick is not None:
                     return quick

@@ -60,6 +60,20 @@ def redacted_list(rows: list[Any]) -> list[Any]:
     return [redact_obj(row) if suspect(text(row)) else row for row in rows]
 
 
+def listing_json(document: dict[str, Any]) -> str:
+    """``document`` as ``json.dumps(indent=2)`` prints it, but each row of its ``tasks`` on one line: indented
+    JSON is encoded in pure Python (half a second at 10,000 rows), a line each by the C encoder, and a row a
+    line reads (and greps) better in a long listing."""
+    parts = []
+    for key, value in document.items():
+        if key == "tasks" and isinstance(value, list) and value:
+            rows = ",\n".join("    " + json.dumps(row, default=str) for row in value)
+            parts.append(f'  {json.dumps(key)}: [\n{rows}\n  ]')
+        else:
+            parts.append(f"  {json.dumps(key)}: " + json.dumps(value, indent=2, default=str).replace("\n", "\n  "))
+    return "{\n" + ",\n".join(parts) + "\n}"
+
+
 def load(path: Path, version: str) -> dict[str, list[Any]]:
     """``{folder: [signature, row]}``, or empty when the file is missing, broken or from another version."""
     try:

@@ -37,7 +37,8 @@ RACY_NS = 100_000_000  # 0.1 s: far more than a file-time tick
 FINAL = frozenset({"COMPLETE", "CANCELLED", "FAILED"})
 SHOWN = ("task", "status", "needs", "next", "updated_at")  # with the cost: all a table or the graph reads
 
-Build = Callable[[str, tuple[str, frozenset[str]] | None], dict[str, Any]]
+# The task's name, and its one folder, the watched files in it and whether the folder is a link.
+Build = Callable[[str, tuple[str, frozenset[str], bool] | None], dict[str, Any]]
 
 
 def light(row: dict[str, Any]) -> dict[str, Any]:
@@ -57,14 +58,14 @@ def listing(project: Project, build: Build, always: Collection[str] = (), *, ful
     shown = status_cache.load(cache / LIST, VERSION)
     whole = status_cache.load(cache / ROWS, VERSION) if full else None
     kept_shown: dict[str, Any] = {}
-    fresh: dict[str, dict[str, Any]] = {}  # rows built now that may be kept: folder -> (sig, row)
+    fresh: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}  # rows built now that may be kept, and shown
     sigs: dict[str, list[int]] = {}
     rows = []
     settled = time.time_ns() - RACY_NS  # taken before any row is built
     for name, folders in sorted(task_folders(project, shown).items()):
         # A name in both places is never taken from the index: building its row reports the clash.
         one = len(folders) == 1 and name not in always
-        folder, sig, newest = folders[0]
+        folder, sig, newest, linked = folders[0]
         entry = shown.get(folder) if one else None
         if entry is not None and entry[0] == sig and type(entry[1]) is list:
             whole_entry = whole.get(folder) if whole is not None else None
@@ -72,10 +73,11 @@ def listing(project: Project, build: Build, always: Collection[str] = (), *, ful
                 kept_shown[folder] = entry
                 rows.append(whole_entry[1] if whole_entry is not None else _unpack(entry[1]))
                 continue
-        row = build(name, (folder, frozenset(names(sig[1]))) if len(folders) == 1 else None)
+        row = build(name, (folder, frozenset(names(sig[1])), linked) if len(folders) == 1 else None)
+        view = row if full else light(row)
         if one and row.get("status") in FINAL and not row.get("running") and newest < settled:
-            fresh[folder], sigs[folder] = row, sig
-        rows.append(row if full else light(row))
+            fresh[folder], sigs[folder] = (row, light(row) if full else view), sig
+        rows.append(view)
     if (fresh or len(kept_shown) != len(shown) or (whole is not None and len(whole) != len(kept_shown))
             ) and project.specd_dir.is_dir():
         _save(cache, whole, kept_shown, fresh, sigs)
@@ -93,15 +95,15 @@ def _unpack(values: list[Any]) -> dict[str, Any]:
     return row
 
 
-def _save(cache: Any, whole: dict[str, Any] | None, kept: dict[str, Any], fresh: dict[str, dict[str, Any]],
-          sigs: dict[str, list[int]]) -> None:
+def _save(cache: Any, whole: dict[str, Any] | None, kept: dict[str, Any],
+          fresh: dict[str, tuple[dict[str, Any], dict[str, Any]]], sigs: dict[str, list[int]]) -> None:
     """The list, and the whole rows when this listing read them (a table listing leaves them to the next
     `--json`, which builds again what they lack). Each row is keyed by its signature, so either file may be
     older than the other. Both are redacted as they are saved: a secret in a run state saved before the
     secret was known must not reach the index."""
     if whole is not None:
         rows = {k: v for k, v in whole.items() if k in kept and v[0] == kept[k][0]}
-        rows.update({folder: [sigs[folder], row] for folder, row in fresh.items()})
+        rows.update({folder: [sigs[folder], row] for folder, (row, _) in fresh.items()})
         status_cache.save(cache / ROWS, VERSION, rows, bool(fresh))
-    listed = {**kept, **{folder: [sigs[folder], _pack(light(row))] for folder, row in fresh.items()}}
+    listed = {**kept, **{folder: [sigs[folder], _pack(view)] for folder, (_, view) in fresh.items()}}
     status_cache.save(cache / LIST, VERSION, listed, bool(fresh))

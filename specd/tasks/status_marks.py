@@ -31,7 +31,8 @@ WATCHED = ("config.json", ".pipeline-state.json", "ROADMAP.md", ".run.lock.owner
 CONFIG = 1  # the bit of config.json: a task folder has one
 GONE = (-1, -1, -1)  # a name that exists but cannot be looked at (a dangling link): looked at every time
 
-Found = tuple[str, list[int], int]  # folder, signature, newest change time (0 when taken from the index)
+# folder, signature, newest change time (0 when taken from the index), whether the folder is a link
+Found = tuple[str, list[int], int, bool]
 
 
 def marks(folder: str) -> tuple[list[int], int] | None:
@@ -106,7 +107,7 @@ def task_folders(project: Project, index: dict[str, Any] | None = None) -> dict[
                 path = entry.path
                 kept = index.get(path) if index else None
                 if kept is not None and still(path, kept[0]):
-                    found.setdefault(entry.name, []).append((path, kept[0], 0))
-                elif (got := marks(path)) is not None:
-                    found.setdefault(entry.name, []).append((path, *got))
+                    found.setdefault(entry.name, []).append((path, kept[0], 0, False))
+                elif (got := marks(path)) is not None:  # the entry knows a link without another look
+                    found.setdefault(entry.name, []).append((path, *got, entry.is_symlink()))
     return found

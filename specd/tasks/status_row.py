@@ -27,8 +27,6 @@ from specd.tasks.phases import PHASE_FOLDERS
 from specd.tasks.task import read_config
 
 FINAL = frozenset({"COMPLETE", "CANCELLED", "FAILED"})
-TEXT = ("run_id", "mode", "started_at", "updated_at")  # shown, and always written by a save
-SOFT_TEXT = ("reason", "agent")  # shown; may be absent or (agent) null
 LISTS = ("checkpoints", "failure_clusters")
 CHUNK = 16_384  # most run states fit in one read; a 64 KB buffer per read cost more than the read
 OWNER = ".run.lock.owner"  # there while a run holds the lock, or after one was killed
@@ -83,17 +81,27 @@ def _json(folder: str, name: str) -> Any:
 
 
 def _plausible(data: Any) -> bool:
-    """The shown fields have the types a full decode would accept (else that decode reports the error)."""
-    if not isinstance(data, dict) or data.get("version") != 2 or data.get("status") not in FINAL:
-        return False
-    if "failures" in data or not all(type(data.get(k)) is str for k in TEXT):
+    """The shown fields have the types a full decode would accept (else that decode reports the error).
+    Written out field by field: it runs once per task in a cold listing."""
+    if type(data) is not dict or data.get("version") != 2 or data.get("status") not in FINAL or "failures" in data:
         return False  # an older failures list is folded into clusters by the full decode
-    if not all(type(data.get(k, "")) is str or (k == "agent" and data[k] is None) for k in SOFT_TEXT):
+    get = data.get
+    if not (type(get("run_id")) is str and type(get("mode")) is str and type(get("started_at")) is str
+            and type(get("updated_at")) is str and type(get("reason", "")) is str):
         return False
-    lists_ok = all(type(data.get(k, [])) is list and all(type(i) is dict for i in data.get(k, [])) for k in LISTS)
-    done = data.get("phases_completed", [])
-    usage, waiting = data.get("usage"), data.get("waiting")
-    return (lists_ok and type(done) is list and all(type(i) is str for i in done)
-            and (usage is None or (type(usage) is dict and all(
-                type(v) in (int, float) for v in usage.values())))
-            and (waiting is None or type(waiting) is dict))
+    agent, usage, waiting, done = get("agent"), get("usage"), get("waiting"), get("phases_completed", [])
+    if (agent is not None and type(agent) is not str) or (waiting is not None and type(waiting) is not dict):
+        return False
+    if type(done) is not list or (done and any(type(i) is not str for i in done)):
+        return False
+    if usage is not None:
+        if type(usage) is not dict:
+            return False
+        for value in usage.values():
+            if type(value) is not int and type(value) is not float:
+                return False
+    for key in LISTS:
+        items = get(key, [])
+        if type(items) is not list or (items and any(type(i) is not dict for i in items)):
+            return False
+    return True

@@ -30,7 +30,7 @@ def _finished(h: Harness) -> Project:
 
 
 def _fast(project: Project, task: str) -> dict | None:
-    (folder, sig, _), = status_index.task_folders(project)[task]
+    (folder, sig, _, _), = status_index.task_folders(project)[task]
     return status_row.finished_row(task, folder, f".specd/tasks/{task}", status_marks.names(sig[1]))
 
 
