@@ -74,7 +74,7 @@ def listing_json(document: dict[str, Any]) -> str:
     return "{\n" + ",\n".join(parts) + "\n}"
 
 
-def load(path: Path, version: str) -> dict[str, list[Any]]:
+def load(path: Path, version: str) -> dict[str, Any]:
     """``{folder: [signature, row]}``, or empty when the file is missing, broken or from another version."""
     try:
         with open(path, "rb") as file:  # noqa: PTH123
@@ -83,8 +83,8 @@ def load(path: Path, version: str) -> dict[str, list[Any]]:
         return {}
     if not isinstance(data, dict) or data.get("version") != version or not isinstance(data.get("rows"), dict):
         return {}
-    return {k: v for k, v in data["rows"].items()
-            if type(v) is list and len(v) == 2 and type(v[0]) is list and isinstance(v[1], dict | list)}
+    rows: dict[str, Any] = data["rows"]
+    return rows  # each entry is checked where it is used (``[signature, row]``): one pass, not two
 
 
 def save(path: Path, version: str, rows: dict[str, list[Any]], fresh: bool) -> None:

@@ -62,16 +62,18 @@ def listing(project: Project, build: Build, always: Collection[str] = (), *, ful
     sigs: dict[str, list[int]] = {}
     rows = []
     settled = time.time_ns() - RACY_NS  # taken before any row is built
-    for name, folders in sorted(task_folders(project, shown).items()):
+    found = task_folders(project, shown)
+    for name in sorted(found):
+        folders = found[name]
         # A name in both places is never taken from the index: building its row reports the clash.
         one = len(folders) == 1 and name not in always
         folder, sig, newest, linked = folders[0]
-        entry = shown.get(folder) if one else None
-        if entry is not None and entry[0] == sig and type(entry[1]) is list:
+        entry: Any = shown.get(folder) if one else None
+        if _holds(entry, sig):
             whole_entry = whole.get(folder) if whole is not None else None
-            if whole is None or (whole_entry is not None and whole_entry[0] == sig and type(whole_entry[1]) is dict):
+            if whole is None or _holds(whole_entry, sig):
                 kept_shown[folder] = entry
-                rows.append(whole_entry[1] if whole_entry is not None else _unpack(entry[1]))
+                rows.append((entry if whole_entry is None else whole_entry)[1])
                 continue
         row = build(name, (folder, frozenset(names(sig[1])), linked) if len(folders) == 1 else None)
         view = row if full else light(row)
@@ -84,15 +86,9 @@ def listing(project: Project, build: Build, always: Collection[str] = (), *, ful
     return rows
 
 
-def _pack(view: dict[str, Any]) -> list[Any]:
-    return [*(view.get(k) for k in SHOWN), (view.get("usage") or {}).get("cost_usd")]
-
-
-def _unpack(values: list[Any]) -> dict[str, Any]:
-    row = dict(zip(SHOWN, values, strict=False))
-    if len(values) > len(SHOWN) and values[len(SHOWN)] is not None:
-        row["usage"] = {"cost_usd": values[len(SHOWN)]}
-    return row
+def _holds(entry: Any, sig: list[int]) -> bool:
+    """Whether an index entry (read from a file: maybe anything) is ``[sig, row]``."""
+    return type(entry) is list and len(entry) == 2 and entry[0] == sig and type(entry[1]) is dict
 
 
 def _save(cache: Any, whole: dict[str, Any] | None, kept: dict[str, Any],
@@ -102,8 +98,8 @@ def _save(cache: Any, whole: dict[str, Any] | None, kept: dict[str, Any],
     older than the other. Both are redacted as they are saved: a secret in a run state saved before the
     secret was known must not reach the index."""
     if whole is not None:
-        rows = {k: v for k, v in whole.items() if k in kept and v[0] == kept[k][0]}
+        rows = {k: v for k, v in whole.items() if k in kept and _holds(v, kept[k][0])}
         rows.update({folder: [sigs[folder], row] for folder, (row, _) in fresh.items()})
         status_cache.save(cache / ROWS, VERSION, rows, bool(fresh))
-    listed = {**kept, **{folder: [sigs[folder], _pack(view)] for folder, (_, view) in fresh.items()}}
+    listed = {**kept, **{folder: [sigs[folder], view] for folder, (_, view) in fresh.items()}}
     status_cache.save(cache / LIST, VERSION, listed, bool(fresh))

@@ -106,7 +106,7 @@ def task_folders(project: Project, index: dict[str, Any] | None = None) -> dict[
                     continue
                 path = entry.path
                 kept = index.get(path) if index else None
-                if kept is not None and still(path, kept[0]):
+                if type(kept) is list and len(kept) == 2 and still(path, kept[0]):
                     found.setdefault(entry.name, []).append((path, kept[0], 0, False))
                 elif (got := marks(path)) is not None:  # the entry knows a link without another look
                     found.setdefault(entry.name, []).append((path, *got, entry.is_symlink()))
