@@ -30,8 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def specd(project: Path, *args: str, code: Path = ROOT) -> subprocess.CompletedProcess[str]:
     env = {"PYTHONPATH": str(code), "PATH": "/usr/bin:/bin", "NO_COLOR": "1", "COLUMNS": "120"}
-    return subprocess.run([sys.executable, "-m", "specd", "--project", str(project), *args], capture_output=True,
-                          text=True, env=env, check=False)
+    # -P: the current folder is not put on sys.path, so ``code`` is the specd that runs (a checkout run from
+    # would otherwise shadow the baseline).
+    return subprocess.run([sys.executable, "-P", "-m", "specd", "--project", str(project), *args],
+                          capture_output=True, text=True, env=env, check=False, cwd=project)
 
 
 def make_project(base: Path, tasks: int, like: Path | None = None) -> Path:
