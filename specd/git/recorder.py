@@ -6,6 +6,9 @@ edits or untracked files from before, not another task's folder, not a secret-lo
 does not already track, not transcripts (unless ``commit_transcripts``). Every git failure
 becomes a visible ``warning`` event; a run never fails because git did.
 
+Between two steps, with nothing but specd at work, the "starting" commit needs no `git status`: the
+tree is carried over from the last commit (see ``carry``), so a step costs three git processes.
+
 A step's or hook's changes are journaled when it closes (see ``journal``), so a run killed before
 the commit loses nothing: the next run commits them first, and unstages what the killed run staged.
 """
@@ -19,6 +22,7 @@ from typing import Any
 
 from specd.events import Event, EventBus
 from specd.git import tree
+from specd.git.carry import HARMLESS, Carry
 from specd.git.journal import Journal, Pending
 from specd.git.repo import GitFailed, Repo
 from specd.git.settings import Settings
@@ -46,8 +50,13 @@ class GitRecorder:
         self.journal = Journal(task_dir)  # pending paths of finished steps and hooks, until committed
         self.made = Pending()  # who made each pending path (as journaled)
         self.label = ""  # the open step or hook
+        self.carry = Carry(repo, task_dir, self.folder, self.specd)  # the tree after the last commit (see carry)
+        self._carried: Snapshot | None = None  # taken for this event's commit, when it still holds
 
     def __call__(self, event: Event) -> None:
+        carries = self._carries(event)
+        if not carries and event.kind not in HARMLESS:
+            self.carry.drop()  # a gate, a hook, a wait for the tree: the tree may have changed without specd
         actions = self._actions(event.kind, event.data)
         if not actions:
             return
@@ -55,6 +64,7 @@ class GitRecorder:
             # One hold of the lock per event: no other run commits between this step's close and its commit.
             with self.repo.locked():
                 self._now = None
+                self._carried = self.carry.take(self.windows.others) if carries else None
                 for action in actions:
                     try:
                         action()
@@ -157,7 +167,16 @@ class GitRecorder:
             self.journal.save(self.made)
         self.baseline.unlink(missing_ok=True)
 
+    def _carries(self, event: Event) -> bool:
+        """Whether this event's commit may start from the tree carried over from the last commit."""
+        starting = event.kind == "step_started" and event.data.get("attempt", 1) == 1
+        return ((starting or event.kind == "run_finished") and self.before is None and not self.pending
+                and not self.settings.commit_transcripts)
+
     def _commit(self, message: str) -> None:
+        carried, self._carried = self._carried, None
+        if carried is not None and self._commit_carried(message, carried):
+            return
         after = self._snapshot()
         paths = {p for p in after if tree.inside(p, self.folder)} if self.settings.commit_docs else set()
         forced = (self.settings.transcripts(self.repo, self.task_dir)
@@ -184,8 +203,32 @@ class GitRecorder:
             self._after_commit(dirty)
             # The committed paths are clean now: the step opened next starts from this, without a status.
             self._now = {p: e for p, e in after.items() if p not in paths}
+            self.carry.keep(self._now)
         self.pending -= paths | secrets
         self._journal_done(paths | secrets)
+
+    def _commit_carried(self, message: str, carried: Snapshot) -> bool:
+        """The commit from the carried tree (see ``carry``): the task folder whole, with `git add` only for files
+        new in it. False when git must be asked after all (a new file git ignores, a failed command)."""
+        now, files = dict(carried), self.carry.files()
+        if files is None:
+            return False
+        if self.settings.commit_docs:  # with nothing pending, the task folder is all this commit could hold
+            new = self.carry.new_files(files)
+            secrets = {p for p in new if tree.is_secret(p)}
+            self._warn_secrets(secrets)
+            try:
+                if set(new) - secrets:
+                    self.repo.run("add", "--", *(p for p in new if p not in secrets))
+                if self.repo.commit(redact(message), [self.folder]):
+                    self._after_commit(set())
+            except GitFailed:
+                return False
+            now = {p: e for p, e in now.items() if not (e.tracked and tree.inside(p, self.folder))}
+            now |= {p: tree.Entry("??", self.hasher(self.repo.top / p)) for p in secrets}
+        self._now = now
+        self.carry.keep(now, files)
+        return True
 
     def _publish(self) -> None:
         """With SPECD_GIT_PUSH=<remote> (a Temporal worker's run), each commit is pushed at once; the "starting"

@@ -121,7 +121,8 @@ class Repo:
                              message, "--", *paths], None, (0, 1))
         if result.returncode == 0:
             return True
-        if "nothing to commit" in result.stdout or "no changes added to commit" in result.stdout:
+        if any(words in result.stdout for words in ("nothing to commit", "no changes added to commit",
+                                                    "nothing added to commit")):
             return False  # LC_ALL=C (QUIET_ENV): git's own words, in English
         raise GitFailed(["commit", "--only", "--", *paths], result.stderr + result.stdout)
 
@@ -130,6 +131,22 @@ class Repo:
             return self.run("rev-parse", "--verify", "--quiet", "HEAD").strip() or None
         except GitFailed:
             return None  # no commit yet
+
+    def head_token(self) -> str | None:
+        """What HEAD names, read from its files without a git process: it differs after any commit, reset or
+        checkout. None when the files cannot say (a packed or reftable ref); callers then ask git."""
+        own = self.git_dir or self.common_dir
+        try:
+            head = (own / "HEAD").read_text(encoding="utf-8").strip()
+            if not head.startswith("ref: "):
+                return head  # detached: the commit itself
+            for base in (own, self.common_dir):  # a branch's file is in the common dir, shared by worktrees
+                ref = base / head[5:]
+                if ref.is_file():
+                    return f"{head} {ref.read_text(encoding='utf-8').strip()}"
+        except (OSError, UnicodeDecodeError):
+            pass
+        return None
 
     def rel(self, path: Path) -> str:
         """``path`` as git names it: relative to the top folder, with forward slashes."""

@@ -36,6 +36,14 @@ def version_of(data: Any) -> int:
     return version
 
 
+def shape_of(value: Any) -> dict[str, list[str]]:
+    """The step names per pipeline the run last saw (inside an older snapshot, or in its own file)."""
+    for pipeline, names in _obj(value, "shape").items():
+        for i, name in enumerate(_list(names, f"shape.{pipeline}")):
+            _text({"v": name}, "v", f"shape.{pipeline}[{i}]")
+    return dict(value)
+
+
 def decode(data: Any, history: list[dict[str, Any]] | None) -> RunState:
     """``history`` None means the rows are inside ``data`` (version 1)."""
     _obj(data, "(top level)")
@@ -67,9 +75,7 @@ def decode(data: Any, history: list[dict[str, Any]] | None) -> RunState:
     cost = data.get("max_cost")
     if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float) or cost < 0):
         raise Bad("max_cost", f"must be a number ≥ 0 or null, not {_kind(cost)}")
-    for pipeline, names in _obj(data.get("shape", {}), "shape").items():
-        for i, name in enumerate(_list(names, f"shape.{pipeline}")):
-            _text({"v": name}, "v", f"shape.{pipeline}[{i}]")
+    shape_of(data.get("shape", {}))
     _usage(data.get("usage"), "usage")
     for i, row in enumerate(_list(rows, "history")):
         for key in ROW_TEXT:

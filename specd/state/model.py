@@ -13,7 +13,7 @@ from typing import Any
 
 from specd.state import clusters
 
-STATE_VERSION = 2  # 2: history in its own append-only file (see state/store.py)
+STATE_VERSION = 3  # 2: history in its own append-only file (see state/store.py); 3: packed cursor, shape file
 # The parts of one step, in the order they run; a resumed step continues after the last one done.
 STAGES = ("pre-step", "pre", "step", "post", "post-step")
 

@@ -66,11 +66,12 @@ class SnapshotRedactor:
 
     def _counts(self, i: int, visits: dict[str, Any]) -> dict[str, Any]:
         raw, old = self._visits.get(i, ({}, {}))
-        clean = {}
-        for name, count in visits.items():
-            if name in raw and raw[name] == count and name in old:
-                clean[name] = old[name]
-            else:
-                clean.update(redact_obj({name: count}))
+        try:  # set operations on the items run at C speed: only what changed is walked in Python
+            fresh = None if raw.keys() - visits.keys() else visits.items() - raw.items()
+        except TypeError:  # a value that cannot be hashed (a hand-edited state): walk it all
+            fresh = None
+        clean = dict(old) if fresh is not None else {}
+        for name, count in (visits.items() if fresh is None else fresh):
+            clean.update(redact_obj({name: count}))
         self._visits[i] = (dict(visits), clean)
         return dict(clean)

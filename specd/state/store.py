@@ -4,6 +4,8 @@
   ``history_len``; it is rewritten atomically only when it changed.
 - ``.pipeline-state.history.jsonl`` holds the finished rows; a save appends only
   the new ones. So the cost of a save does not grow with the run.
+- ``.pipeline-state.shape.json`` holds the step names per pipeline as the run last saw them (to re-plan
+  after an edit); it changes only with the pipeline file, so it is written only then, not with every save.
 - ``.pipeline-state.md`` is rendered by ``finish`` (the end of a run) or on demand.
 A version-1 file (history inside) is read as it is and converted by the first save.
 """
@@ -21,21 +23,25 @@ from typing import Any
 
 from specd.errors import TaskError
 from specd.redact import redact
-from specd.state import atomic, decode
+from specd.state import atomic, decode, packing
 from specd.state.history import HISTORY_FILE, HistoryFile
 from specd.state.journal import Journal, seal_tail
 from specd.state.model import RunState, now
+from specd.state.packing import Shape
 from specd.state.redacting import SnapshotRedactor
 from specd.state.render import render_markdown
 from specd.state.text import escaped, scrub
 
 STATE_JSON = ".pipeline-state.json"
 STATE_MD = ".pipeline-state.md"
+SHAPE_JSON = ".pipeline-state.shape.json"
 HEARTBEAT = ".heartbeat"
 # Events `status` reads to explain a run (how it began, how it ended, why it could not save); the rest are
 # written at once but not fsynced one by one: what finished is the history file's, which is.
 DURABLE_EVENTS = frozenset({"run_started", "run_finished", "run_interrupted"})
 _VOLATILE = ("updated_at", "heartbeat_at")  # change on every save; not a reason to write one
+_GROWING = ("done", "visits")
+Key = tuple[str, tuple[Any, ...]]
 
 
 class StateStore:
@@ -45,6 +51,7 @@ class StateStore:
         self.json_path = task_dir / STATE_JSON
         self.md_path = task_dir / STATE_MD
         self.history_path = task_dir / HISTORY_FILE
+        self.shape_path = task_dir / SHAPE_JSON
         self.heartbeat_path = task_dir / HEARTBEAT
         self.journal = Journal(task_dir / "events.jsonl", DURABLE_EVENTS)
         self.history = HistoryFile(self.history_path)
@@ -52,10 +59,14 @@ class StateStore:
         self._persisted = 0  # history rows already on disk (and counted by the snapshot)
         self._rewrite = True  # the history file must be written whole (fresh run, or migrated state)
         self._changed = False  # rows already on disk were changed in place (see history_changed)
-        self._written: tuple[str, str] | None = None  # the last snapshot written: exact and loose keys
+        self._written: tuple[Key, Key | None] | None = None  # the last snapshot written: exact and loose keys
         self._events_sealed = False
         self._listing = False  # loaded without history: must never be saved (it would drop the rows)
         self._redact = SnapshotRedactor()  # walks only what changed since the last save
+        self._pack = packing.Packer()
+        self._shape_file: Shape | None = None  # what the shape file holds as the current shape
+        self._shape_disk: Shape | None = None  # the shape the snapshot on disk was packed against
+        self._digest: tuple[Shape, str] | None = None
 
     def load(self, *, with_history: bool = True) -> RunState | None:
         """The run state, or None before the first run. ``with_history=False`` skips the rows (listings)."""
@@ -69,9 +80,13 @@ class StateStore:
                 raise decode.Bad("history_len", "must be a whole number ≥ 0")
             rows = None if count is None else (self.history.read(count, snapshot=self.json_path)
                                                if with_history else [])
+            shape = self._unpack(data) if "shape_digest" in data else None
             state = decode.decode(data, rows)
         except decode.Bad as bad:
             raise decode.error(self.json_path, bad) from None
+        if shape is not None:  # version 3: the shape has its own file; older ones kept it inside
+            state.shape = shape
+        self._shape_disk = shape
         self._listing = not with_history
         if with_history:
             self._persisted = len(state.history)
@@ -102,14 +117,22 @@ class StateStore:
         self._persisted = len(rows)
         exact, loose = keys = self._keys(state)
         if not reshaped and self._written is not None and (exact == self._written[0] or (
-                not appended and loose == self._written[1] and self._written[1] != "")):
+                not appended and loose is not None and loose == self._written[1])):
             # Unchanged, or only stages that ran nothing were ticked off: re-running those on resume runs
             # nothing again, so they need no durable write.
             return
         state.updated_at = state.heartbeat_at = now()
-        atomic.write_json(self.json_path, self._redact({**_snapshot(state), "history_len": len(rows)}),
+        shape = self._shape_file
+        if shape is None or state.shape != shape:  # first: the snapshot is packed against it (the old one is kept)
+            atomic.write_json(self.shape_path, {"shape": state.shape, "previous": self._shape_disk},
+                              sync_dir=settled, durable=durable)
+            shape = self._shape_file = {name: list(steps) for name, steps in state.shape.items()}
+        snapshot = _snapshot(state)
+        snapshot["cursor"] = self._pack(snapshot["cursor"], shape)
+        snapshot["shape_digest"] = self._digest_of(shape)
+        atomic.write_json(self.json_path, self._redact({**snapshot, "history_len": len(rows)}),
                           sync_dir=settled, flat=True, durable=durable, redacted=True)
-        self._written = keys
+        self._written, self._shape_disk = keys, self._shape_file
         if reshaped:
             self.history.rewrite(rows)
             self._changed = False
@@ -135,6 +158,44 @@ class StateStore:
         except OSError:
             return None
 
+    def _unpack(self, data: dict[str, Any]) -> Shape:
+        """Unpack the cursor against the shape the snapshot names (the shape file's current or previous one)."""
+        wanted, shapes = data["shape_digest"], self._read_shapes()
+        self._shape_file = shapes[0] if shapes else None
+        shape = next((s for s in shapes if s is not None and self._digest_of(s) == wanted), None)
+        if shape is None:
+            raise TaskError(f"{self.shape_path}: holds no pipeline shape with digest {wanted!r}, which "
+                            f"{self.json_path.name} was saved against", fix=self._shape_fix())
+        if isinstance(data.get("cursor"), list):
+            data["cursor"] = [packing.unpack(f, shape, f"cursor[{i}]") for i, f in enumerate(data["cursor"])]
+        return shape
+
+    def _read_shapes(self) -> list[Shape | None]:
+        try:
+            text = self.shape_path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return []
+        except (OSError, UnicodeDecodeError) as exc:
+            raise TaskError(f"{self.shape_path}: cannot be read ({exc})", fix=self._shape_fix()) from None
+        try:
+            data = json.loads(text)
+            if not isinstance(data, dict):
+                raise decode.Bad("(top level)", "must be an object with `shape` and `previous`")
+            return [None if data.get(k) is None else decode.shape_of(data[k]) for k in ("shape", "previous")]
+        except (ValueError, RecursionError) as exc:
+            raise TaskError(f"{self.shape_path}: invalid JSON ({exc})", fix=self._shape_fix()) from None
+        except decode.Bad as bad:
+            raise TaskError(f"{self.shape_path}: field {bad.where} {bad.expected}", fix=self._shape_fix()) from None
+
+    def _digest_of(self, shape: Shape) -> str:
+        if self._digest is None or self._digest[0] is not shape:
+            self._digest = (shape, packing.digest(shape))
+        return self._digest[1]
+
+    def _shape_fix(self) -> str:
+        return (f"restore it and {self.json_path.name} from git (`git checkout -- {self.task_dir}`), or move "
+                f"{self.json_path.name} aside to start the task's run over")
+
     def _read_json(self) -> Any:
         try:
             text = self.json_path.read_text(encoding="utf-8")
@@ -156,20 +217,25 @@ class StateStore:
                              f"(`mv {self.json_path} {self.json_path}.bak`)")
 
     @staticmethod
-    def _keys(state: RunState) -> tuple[str, str]:
+    def _keys(state: RunState) -> tuple[Key, Key | None]:
+        """What a save compares: exact, and loose (the current step's ticked-off stages left out)."""
         data = {k: v for k, v in _snapshot(state).items() if k not in _VOLATILE}
         data["history_len"] = len(state.history)
-        exact = json.dumps(data, sort_keys=True, default=str)
+        # The cursor's done lists and visit counts grow by a step each time: compared as copies (at C speed),
+        # not turned into sorted JSON at every save.
+        data["cursor"] = [{k: v for k, v in frame.items() if k not in _GROWING} for frame in data["cursor"]]
+        grown = tuple((tuple(frame.done), tuple(frame.visits.items())) for frame in state.cursor)
+        exact = (json.dumps(data, sort_keys=True, default=str), grown)
         if data.get("current") is None:
-            return exact, ""
+            return exact, None
         data["current"] = {k: v for k, v in data["current"].items() if k != "completed"}
-        return exact, json.dumps(data, sort_keys=True, default=str)
+        return exact, (json.dumps(data, sort_keys=True, default=str), grown)
 
 
 def _snapshot(state: RunState) -> dict[str, Any]:
     """Everything but the history, shallow: ``asdict`` deep-copies (the history, every visit count) on
     every save, which made a save's cost grow with the run. json.dumps reads the live objects instead."""
-    data = {f.name: getattr(state, f.name) for f in fields(state) if f.name != "history"}
+    data = {f.name: getattr(state, f.name) for f in fields(state) if f.name not in ("history", "shape")}
     data["cursor"] = [_shallow(frame) for frame in state.cursor]
     data["current"] = _shallow(state.current) if state.current else None
     return data

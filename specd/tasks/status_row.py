@@ -83,7 +83,8 @@ def _json(folder: str, name: str) -> Any:
 def _plausible(data: Any) -> bool:
     """The shown fields have the types a full decode would accept (else that decode reports the error).
     Written out field by field: it runs once per task in a cold listing."""
-    if type(data) is not dict or data.get("version") != 2 or data.get("status") not in FINAL or "failures" in data:
+    if (type(data) is not dict or data.get("version") not in (2, 3) or data.get("status") not in FINAL
+            or "failures" in data):
         return False  # an older failures list is folded into clusters by the full decode
     get = data.get
     if not (type(get("run_id")) is str and type(get("mode")) is str and type(get("started_at")) is str

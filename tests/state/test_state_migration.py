@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -42,7 +43,12 @@ def test_v1_state_is_read_then_continued_without_rerunning_finished_steps(h: Har
     assert after is not None
     assert after.status == "COMPLETE"
     assert after.run_id == v1_run  # the same run, continued
-    assert after.version == 2
+    assert after.version == 3
+    saved = json.loads((task_dir / ".pipeline-state.json").read_text(encoding="utf-8"))
+    assert saved["version"] == 3
+    assert "shape" not in saved
+    assert saved["shape_digest"]
+    assert json.loads((task_dir / ".pipeline-state.shape.json").read_text(encoding="utf-8"))["shape"] == after.shape
     assert rows(after.history) == [*V1_ROWS, ("y", "step", "02")]
     assert (task_dir / ".pipeline-state.history.jsonl").exists()
     assert "y" in (task_dir / ".pipeline-state.md").read_text(encoding="utf-8")

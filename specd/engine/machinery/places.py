@@ -19,11 +19,13 @@ from pathlib import Path
 from specd.git.journal import NAME as PENDING_JOURNAL
 from specd.redact import scrubbed_env
 from specd.state.history import HISTORY_FILE, SEALED_DIR
+from specd.state.store import SHAPE_JSON
 
 SPECD_FILES = ("pipeline.*", "config.json")
 # The git journals say which paths specd commits as a step's work: a forged one would get the user's own
 # files committed. specd writes them only between steps (at a step's or hook's start and end), never during one.
-TASK_FILES = ("config.json", ".pipeline-state.json", HISTORY_FILE, ".git-baseline.json", PENDING_JOURNAL)
+TASK_FILES = ("config.json", ".pipeline-state.json", HISTORY_FILE, SHAPE_JSON, ".git-baseline.json",
+              PENDING_JOURNAL)
 GIT_FILES = ("config", "config.worktree")
 
 

@@ -49,6 +49,9 @@ class Reader:
     def __init__(self) -> None:
         self.seen: dict[Path, Entry] = {}
         self.kept = 0
+        # The same Path object for the same name at every take: its parsed parts and hash are kept with it, so a
+        # folder that only grows (the sealed history) costs a stat per file, not a path parse and hash.
+        self._paths: dict[str, Path] = {}
 
     def take(self, places: list[Place], guards: list[Path]) -> Fingerprint:
         found: Fingerprint = {}
@@ -113,10 +116,17 @@ class Reader:
             with contextlib.suppress(OSError), os.scandir(todo.pop()) as listing:
                 for item in listing:
                     count += 1
-                    path = Path(item.path)
+                    path = self._paths.get(item.path) or self._path(item.path)
                     self._add(path, found, item)
                     if path in found and found[path].kind == "dir":
                         todo.append(path)
+
+
+    def _path(self, name: str) -> Path:
+        if len(self._paths) > 4 * MAX_ENTRIES:
+            self._paths.clear()
+        path = self._paths[name] = Path(name)
+        return path
 
 
 def differences(before: Fingerprint, after: Fingerprint) -> dict[Path, str]:

@@ -1,0 +1,125 @@
+"""Issue 21, part 2: git per step in as few processes as it takes, attribution unchanged.
+
+A step with git on costs three git processes: the `status` and the "complete" commit after it, and the
+"starting" commit before the next step, which starts from the tree carried over from the last commit
+instead of another `status` (specd/git/carry.py). Every 25 steps a sealed history file is new and needs
+a `git add` (3.04 a step, amortised). A gate adds a `status` (a person was asked and may have edited files
+while it waited), and so does each hook (it ran a program: its window opens and closes with a status of
+its own); so does another run's commit or open step in the same tree.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+from git_harness import RUN_TIMEOUT, GitProject
+
+STEPS = 10
+WRAPPER = """#!/bin/sh
+for arg in "$@"; do printf '%s\\037' "$arg"; done >> "{log}"
+printf '\\n' >> "{log}"
+exec "{git}" "$@"
+"""
+
+
+def counting_env(gp: GitProject, tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """gp's environment with a `git` first on PATH that logs each call's arguments, then runs the real git."""
+    real = shutil.which("git")
+    assert real is not None
+    folder, log = tmp_path / "counting-bin", tmp_path / "git-calls.log"
+    folder.mkdir()
+    (folder / "git").write_text(WRAPPER.format(log=log, git=real), encoding="utf-8")
+    (folder / "git").chmod(0o755)
+    return {**gp.env, "PATH": f"{folder}:{gp.env['PATH']}"}, log
+
+
+def calls(log: Path) -> list[tuple[str, str]]:
+    """Each git process specd ran: (subcommand, commit subject or "")."""
+    found = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        args, skip = line.split("\x1f")[:-1], False
+        words = []
+        for arg in args:
+            if skip:
+                skip = False
+            elif arg in ("-c", "-C"):
+                skip = True
+            elif not arg.startswith("-") or words:
+                words.append(arg)
+        subject = args[args.index("-m") + 1] if words and words[0] == "commit" and "-m" in args else ""
+        found.append((words[0] if words else "?", subject))
+    return found
+
+
+def test_a_step_costs_at_most_three_git_processes(tmp_path: Path) -> None:
+    gp = GitProject(tmp_path, steps=tuple(f"s{i}" for i in range(STEPS)))
+    gp.write("notes.txt", "the user's own file, dirty all along\n")
+    gp.new("t")
+    env, log = counting_env(gp, tmp_path)
+
+    done = subprocess.run(gp.argv("continue", "t", "--auto", "--agent", "cmd:true"), cwd=gp.root, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT, check=False)
+
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    made = calls(log)
+    at = {subject: n for n, (_, subject) in enumerate(made) if subject}
+    # Step k's share: its "complete" commit and the status before it, then the next step's "starting" commit.
+    marks = [at[f"docs(t): starting s{i}"] for i in range(STEPS)]
+    per_step = [[sub for sub, _ in made[a + 1:b + 1]] for a, b in zip(marks, marks[1:], strict=False)]
+    # the last step's share ends with the run's own commit, which adds the new markdown view of the run
+    assert [sub for sub, _ in made[marks[-1] + 1:]] == ["status", "commit", "add", "commit"]
+    # the first step also looks up the repository's machinery (its hooks folder) for the run: once per run
+    per_step[0] = [sub for sub in per_step[0] if sub != "rev-parse"]
+    assert all(len(step) <= 3 for step in per_step), per_step
+    assert per_step[1] == ["status", "commit", "commit"]  # no second status: the tree was carried over
+    # The run as a whole: 3 a step, plus what each run pays once: its start (discovery, two identity checks, the
+    # recovery check, a first status), the first "starting" commit's status and `add` of the new task folder,
+    # the machinery lookup, and the run's own last commit with its `add`. Four a step would be 50.
+    assert len(made) <= 3 * STEPS + 10, made
+    # and the commits hold what they held with a status each time
+    commits = dict(gp.commits())
+    for i in range(1, STEPS):
+        assert commits[f"docs(t): starting s{i}"] == [".specd/tasks/t/.pipeline-state.json"]
+        assert ".specd/tasks/t/.pipeline-state.history.jsonl" in commits[f"docs(t): s{i} complete"]
+    assert ".specd/tasks/t/.pipeline-state.md" in commits["docs(t): run state COMPLETE"]  # new: added
+    assert "notes.txt" not in {f for files in commits.values() for f in files}
+    assert gp.git("status", "--porcelain") == "?? notes.txt\n"
+
+
+def test_a_users_edit_while_a_gate_waits_is_not_the_next_steps_work(gp: GitProject) -> None:
+    gp.rules({"*": {"write": {"out-{step}.txt": "{step}\n"}}})
+    gp.new("t")
+    proc = subprocess.Popen(gp.argv("continue", "t", "--interactive", "--agent", gp.agent_spec()), cwd=gp.root,
+                            env=gp.env, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    seen: list[str] = []
+
+    def answer_gates() -> None:
+        assert proc.stdin is not None
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            seen.append(line)
+            if "gate before plan" in line:  # the plan step's gate waits: the person edits meanwhile
+                gp.write("src/app.py", "print('edited by the user at the gate')\n")
+                gp.write("README.md", "# edited at the gate\n")
+            if "gate before" in line:
+                proc.stdin.write("proceed\n")
+                proc.stdin.flush()
+
+    reader = threading.Thread(target=answer_gates, daemon=True)
+    reader.start()
+    assert proc.wait(timeout=RUN_TIMEOUT) == 0, "".join(seen)
+    reader.join(timeout=RUN_TIMEOUT)
+
+    commits = dict(gp.commits())
+    assert sorted(commits) == sorted(f"docs(t): {what}" for what in (
+        "starting discuss", "discuss complete", "starting plan", "plan complete", "starting execute",
+        "execute complete", "run state COMPLETE"))
+    assert [f for f in commits["docs(t): plan complete"] if not f.startswith(".specd/")] == ["out-plan.txt"]
+    assert not {"src/app.py", "README.md"} & {f for files in commits.values() for f in files}
+    assert sorted(gp.git("status", "--porcelain").splitlines()) == [" M README.md", " M src/app.py"]
+    assert json.loads((gp.root / ".specd/tasks/t/.pipeline-state.json").read_text())["status"] == "COMPLETE"
