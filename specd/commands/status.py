@@ -88,7 +88,8 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
                                                 temporal)) is not None:
         data = remote  # run by Temporal workers: what they pushed, and the workflow's state
     else:
-        data = task_status(project, task, config, broken=broken) if task else all_status(project, config, broken)
+        data = (task_status(project, task, config, broken=broken) if task
+                else all_status(project, config, broken, full=as_json))  # a table reads only what it shows
         if before is not None and isinstance(data, dict) and not data.get("running"):
             _remember(project, data["task"], before, config, data, notes, temporal)
     if isinstance(data, list):
@@ -98,7 +99,11 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
         from specd.commands.envelope import emit
 
         if isinstance(data, list):
-            emit(None, tasks=data)
+            from specd.commands.envelope import envelope
+            from specd.tasks.status_cache import listing_json, redacted_list
+
+            # only rows that may hold a secret are walked by redaction; a row a line
+            click.echo(listing_json(envelope(None, tasks=redacted_list(data))))
         else:
             emit(task, **{k: v for k, v in data.items() if k != "task"})
         return 0
@@ -150,6 +155,6 @@ def _graph(project: Project, config: PipelineConfig | None, broken: str | None, 
     from specd.ui import graph as drawing
 
     edges = graph.load(project)  # an unknown name or a cycle is bad input here: the graph cannot be drawn
-    statuses = {str(row["task"]): str(row["status"]) for row in all_status(project, config, broken)}
+    statuses = {str(row["task"]): str(row["status"]) for row in all_status(project, config, broken, full=False)}
     click.echo(redact(drawing.mermaid(edges, statuses) if mermaid else drawing.text(edges, statuses)))
     return 0

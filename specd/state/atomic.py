@@ -17,12 +17,15 @@ from specd.redact import redact, redact_obj
 from specd.state.text import clean
 
 
-def write_text(path: Path, text: str, *, sync_dir: bool = True, durable: bool = True) -> None:
+def write_text(path: Path, text: str, *, sync_dir: bool = True, durable: bool = True, checked: bool = False,
+               ) -> None:
     """``sync_dir=False`` skips the folder's fsync: the new content is durable, but after a power cut the
     rename may be undone, leaving the previous version. For saves that a later durable save always follows.
     ``durable=False`` skips both fsyncs: still atomic (whole old or whole new, a kill -9 included), for files
-    whose content means nothing after a power cut (who holds a lock, which processes run, open steps)."""
-    text = clean(redact(text))  # a lone surrogate cannot be written as UTF-8 (text.py)
+    whose content means nothing after a power cut (who holds a lock, which processes run, open steps).
+    ``checked``: the caller has shown that redaction changes nothing in ``text`` (``status_cache.suspect``:
+    a pass over megabytes of the status index costs more than the check)."""
+    text = text if checked else clean(redact(text))  # a lone surrogate cannot be written as UTF-8 (text.py)
     try:
         _replace(path, text, sync_dir and durable, durable)
     except OSError as exc:

@@ -197,9 +197,10 @@ def project_notes(project: Project) -> list[str]:
 
 
 def all_status(project: Project, config: PipelineConfig | None = None,
-               broken: str | None = None) -> list[dict[str, Any]]:
+               broken: str | None = None, *, full: bool = True) -> list[dict[str, Any]]:
     """Every task's row. A broken pipeline file (``broken``, said once by the caller) leaves out only what
-    needs it; a task whose own files are broken gets an ERROR row, and the others are listed."""
+    needs it; a task whose own files are broken gets an ERROR row, and the others are listed. ``full=False``:
+    only the fields a table shows (``status_index.light``), which a warm listing reads from a small file."""
     if config is None and broken is None:
         config, broken = pipeline_or_problem(project)
 
@@ -207,22 +208,22 @@ def all_status(project: Project, config: PipelineConfig | None = None,
     # How a task folder is shown, worked out once per parent: a realpath per task was a third of a cold listing.
     shown = {str(root): project.rel(root) for root in (project.tasks_dir, project.features_dir)}
 
-    def build(task: str, entry: tuple[str, status_index.Signature] | None) -> dict[str, Any]:
+    def build(task: str, entry: tuple[str, frozenset[str], bool] | None) -> dict[str, Any]:
         try:
             if task in away:
                 tree = Project(locate.worktree_root(project, task))
                 return task_status(tree, task, None, listing=True) | {
                     "branch": locate.branch(task), "folder": project.rel(tree.tasks_dir / task)}
             found = None
-            # A linked folder is shown where it points. os.path: no Path objects made per task.
-            if entry is not None and not os.path.islink(entry[0]):  # noqa: PTH114
-                parent, name = os.path.split(entry[0])
-                found = (Path(entry[0]), f"{shown[parent]}/{name}")
-                quick = None if config is None else status_row.finished_row(task, entry[0], found[1], entry[1])
+            # A linked folder is shown where it points. Strings: no Path objects made per task.
+            if entry is not None and not entry[2]:
+                where = f"{shown[entry[0][:-len(task) - 1]]}/{task}"
+                quick = None if config is None else status_row.finished_row(task, entry[0], where, entry[1])
                 if quick is not None:
                     return quick
+                found = (Path(entry[0]), where)
             return task_status(project, task, config, listing=True, broken=broken, found=found)
         except SpecdError as exc:
             return {"task": task, "status": "ERROR", "reason": str(exc), "next": None}
 
-    return status_index.listing(project, build, always=away)
+    return status_index.listing(project, build, always=away, full=full)

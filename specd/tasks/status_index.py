@@ -1,115 +1,106 @@
 """Finished tasks' `specd status` rows, kept between listings so thousands of tasks list in well under a second.
 
 A row is kept only for a task whose run ended for good (COMPLETE, CANCELLED,
-FAILED) and that no process is running. It is reused while every file the row
-was built from is unchanged, to the nanosecond, size and inode: ``config.json``,
-the run state, ROADMAP.md, the phase folders (a phase added or removed changes
-them) and the lock's owner file (every new run rewrites it).
-Any difference, or another specd version, and the row is built afresh from the
-files. A row built from a file changed in the last moment is not kept yet: file
-times advance in clock ticks, so an edit in the same tick could go unseen.
-The index lives in ``.specd/.cache/`` (git-ignored) and is rewritten only when
-a row changed; a broken or unwritable one just means building every row.
+FAILED) and that no process is running. It is reused while its folder's
+signature (``status_marks``) is unchanged: the folder's own change time (any
+file made, removed or renamed in it moves it, an atomic save included) and
+those of the watched files that exist (a file edited in place moves only its
+own). Any difference, or another specd version, and the row is built afresh
+from the files. A row built from a file changed in the last moment is not kept
+yet: file times advance in clock ticks, so an edit in the same tick could go
+unseen.
+
+Two files in ``.specd/.cache/`` (git-ignored), each row keyed by its folder and
+signature: the few fields a table shows (``status-list.json``, all a plain or
+terminal listing reads and writes) and the whole rows (``status-rows.json``,
+read and written by ``--json`` and the web page). They are rewritten only when
+a row changed; a broken or unwritable one just means building rows.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
-import os
-import stat
+import sys
 import time
 from collections.abc import Callable, Collection
 from typing import Any
 
 from specd import __version__
-from specd.state import atomic
-from specd.tasks.phases import PHASE_FOLDERS
+from specd.tasks import status_cache
 from specd.tasks.project import Project
+from specd.tasks.status_marks import names, task_folders
 
-INDEX = "status-rows.json"
+__all__ = ["LIST", "ROWS", "listing", "task_folders"]
+
+LIST, ROWS = "status-list.json", "status-rows.json"
+VERSION = f"{__version__} {sys.hexversion}"  # the signatures hold Python's hash of ints (status_marks)
 RACY_NS = 100_000_000  # 0.1 s: far more than a file-time tick
 FINAL = frozenset({"COMPLETE", "CANCELLED", "FAILED"})
-WATCHED = ("config.json", ".pipeline-state.json", "ROADMAP.md", ".run.lock.owner", *PHASE_FOLDERS)
+# With the cost: all a table or the graph reads (a branch: the task runs in its worktree).
+SHOWN = ("task", "status", "needs", "next", "updated_at", "branch")
 
-Signature = list[list[int] | None]
-
-
-def signature(folder: str) -> Signature:
-    # Looked up relative to the open folder: each stat then resolves one name, not the whole path again.
-    try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return [None] * len(WATCHED)
-    marks: Signature = []
-    try:
-        for name in WATCHED:
-            try:
-                st = os.stat(name, dir_fd=fd)  # noqa: PTH116 - os.stat for dir_fd (60,000 calls at 10,000 tasks)
-            except OSError:
-                marks.append(None)
-            else:
-                marks.append([st.st_mtime_ns, st.st_size, st.st_ino, st.st_mode])
-    finally:
-        os.close(fd)
-    return marks
+# The task's name, and its one folder, the watched files in it and whether the folder is a link.
+Build = Callable[[str, tuple[str, frozenset[str], bool] | None], dict[str, Any]]
 
 
-def task_folders(project: Project) -> dict[str, list[tuple[str, Signature]]]:
-    """Each task name, with the folders holding it (two: the same name in tasks/ and features/) and their
-    signatures. A task is a folder with a config.json file, as everywhere else."""
-    found: dict[str, list[tuple[str, Signature]]] = {}
-    for root in (project.tasks_dir, project.features_dir):
-        try:
-            entries = os.scandir(root)
-        except OSError:
-            continue
-        with entries:
-            for entry in entries:
-                marks = signature(entry.path) if entry.is_dir() else [None]
-                if marks[0] is not None and stat.S_ISREG(marks[0][3]):
-                    found.setdefault(entry.name, []).append((entry.path, marks))
-    return found
+def light(row: dict[str, Any]) -> dict[str, Any]:
+    """The fields a table shows, as the same dict shape (the cost inside ``usage``)."""
+    usage = row.get("usage")
+    cost = usage.get("cost_usd") if isinstance(usage, dict) else None
+    return {**{k: row[k] for k in SHOWN if k in row}, **({"usage": {"cost_usd": cost}} if cost is not None else {})}
 
 
-def listing(project: Project, build: Callable[[str, tuple[str, Signature] | None], dict[str, Any]],
-            always: Collection[str] = ()) -> list[dict[str, Any]]:
-    """Every task's row in name order: from the index where still valid, otherwise from ``build(task)``.
+def listing(project: Project, build: Build, always: Collection[str] = (), *, full: bool = True,
+            ) -> list[dict[str, Any]]:
+    """Every task's row in name order: from the index where still valid, otherwise from ``build(task, found)``
+    (``found``: the task's one folder and the watched files in it, or None when the name is in both places).
     Tasks in ``always`` (running in a worktree, whose files the signatures do not watch) are always built.
-    ``build`` gets the task's one folder and its signature (None when the name is in both places), so it need
-    not look again."""
-    path = project.specd_dir / ".cache" / INDEX
-    kept = _load(path)
-    fresh: dict[str, Any] = {}
-    changed = False  # a row built afresh or one dropped: the index is written once, at the end
+    ``full=False`` gives only the fields a table shows (``light``), and reads no whole rows."""
+    cache = project.specd_dir / ".cache"
+    shown = status_cache.load(cache / LIST, VERSION)
+    whole = status_cache.load(cache / ROWS, VERSION) if full else None
+    kept_shown: dict[str, Any] = {}
+    fresh: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}  # rows built now that may be kept, and shown
+    sigs: dict[str, list[int]] = {}
     rows = []
     settled = time.time_ns() - RACY_NS  # taken before any row is built
-    for name, folders in sorted(task_folders(project).items()):
+    found = task_folders(project, shown)
+    for name in sorted(found):
+        folders = found[name]
         # A name in both places is never taken from the index: building its row reports the clash.
-        folder, marks = folders[0] if len(folders) == 1 and name not in always else (None, None)
-        entry = kept.get(folder) if folder else None
-        if folder and entry is not None and entry.get("sig") == marks and isinstance(entry.get("row"), dict):
-            row = entry["row"]
-            fresh[folder] = entry
-        else:
-            row = build(name, folders[0] if len(folders) == 1 else None)
-            if folder and marks and row.get("status") in FINAL and not row.get("running") and all(
-                    mark is None or mark[0] < settled for mark in marks):
-                fresh[folder] = {"sig": marks, "row": row}
-                changed = True
-        rows.append(row)
-    if (changed or len(fresh) != len(kept)) and project.specd_dir.is_dir():
-        with contextlib.suppress(OSError, TypeError, ValueError):  # read-only checkout: build rows every time
-            atomic.write_text(path, json.dumps({"version": __version__, "rows": fresh}, separators=(",", ":"),
-                                               default=str), durable=False)  # a cache: no fsync
+        one = len(folders) == 1 and name not in always
+        folder, sig, newest, linked = folders[0]
+        entry: Any = shown.get(folder) if one else None
+        if _holds(entry, sig):
+            whole_entry = whole.get(folder) if whole is not None else None
+            if whole is None or _holds(whole_entry, sig):
+                kept_shown[folder] = entry
+                rows.append((entry if whole_entry is None else whole_entry)[1])
+                continue
+        row = build(name, (folder, frozenset(names(sig[1])), linked) if len(folders) == 1 else None)
+        view = row if full else light(row)
+        if one and row.get("status") in FINAL and not row.get("running") and newest < settled:
+            fresh[folder], sigs[folder] = (row, light(row) if full else view), sig
+        rows.append(view)
+    if (fresh or len(kept_shown) != len(shown) or (whole is not None and len(whole) != len(kept_shown))
+            ) and project.specd_dir.is_dir():
+        _save(cache, whole, kept_shown, fresh, sigs)
     return rows
 
 
-def _load(path: Any) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return {}
-    if not isinstance(data, dict) or data.get("version") != __version__ or not isinstance(data.get("rows"), dict):
-        return {}
-    return {k: v for k, v in data["rows"].items() if isinstance(v, dict)}
+def _holds(entry: Any, sig: list[int]) -> bool:
+    """Whether an index entry (read from a file: maybe anything) is ``[sig, row]``."""
+    return type(entry) is list and len(entry) == 2 and entry[0] == sig and type(entry[1]) is dict
+
+
+def _save(cache: Any, whole: dict[str, Any] | None, kept: dict[str, Any],
+          fresh: dict[str, tuple[dict[str, Any], dict[str, Any]]], sigs: dict[str, list[int]]) -> None:
+    """The list, and the whole rows when this listing read them (a table listing leaves them to the next
+    `--json`, which builds again what they lack). Each row is keyed by its signature, so either file may be
+    older than the other. Both are redacted as they are saved: a secret in a run state saved before the
+    secret was known must not reach the index."""
+    if whole is not None:
+        rows = {k: v for k, v in whole.items() if k in kept and _holds(v, kept[k][0])}
+        rows.update({folder: [sigs[folder], row] for folder, (row, _) in fresh.items()})
+        status_cache.save(cache / ROWS, VERSION, rows, bool(fresh))
+    listed = {**kept, **{folder: [sigs[folder], view] for folder, (_, view) in fresh.items()}}
+    status_cache.save(cache / LIST, VERSION, listed, bool(fresh))

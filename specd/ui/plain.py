@@ -23,9 +23,10 @@ def _ready(row: dict[str, Any]) -> str:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    lines = [HEADER, *(cells(row) for row in rows)]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(HEADER))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines)
+    lines = [HEADER, *map(cells, rows)]
+    widths = [max(map(len, column)) for column in zip(*lines, strict=True)]
+    line = "  ".join(f"{{:<{w}}}" for w in widths)  # one format per line: 10,000 rows print in a blink
+    return "\n".join(line.format(*cells_of).rstrip() for cells_of in lines)
 
 
 def task_text(view: dict[str, Any]) -> str:

@@ -35,8 +35,9 @@ def _rows(h: Harness) -> dict[str, dict]:
 
 
 def _indexed(h: Harness) -> dict[str, dict]:
+    """The whole rows the index holds (written by `status --json`), by task."""
     index = h.root / ".specd" / ".cache" / "status-rows.json"
-    return {k.rsplit("/", 1)[1]: v["row"] for k, v in json.loads(index.read_text())["rows"].items()}
+    return {k.rsplit("/", 1)[1]: v[1] for k, v in json.loads(index.read_text())["rows"].items()}
 
 
 def test_finished_rows_are_indexed_and_rebuilt_when_their_files_change(h: Harness) -> None:

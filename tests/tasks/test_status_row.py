@@ -4,13 +4,12 @@ for anything it does not read itself."""
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
 from brain_harness import Harness
 
-from specd.tasks import status_index, status_row
+from specd.tasks import status_index, status_marks, status_row
 from specd.tasks.project import Project
 from specd.tasks.status import all_status, task_status
 
@@ -31,8 +30,8 @@ def _finished(h: Harness) -> Project:
 
 
 def _fast(project: Project, task: str) -> dict | None:
-    (folder, marks), = status_index.task_folders(project)[task]
-    return status_row.finished_row(task, folder, f".specd/tasks/{task}", marks)
+    (folder, sig, _, _), = status_index.task_folders(project)[task]
+    return status_row.finished_row(task, folder, f".specd/tasks/{task}", status_marks.names(sig[1]))
 
 
 def test_fast_rows_equal_the_full_rows_key_for_key(h: Harness) -> None:
@@ -72,10 +71,10 @@ def test_the_full_path_builds_what_the_fast_row_does_not_read(h: Harness) -> Non
 
 def test_a_cold_listing_reads_rows_as_before_and_saves_the_index_once(h: Harness) -> None:
     project = _finished(h)
-    old = time.time() - 60  # files older than the index's racy window, so the first listing keeps every row
-    for path in (project.tasks_dir).rglob("*"):
-        os.utime(path, (old, old))
-    cache = Path(project.specd_dir, ".cache", status_index.INDEX)
+    # Files older than the index's racy window (change times, which nothing can set back), so the first
+    # listing keeps every row.
+    time.sleep(2 * status_index.RACY_NS / 1e9)
+    cache = Path(project.specd_dir, ".cache", status_index.LIST)
     cold = all_status(project)
     assert set(json.loads(cache.read_text())["rows"]) == {str(project.tasks_dir / t) for t in folders_of(cold)}
     saved = cache.stat()
