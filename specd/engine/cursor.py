@@ -39,7 +39,7 @@ class Position:
 
 
 def names(config: PipelineConfig, pipeline: str) -> list[str]:
-    return [s.name for s in config.steps(pipeline)]
+    return config.names(pipeline)
 
 
 def fresh(config: PipelineConfig, pipeline: str, phase: str | None) -> Frame:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal
@@ -133,10 +134,19 @@ class PipelineConfig:
         return self.pipelines[pipeline]
 
     def step(self, pipeline: str, name: str) -> Step:
-        for step in self.pipelines[pipeline]:
-            if step.name == name:
-                return step
-        raise KeyError(f"{pipeline}.{name}")
+        found = self._by_name[pipeline].get(name)
+        if found is None:
+            raise KeyError(f"{pipeline}.{name}")
+        return found
 
     def index_of(self, pipeline: str, name: str) -> int:
-        return [s.name for s in self.pipelines[pipeline]].index(name)
+        return list(self._by_name[pipeline]).index(name)
+
+    def names(self, pipeline: str) -> list[str]:
+        """The step names of ``pipeline`` in file order (a fresh list: the caller may keep or change it)."""
+        return list(self._by_name[pipeline])
+
+    @cached_property
+    def _by_name(self) -> dict[str, dict[str, Step]]:
+        """Each pipeline's steps by name, in file order: looked up at every step of a run, at any position."""
+        return {name: {step.name: step for step in steps} for name, steps in self.pipelines.items()}

@@ -11,7 +11,8 @@ rewrite of the tail from there (the re-run's row replacing the ignored one).
 The file holds at most ``SEGMENT`` rows: once full, it is renamed to
 ``.pipeline-state.history/<first row>.jsonl`` (sealed, never written again) and
 a new one begins. A step's commit so re-adds a bounded file, not the run's whole
-history. Rows are read from the sealed files in order, then this one; the same
+history. Every ``FANOUT`` sealed files of one size are joined into one, so 2,000 rows
+lie in three files, not eighty (each is stat'ed by every machinery check). Rows are read from the sealed files in order, then this one; the same
 rules hold across them (a row index going back restarts from there), so a kill
 between a rotation's steps, or mid-rewrite, still reads right.
 """
@@ -32,6 +33,7 @@ from specd.state.model import now
 HISTORY_FILE = ".pipeline-state.history.jsonl"
 SEALED_DIR = ".pipeline-state.history"
 SEGMENT = 25  # rows per file: what a commit re-adds at most (a divisor of 50, so windows of steps compare alike)
+FANOUT = 8  # sealed files of one size merged into one: 2,000 rows lie in 3 files, not 80
 
 
 class HistoryFile:
@@ -78,6 +80,7 @@ class HistoryFile:
             if n - self._first >= SEGMENT:
                 self._rotate()
                 self._first = n
+                self._merge()
             if durable:
                 self._journal.append("row", n=n, row=rows[n])
             else:
@@ -116,6 +119,25 @@ class HistoryFile:
         if self.path in self._unsynced:
             self._unsynced.discard(self.path)
             self._unsynced.add(target)
+
+    def _merge(self) -> None:
+        """While the newest ``FANOUT`` sealed files hold as many rows each, join them into one.
+
+        So the sealed files stay few (every check of specd's machinery stats each one, at every step) and
+        the rows each one holds grow by levels: 25, 200, 1,600. The joined file is written whole, synced, and
+        renamed over the first of them (it starts with the same row); the others are removed after. A kill in
+        between leaves rows twice, which reads right: a row index going back restarts from there."""
+        while True:
+            files = self._sealed_files()
+            starts = [int(p.name.split(".")[0]) for p in files] + [self._first or 0]
+            spans = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+            if len(files) < FANOUT or len(set(spans[-FANOUT:])) != 1:
+                return
+            group = files[-FANOUT:]
+            atomic.write_text(group[0], "".join(path.read_text(encoding="utf-8") for path in group))
+            for path in group[1:]:  # oldest first: a kill leaves the newest ones, which read right after it
+                path.unlink(missing_ok=True)
+            self._unsynced -= set(group)  # all in the joined file, which is synced
 
     def _open_first(self, start: int) -> int:
         """The first row index in the open file (read from its first line), or ``start`` when it is empty."""

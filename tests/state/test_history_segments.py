@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from specd.state.history import SEALED_DIR, SEGMENT, HistoryFile
+from specd.state.history import FANOUT, SEALED_DIR, SEGMENT, HistoryFile
 from specd.state.model import RunState
 from specd.state.store import StateStore
 
@@ -76,3 +76,33 @@ def test_a_killed_tail_past_a_seal_is_ignored_and_the_rerun_row_replaces_it(tmp_
     final = StateStore(tmp_path, "t").load()
     assert final is not None
     assert [r["step"] for r in final.history] == [f"s{n}" for n in range(SEGMENT + 1)]
+
+
+def test_sealed_files_of_one_size_are_joined_so_2000_rows_lie_in_three_files(tmp_path: Path) -> None:
+    history = HistoryFile(tmp_path / ".pipeline-state.history.jsonl")
+    rows = [row(n) for n in range(2010)]
+    for n in range(len(rows)):
+        history.append(rows, n, durable=n % 3 == 0)  # some unsynced: the joined file is synced for them
+        history.sync()
+    sealed = sorted(p.name for p in (tmp_path / SEALED_DIR).iterdir())
+    per_level = SEGMENT * FANOUT
+    assert sealed == [f"{n:08d}.jsonl" for n in (0, per_level * FANOUT, per_level * FANOUT + per_level)]
+    assert HistoryFile(history.path).read(len(rows), snapshot=tmp_path / "s.json") == rows
+
+
+def test_a_join_killed_before_the_joined_files_went_still_reads_each_row_once(tmp_path: Path) -> None:
+    rows = [row(n) for n in range(SEGMENT * (FANOUT - 1) + 3)]
+    history = HistoryFile(tmp_path / ".pipeline-state.history.jsonl")
+    history.append(rows, 0)
+    kept = {p.name: p.read_bytes() for p in (tmp_path / SEALED_DIR).iterdir()}
+    assert len(kept) == FANOUT - 1
+    rows += [row(n) for n in range(len(rows), SEGMENT * FANOUT + 1)]
+    history.append(rows, SEGMENT * (FANOUT - 1) + 3)  # the eighth seal joins all eight into one file
+    assert [p.name for p in (tmp_path / SEALED_DIR).iterdir()] == [f"{0:08d}.jsonl"]
+    # As if killed while the joined files were removed, oldest first: the newest few are still there.
+    joined = (tmp_path / SEALED_DIR / f"{0:08d}.jsonl").read_bytes().splitlines(keepends=True)
+    last = SEGMENT * (FANOUT - 1)
+    (tmp_path / SEALED_DIR / f"{last:08d}.jsonl").write_bytes(b"".join(joined[last:last + SEGMENT]))
+    for first in range(last - 3 * SEGMENT, last, SEGMENT):
+        (tmp_path / SEALED_DIR / f"{first:08d}.jsonl").write_bytes(kept[f"{first:08d}.jsonl"])
+    assert HistoryFile(history.path).read(len(rows), snapshot=tmp_path / "s.json") == rows

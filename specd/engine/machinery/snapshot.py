@@ -52,6 +52,9 @@ class Reader:
         # The same Path object for the same name at every take: its parsed parts and hash are kept with it, so a
         # folder that only grows (the sealed history) costs a stat per file, not a path parse and hash.
         self._paths: dict[str, Path] = {}
+        # Settled files of the last take by name: (stat key and full mode, path, entry). A folder walk reuses one
+        # from a single lstat, without the general path (a sealed history folder gains a file every 25 steps).
+        self._files: dict[str, tuple[tuple[int, ...], Path, Entry]] = {}
 
     def take(self, places: list[Place], guards: list[Path]) -> Fingerprint:
         found: Fingerprint = {}
@@ -68,6 +71,8 @@ class Reader:
                         self._add(Path(item.path), found, item)
         self.seen = {p: e for p, e in found.items() if e.kind != "dir"}
         self.kept = sum(len(e.data or b"") for e in self.seen.values())
+        self._files = {str(p): ((*e.key, stat.S_IFREG | e.mode), p, e) for p, e in self.seen.items()
+                       if e.kind == "file" and not e.racy}
         return found
 
     def entry(self, path: Path, listed: os.DirEntry[str] | None = None) -> Entry | None:
@@ -116,6 +121,15 @@ class Reader:
             with contextlib.suppress(OSError), os.scandir(todo.pop()) as listing:
                 for item in listing:
                     count += 1
+                    known = self._files.get(item.path)
+                    if known is not None:
+                        try:
+                            st = item.stat(follow_symlinks=False)
+                        except OSError:
+                            continue  # gone since the listing: not in this fingerprint
+                        if (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino, st.st_mode) == known[0]:
+                            found[known[1]] = known[2]  # as ``entry`` would find it: the same settled file
+                            continue
                     path = self._paths.get(item.path) or self._path(item.path)
                     self._add(path, found, item)
                     if path in found and found[path].kind == "dir":
