@@ -11,10 +11,11 @@ rewrite of the tail from there (the re-run's row replacing the ignored one).
 The file holds at most ``SEGMENT`` rows: once full, it is renamed to
 ``.pipeline-state.history/<first row>.jsonl`` (sealed, never written again) and
 a new one begins. A step's commit so re-adds a bounded file, not the run's whole
-history. Every ``FANOUT`` sealed files of one size are joined into one, so 2,000 rows
-lie in three files, not eighty (each is stat'ed by every machinery check). Rows are read from the sealed files in order, then this one; the same
-rules hold across them (a row index going back restarts from there), so a kill
-between a rotation's steps, or mid-rewrite, still reads right.
+history. Every ``FANOUT`` sealed files of one size are joined into one, so 2,000
+rows lie in three files, not eighty (each is stat'ed by every machinery check).
+Rows are read from the sealed files in order, then this one; the same rules hold
+across them (a row index going back restarts from there), so a kill between a
+rotation's steps, or mid-rewrite, or mid-join, still reads right.
 """
 
 from __future__ import annotations
