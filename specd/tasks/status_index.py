@@ -25,6 +25,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from specd import __version__
+from specd.system import fanout
 from specd.tasks import status_cache
 from specd.tasks.project import Project
 from specd.tasks.status_marks import names, task_folders
@@ -50,41 +51,58 @@ def light(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def listing(project: Project, build: Build, always: Collection[str] = (), *, full: bool = True,
-            ) -> list[dict[str, Any]]:
+            keep: list[Any] | None = None) -> list[dict[str, Any]]:
     """Every task's row in name order: from the index where still valid, otherwise from ``build(task, found)``
     (``found``: the task's one folder and the watched files in it, or None when the name is in both places).
     Tasks in ``always`` (running in a worktree, whose files the signatures do not watch) are always built.
-    ``full=False`` gives only the fields a table shows (``light``), and reads no whole rows."""
+    ``full=False`` gives only the fields a table shows (``light``), and reads no whole rows. ``keep`` gets,
+    in any order, the folder and signature of each row the index holds, and None for each it cannot."""
     cache = project.specd_dir / ".cache"
     shown = status_cache.load(cache / LIST, VERSION)
     whole = status_cache.load(cache / ROWS, VERSION) if full else None
     kept_shown: dict[str, Any] = {}
     fresh: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}  # rows built now that may be kept, and shown
     sigs: dict[str, list[int]] = {}
-    rows = []
+    rows: list[dict[str, Any] | None] = []
     settled = time.time_ns() - RACY_NS  # taken before any row is built
     found = task_folders(project, shown)
+    todo: list[tuple[str, tuple[str, frozenset[str], bool] | None]] = []
+    slots: dict[str, int] = {}
     for name in sorted(found):
         folders = found[name]
         # A name in both places is never taken from the index: building its row reports the clash.
         one = len(folders) == 1 and name not in always
-        folder, sig, newest, linked = folders[0]
+        folder, sig, _, linked = folders[0]
         entry: Any = shown.get(folder) if one else None
         if _holds(entry, sig):
             whole_entry = whole.get(folder) if whole is not None else None
             if whole is None or _holds(whole_entry, sig):
                 kept_shown[folder] = entry
+                if keep is not None:
+                    keep.append((folder, sig))
                 rows.append((entry if whole_entry is None else whole_entry)[1])
                 continue
-        row = build(name, (folder, frozenset(names(sig[1])), linked) if len(folders) == 1 else None)
-        view = row if full else light(row)
-        if one and row.get("status") in FINAL and not row.get("running") and newest < settled:
-            fresh[folder], sigs[folder] = (row, light(row) if full else view), sig
-        rows.append(view)
+        slots[name] = len(rows)
+        rows.append(None)  # built below, thousands of them on two cores when cold
+        todo.append((name, (folder, frozenset(names(sig[1])), linked) if len(folders) == 1 else None))
+    def job(item: tuple[str, tuple[str, frozenset[str], bool] | None]) -> tuple[dict[str, Any], dict[str, Any], bool]:
+        row = build(*item)  # the whole row, what a table shows of it, and whether the index may keep it
+        return (row if full else {}), light(row), row.get("status") in FINAL and not row.get("running")
+
+    for (name, _), (row, view, final) in zip(todo, fanout.fork_map(job, todo), strict=True):
+        folders = found[name]
+        folder, sig, newest, _ = folders[0]
+        if len(folders) == 1 and name not in always and final and newest < settled:
+            fresh[folder], sigs[folder] = (row, view), sig
+            if keep is not None:
+                keep.append((folder, sig))
+        elif keep is not None:
+            keep.append(None)
+        rows[slots[name]] = row if full else view
     if (fresh or len(kept_shown) != len(shown) or (whole is not None and len(whole) != len(kept_shown))
             ) and project.specd_dir.is_dir():
         _save(cache, whole, kept_shown, fresh, sigs)
-    return rows
+    return rows  # type: ignore[return-value]  # every None was filled above
 
 
 def _holds(entry: Any, sig: list[int]) -> bool:
