@@ -50,10 +50,11 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     if mermaid and not as_graph:
         raise click.UsageError("--mermaid goes with --graph")
     memo = not as_graph and not any(temporal.values()) and (as_json or not sys.stdout.isatty())
-    if task and memo:
-        from specd.tasks import status_memo
+    if memo:
+        from specd.tasks import listing_memo, status_memo
 
-        kept = status_memo.lookup(status_memo.project_root((ctx.find_root().obj or {}).get("project_dir")), task)
+        root = status_memo.project_root((ctx.find_root().obj or {}).get("project_dir"))
+        kept = status_memo.lookup(root, task) if task else listing_memo.lookup(root, as_json)
         if kept is not None:  # nothing it was worked out from has changed: the same answer, and no pipeline
             for line in kept["err"]:
                 click.echo(line, err=True)
@@ -62,12 +63,13 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     from specd.commands.common import in_project, project_from, warn
 
     project = in_project(project_from(ctx))
-    before = None
+    before: Any = None  # the marks of what the answer is worked out from, taken before anything is read
     if task and memo:
         from specd.executors.temporal import record
-        from specd.tasks import status_memo
 
-        before = status_memo.inputs(project, task, record.watched(project))  # marked before anything is read
+        before = status_memo.inputs(project, task, record.watched(project))
+    elif memo:
+        before = listing_memo.inputs(project)
     from specd.tasks import graph
     from specd.tasks.locate import branch, locate
     from specd.tasks.secrets import load_project_secrets
@@ -88,31 +90,27 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
                                                 temporal)) is not None:
         data = remote  # run by Temporal workers: what they pushed, and the workflow's state
     else:
+        keep: list[Any] = []  # each row's folder and signature, when the status index holds it
         data = (task_status(project, task, config, broken=broken) if task
-                else all_status(project, config, broken, full=as_json))  # a table reads only what it shows
+                else all_status(project, config, broken, full=as_json, keep=keep))  # a table reads what it shows
         if before is not None and isinstance(data, dict) and not data.get("running"):
             _remember(project, data["task"], before, config, data, notes, temporal)
     if isinstance(data, list):
         problem = graph.annotate(data)  # said once; every task is still listed
         warn([problem] if problem else [])
+        if memo and data:
+            return _listing(project, data, as_json, before, config, keep, [*notes, *([problem] if problem else [])])
     if as_json:
         from specd.commands.envelope import emit
 
-        if isinstance(data, list):
-            from specd.commands.envelope import envelope
-            from specd.tasks.status_cache import listing_json, redacted_list
-
-            # only rows that may hold a secret are walked by redaction; a row a line
-            click.echo(listing_json(envelope(None, tasks=redacted_list(data))))
-        else:
-            emit(task, **{k: v for k, v in data.items() if k != "task"})
+        emit(task, **{k: v for k, v in data.items() if k != "task"})  # type: ignore[union-attr]
         return 0
     if data and not sys.stdout.isatty():
         from specd.redact import redact
-        from specd.ui.plain import table, task_text
+        from specd.ui.plain import task_text
 
         # piped: plain text scripts can read, and no rich to import (a third of the start-up)
-        click.echo(redact(table(data) if isinstance(data, list) else task_text(data)))
+        click.echo(redact(task_text(data)))  # type: ignore[arg-type]
         return 0
     from specd.ui.status import render_task, render_tasks
 
@@ -128,6 +126,27 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
             click.echo(f"  on Temporal: workflow {run['workflow_id']} "
                        f"{'running' if run['running'] else 'closed'} ({run['status']}), branch {data['branch']}; "
                        f"{run['ui']}")
+    return 0
+
+
+def _listing(project: Project, rows: list[dict[str, Any]], as_json: bool, before: Any,
+             config: PipelineConfig | None, keep: list[Any], notes: list[str]) -> int:
+    """Print the listing, piped (plain text) or --json, and keep what was printed while nothing changes."""
+    from specd.commands.common import warning
+    from specd.redact import redact
+    from specd.tasks import listing_memo
+    from specd.ui.plain import table
+
+    texts: dict[str, Any] = {"out": redact(table(rows)), "json": None, "err": [warning(note) for note in notes]}
+    if as_json:
+        from specd.commands.envelope import envelope
+        from specd.tasks.status_cache import listing_json, redacted_list
+
+        # only rows that may hold a secret are walked by redaction; a row a line
+        texts["json"] = listing_json(envelope(None, tasks=redacted_list(rows)))
+    click.echo(texts["json" if as_json else "out"])
+    if len(keep) == len(rows):
+        listing_memo.remember(project, before, config, keep, texts)
     return 0
 
 

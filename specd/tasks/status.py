@@ -197,10 +197,12 @@ def project_notes(project: Project) -> list[str]:
 
 
 def all_status(project: Project, config: PipelineConfig | None = None,
-               broken: str | None = None, *, full: bool = True) -> list[dict[str, Any]]:
+               broken: str | None = None, *, full: bool = True, keep: list[Any] | None = None,
+               ) -> list[dict[str, Any]]:
     """Every task's row. A broken pipeline file (``broken``, said once by the caller) leaves out only what
     needs it; a task whose own files are broken gets an ERROR row, and the others are listed. ``full=False``:
-    only the fields a table shows (``status_index.light``), which a warm listing reads from a small file."""
+    only the fields a table shows (``status_index.light``), which a warm listing reads from a small file.
+    ``keep``: see ``status_index.listing``."""
     if config is None and broken is None:
         config, broken = pipeline_or_problem(project)
 
@@ -226,4 +228,4 @@ def all_status(project: Project, config: PipelineConfig | None = None,
         except SpecdError as exc:
             return {"task": task, "status": "ERROR", "reason": str(exc), "next": None}
 
-    return status_index.listing(project, build, always=away, full=full)
+    return status_index.listing(project, build, always=away, full=full, keep=keep)

@@ -94,50 +94,67 @@ def _tree(folder: str, out: list[str]) -> bool:
 def inputs(project: Project, task: str, extra: Iterable[Path] = ()) -> Inputs | None:
     """The marks of everything ``status TASK`` reads, taken now (before the answer is worked out); None when the
     answer cannot be kept (no such task, a live or killed run, a folder too big or linked)."""
-    from specd.resources import builtin, builtin_dir
-
     if not _plain(task):
         return None  # not a task name (the command reports it): nothing to look at
     settled = time.time_ns() - RACY_NS
     env = environment(str(project.root))
-    specd_dir = project.specd_dir
     homes = [str(folder / task) for folder in (project.tasks_dir, project.features_dir)]
     paths = [f"{home}/config.json" for home in homes]
     found = [home for home, config in zip(homes, paths, strict=True) if os.path.isfile(config)]  # noqa: PTH113
     if len(found) != 1 or os.path.lexists(f"{found[0]}/.run.lock.owner") or not _tree(found[0], paths):
         return None
-    paths += [str(specd_dir / name) for name in ("pipeline.json", "pipeline.yaml", "pipeline.yml", "config.json")]
-    paths.append(str(specd_dir / "worktrees" / task / ".specd" / "tasks" / task / "config.json"))
+    paths.append(str(project.specd_dir / "worktrees" / task / ".specd" / "tasks" / task / "config.json"))
+    if not shared(project, paths):
+        return None
+    paths += [str(path) for path in extra]
+    return settled, env, [(path, mark(path)) for path in paths]
+
+
+def shared(project: Project, paths: list[str]) -> bool:
+    """Append the inputs every status answer shares: the pipeline files, config.json, the project's workflows
+    and hooks, and specd's built-in folders; False when a folder cannot be watched whole."""
+    from specd.resources import builtin, builtin_dir
+
+    paths += [str(project.specd_dir / name) for name in ("pipeline.json", "pipeline.yaml", "pipeline.yml",
+                                                          "config.json")]
     for folder in (project.workflows_dir, project.hooks_dir):
         if not folder.is_dir():
             paths.append(str(folder))
         elif not _tree(str(folder), paths):
-            return None
+            return False
     paths.append(str(builtin("pipelines", "default.json")))
     paths += [str(builtin_dir(kind)) for kind in ("workflows", "hooks", "templates")]
-    paths += [str(path) for path in extra]
-    return settled, env, [(path, mark(path)) for path in paths]
+    return True
 
 
 def remember(project: Project, task: str, before: Inputs, config: PipelineConfig | None,
              texts: dict[str, Any]) -> None:
     """Keep ``texts`` for ``task`` if its inputs were already settled when ``before`` was taken."""
     settled, env, marks = before
-    if config is None or not _named_plainly(config):
-        return  # a broken pipeline, or a workflow named by a path anywhere in the project: not watched here
-    if any(m is not None and max(m[0], m[1]) >= settled for _, m in marks):
-        return  # changed a moment ago: it could change again within the same tick, unseen
+    if config is None or not named_plainly(config) or not settled_marks(marks, settled):
+        return  # a broken pipeline, a workflow named by a path (not watched here), or an input just changed
+    keep(project, f"{task}.json", {"version": __version__, "env": env, "marks": marks, "texts": texts})
+
+
+def settled_marks(marks: list[tuple[str, Mark]], settled: int) -> bool:
+    """Whether no input changed after ``settled`` (else it could change again within the same tick, unseen)."""
+    return not any(m is not None and max(m[0], m[1]) >= settled for _, m in marks)
+
+
+def keep(project: Project, name: str, memo: dict[str, Any]) -> None:
+    """Write ``memo`` as ``name`` in the memo folder, unless redaction would change a byte of it."""
     from specd.redact import redact
     from specd.state import atomic
+    from specd.tasks.status_cache import suspect
 
-    text = json.dumps({"version": __version__, "env": env, "marks": marks, "texts": texts})
-    if redact(text) != text:
+    text = json.dumps(memo)
+    if suspect(text) and redact(text) != text:  # the quick look first: a listing's memo is megabytes
         return  # the writer would mask part of it, and a hit must print exactly what a miss does
-    path = project.specd_dir / ".cache" / FOLDER / f"{task}.json"
+    path = project.specd_dir / ".cache" / FOLDER / name
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.parent.chmod(0o700)  # the digest hashes secret values with the rest: for this user's eyes only
-        atomic.write_text(path, text, durable=False)  # a cache: no fsync
+        atomic.write_text(path, text, durable=False, checked=True)  # a cache: no fsync; redaction passed
     except OSError:
         pass  # a read-only checkout works the answer out every time
 
@@ -179,7 +196,7 @@ def _plain(task: str) -> bool:
     return bool(task) and "/" not in task and "\\" not in task and "\0" not in task and not task.startswith(".")
 
 
-def _named_plainly(config: PipelineConfig) -> bool:
+def named_plainly(config: PipelineConfig) -> bool:
     """Every workflow is named by file name (looked up in the watched folders), none by a path."""
     names = [spec.workflow for spec in config.hooks.values() if spec is not None]
     for steps in config.pipelines.values():
