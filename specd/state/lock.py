@@ -2,10 +2,14 @@
 
 filelock's flock-based lock is released by the kernel when its process dies,
 so a lock left by a SIGKILLed run is reclaimed without any guessing. A small
-owner file beside it names the holder's pid for the refusal message, and the
-process groups of the children it is running: whoever takes the lock next
-reads it first and stops what a killed run left behind (``specd.system.children``),
-then sweeps the scratch files such a kill leaves (``.tmp-*``, ``.result-*.json``).
+owner file beside it names the holder's pid for the refusal message; it is
+written once a run. The process groups of the children it is running go to a
+second file, a line each as a child starts (``+pgid``) and ends (``-pgid``),
+appended to a descriptor kept open (one `write` a child, where rewriting the
+owner file cost a temporary file and a rename), and emptied whenever no child
+runs. Whoever takes the lock next reads both first and stops what a killed run
+left behind (``specd.system.children``), then sweeps the scratch files such a
+kill leaves (``.tmp-*``, ``.result-*.json``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from specd.state import atomic
 from specd.state.model import now
 
 CANCEL_MARK = ".cancel-requested"  # `specd cancel` leaves it for the run it stops; the next lock holder sweeps it
+# The groups file: named to match the `*.lock` line of every .specd/.gitignore written so far (never committed).
+GROUPS = ".run.groups.lock"
 SCRATCH = (".tmp-*", ".result-*.json", CANCEL_MARK)  # left by a kill mid-write or mid-step; never wanted later
 
 
@@ -37,6 +43,8 @@ class TaskLock:
     def __init__(self, task_dir: Path, task: str) -> None:
         self.path = task_dir / ".run.lock"
         self.owner_path = task_dir / ".run.lock.owner"
+        self.groups_path = task_dir / GROUPS
+        self._groups_fd: int | None = None
         self.task = task
         self.token = os.urandom(16).hex()  # marks this holder's children (SPECD_OWNER) so no one else's are touched
         self.stopped: list[int] = []  # pids a killed run left running, stopped on taking the lock
@@ -62,9 +70,11 @@ class TaskLock:
         try:
             previous = read_owner(self.owner_path)
             if previous is not None and previous.get("host") == _host():
-                self.stopped = children.stop_leftovers(previous)
+                groups = read_groups(self.groups_path) | set(_ints(previous.get("children")))  # an older specd's
+                self.stopped = children.stop_leftovers({**previous, "children": sorted(groups)})
             self.swept = sweep_scratch(self.path.parent)
             self._write_owner()
+            self._groups_fd = os.open(self.groups_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
         except BaseException:
             assert self._lock is not None
             self._lock.release()
@@ -75,6 +85,10 @@ class TaskLock:
                  tb: TracebackType | None) -> None:
         try:
             with contextlib.suppress(OSError):  # a read-only or full disk must not keep the lock held
+                if self._groups_fd is not None:
+                    os.close(self._groups_fd)
+                    self._groups_fd = None
+                self.groups_path.unlink(missing_ok=True)
                 self.owner_path.unlink(missing_ok=True)
         finally:
             assert self._lock is not None
@@ -82,25 +96,30 @@ class TaskLock:
 
     def child_started(self, pgid: int) -> None:
         self._children.append(pgid)
-        self._write_owner(best_effort=True)
+        self._note(f"+{pgid}\n")
 
     def child_ended(self, pgid: int) -> None:
         if pgid in self._children:
             self._children.remove(pgid)
-            self._write_owner(best_effort=True)
+            self._note(f"-{pgid}\n" if self._children else "")
 
-    def _write_owner(self, *, best_effort: bool = False) -> None:
+    def _note(self, line: str) -> None:
+        """Append ``line`` to the groups file, or empty it (``""``) when no child runs: it never grows."""
+        if self._groups_fd is None:
+            return
+        # Not fsynced: after a power cut no process it names is running, and a kill -9 loses no page. The
+        # record is a backstop (children die with specd anyway): a full disk mid-step is reported by the state
+        # write that follows, not here.
+        with contextlib.suppress(OSError):
+            if line:
+                os.write(self._groups_fd, line.encode())
+            else:
+                os.ftruncate(self._groups_fd, 0)
+
+    def _write_owner(self) -> None:
         # "mark", not "token": the one redaction filter masks every value kept under a *token key.
-        owner = {"pid": os.getpid(), "host": _host(), "since": self._since, "mark": self.token,
-                 "children": self._children}
-        try:
-            # Not fsynced: after a power cut no process it names is running, and a kill -9 loses no page.
-            atomic.write_json(self.owner_path, owner, durable=False)
-        except OSError:
-            # The record is a backstop (children die with specd anyway); a full disk mid-step
-            # is reported by the state write that follows, not here.
-            if not best_effort:
-                raise
+        owner = {"pid": os.getpid(), "host": _host(), "since": self._since, "mark": self.token}
+        atomic.write_json(self.owner_path, owner, durable=False)  # not fsynced: see _note
 
     def holder_text(self) -> str:
         owner = read_owner(self.owner_path)
@@ -160,6 +179,21 @@ def _flocked(path: Path) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def read_groups(path: Path) -> set[int]:
+    """The process groups the groups file says are running (anything unreadable in it is skipped)."""
+    groups: set[int] = set()
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        for line in path.read_text(encoding="utf-8").split():
+            sign, number = line[:1], line[1:]
+            if number.isdigit():
+                (groups.add if sign == "+" else groups.discard)(int(number))
+    return groups
+
+
+def _ints(value: object) -> list[int]:
+    return [item for item in value if type(item) is int] if isinstance(value, list) else []
 
 
 def read_owner(path: Path) -> dict[str, object] | None:

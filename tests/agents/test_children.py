@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from specd.agents.proc import run_group
-from specd.state.lock import TaskLock, read_owner
+from specd.state.lock import TaskLock, read_groups, read_owner
 from specd.system import children
 
 PARENT = r'''
@@ -63,19 +63,40 @@ def test_a_running_child_is_marked_and_recorded_in_the_owner_file(tmp_path: Path
     probe = tmp_path / "probe.py"
     probe.write_text(
         "import json, os, sys\n"
+        "from specd.state.lock import read_groups\n"
+        "from pathlib import Path\n"
         "owner = json.load(open(sys.argv[1]))\n"
-        "print(json.dumps({'recorded': os.getpgid(0) in owner['children'],\n"
+        "print(json.dumps({'recorded': read_groups(Path(sys.argv[2])) == {os.getpgid(0)},\n"
         "                  'marked': os.environ.get('SPECD_OWNER') == owner['mark']}))\n", encoding="utf-8")
     log = tmp_path / "probe.log"
     with TaskLock(task_dir, "t") as lock, children.tracked_by(lock):
-        outcome = run_group(f"{sys.executable} {probe} {lock.owner_path}", cwd=tmp_path, env=dict(os.environ),
-                            stdin=None, log=log, timeout=60)
-        assert outcome.returncode == 0, outcome.tail(2000)
-        assert json.loads(log.read_text(encoding="utf-8")) == {"recorded": True, "marked": True}
-        owner = read_owner(lock.owner_path)
-        assert owner is not None
-        assert owner["children"] == []  # it ended, so it is no longer recorded
+        written = lock.owner_path.stat()
+        for _ in range(3):  # the owner file is written once a run, however many children start and end
+            outcome = run_group(f"{sys.executable} {probe} {lock.owner_path} {lock.groups_path}", cwd=tmp_path,
+                                env=dict(os.environ), stdin=None, log=log, timeout=60)
+            assert outcome.returncode == 0, outcome.tail(2000)
+            assert json.loads(log.read_text(encoding="utf-8")) == {"recorded": True, "marked": True}
+            assert read_groups(lock.groups_path) == set()  # it ended, so it is no longer recorded
+            assert lock.groups_path.stat().st_size == 0  # emptied, not grown, when no child runs
+        now = lock.owner_path.stat()
+        assert (now.st_ino, now.st_mtime_ns) == (written.st_ino, written.st_mtime_ns)
+        assert "children" not in (read_owner(lock.owner_path) or {"children": 1})
     assert not lock.owner_path.exists()
+    assert not lock.groups_path.exists()
+
+
+def test_the_groups_file_keeps_only_the_groups_still_running(tmp_path: Path) -> None:
+    task_dir = tmp_path / "task"
+    task_dir.mkdir()
+    with TaskLock(task_dir, "t") as lock:
+        lock.child_started(101)
+        lock.child_started(202)
+        lock.child_ended(101)
+        assert read_groups(lock.groups_path) == {202}
+        lock.child_ended(202)
+        assert read_groups(lock.groups_path) == set()
+        lock.groups_path.write_text("+7\n+x\n-\n+8\n-7\n\u00e9", encoding="utf-8")  # damaged lines are skipped
+        assert read_groups(lock.groups_path) == {8}
 
 
 def test_without_a_run_children_carry_no_marker(tmp_path: Path) -> None:
