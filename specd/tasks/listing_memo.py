@@ -16,6 +16,7 @@ and nothing is kept: the listing is worked out as before.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -46,9 +47,17 @@ def inputs(project: Project) -> Before | None:
 def remember(project: Project, before: Before | None, config: PipelineConfig | None, kept: list[Any],
              texts: dict[str, Any]) -> None:
     """Keep ``texts`` when ``kept`` (``status_index.listing``'s ``keep``: each row's folder and signature) covers
-    every row and nothing it came from changed in the last moment."""
+    every row and nothing it came from changed in the last moment; otherwise forget what was kept."""
+    memo = _memo(before, config, kept)
+    if memo is None:
+        forget(project)
+    else:  # three lines, each checked before the next is decoded: a miss (a task added, say) decodes little
+        status_memo.keep(project, NAME, [*memo, texts])
+
+
+def _memo(before: Before | None, config: PipelineConfig | None, kept: list[Any]) -> list[Any] | None:
     if before is None or config is None or not status_memo.named_plainly(config) or None in kept:
-        return
+        return None
     settled, env, marks = before
     folders = {folder for folder, _ in kept}
     others = []  # folders there that are not tasks: one that gains a config.json becomes one
@@ -59,15 +68,20 @@ def remember(project: Project, before: Before | None, config: PipelineConfig | N
             with os.scandir(parent) as entries:
                 found = [e.path for e in entries if e.path not in folders and e.is_dir()]
         except OSError:
-            return
+            return None
         if found and parent.endswith("/worktrees"):
-            return  # a task may live in a worktree: `status` shows it from there, live
+            return None  # a task may live in a worktree: `status` shows it from there, live
         others += found
-    other_marks = [(path, status_memo.mark(path)) for path in others]
-    if not status_memo.settled_marks(marks + other_marks, settled):
-        return
-    status_memo.keep(project, NAME, {"version": VERSION, "env": env, "marks": marks + other_marks,
-                                     "folders": kept, "texts": texts})
+    marks = marks + [(path, status_memo.mark(path)) for path in others]
+    if not status_memo.settled_marks(marks, settled):
+        return None
+    return [{"version": VERSION, "env": env, "marks": marks}, kept]
+
+
+def forget(project: Project) -> None:
+    """Remove what was kept: a listing that cannot be kept makes the next lookup a failed open, not a decode."""
+    with contextlib.suppress(OSError):
+        (project.specd_dir / ".cache" / status_memo.FOLDER / NAME).unlink(missing_ok=True)
 
 
 def lookup(root: str, as_json: bool) -> dict[str, Any] | None:
@@ -75,16 +89,17 @@ def lookup(root: str, as_json: bool) -> dict[str, Any] | None:
     or ``out``) was kept."""
     try:
         with open(f"{root}/.specd/.cache/{status_memo.FOLDER}/{NAME}", "rb") as file:  # noqa: PTH123
-            data = json.loads(file.read())
-        texts = data["texts"]
-        text = texts["json" if as_json else "out"]
-        if data["version"] != VERSION or not isinstance(text, str) or not all(isinstance(x, str) for x in texts["err"]):
-            return None
-        if any(status_memo.mark(path) != kept for path, kept in data["marks"]):
+            head, folders, rest = file.read().split(b"\n", 2)
+        data = json.loads(head)
+        if data["version"] != VERSION or any(status_memo.mark(path) != kept for path, kept in data["marks"]):
             return None
         from specd.tasks.status_marks import still
 
-        if not all(still(folder, sig) for folder, sig in data["folders"]):
+        if not all(still(folder, sig) for folder, sig in json.loads(folders)):
+            return None
+        texts = json.loads(rest)
+        text = texts["json" if as_json else "out"]
+        if not isinstance(text, str) or not all(isinstance(x, str) for x in texts["err"]):
             return None
         if data["env"] != status_memo.environment(root):
             return None

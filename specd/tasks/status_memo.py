@@ -141,13 +141,14 @@ def settled_marks(marks: list[tuple[str, Mark]], settled: int) -> bool:
     return not any(m is not None and max(m[0], m[1]) >= settled for _, m in marks)
 
 
-def keep(project: Project, name: str, memo: dict[str, Any]) -> None:
-    """Write ``memo`` as ``name`` in the memo folder, unless redaction would change a byte of it."""
+def keep(project: Project, name: str, memo: dict[str, Any] | list[Any]) -> None:
+    """Write ``memo`` as ``name`` in the memo folder, unless redaction would change a byte of it. A list is
+    written an item a line (JSON text holds no raw line break)."""
     from specd.redact import redact
     from specd.state import atomic
     from specd.tasks.status_cache import suspect
 
-    text = json.dumps(memo)
+    text = "\n".join(map(json.dumps, memo)) if isinstance(memo, list) else json.dumps(memo)
     if suspect(text) and redact(text) != text:  # the quick look first: a listing's memo is megabytes
         return  # the writer would mask part of it, and a hit must print exactly what a miss does
     path = project.specd_dir / ".cache" / FOLDER / name
