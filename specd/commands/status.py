@@ -51,10 +51,15 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
         raise click.UsageError("--mermaid goes with --graph")
     memo = not as_graph and not any(temporal.values()) and (as_json or not sys.stdout.isatty())
     if memo:
-        from specd.tasks import listing_memo, status_memo
+        from specd.tasks import status_memo
 
         root = status_memo.project_root((ctx.find_root().obj or {}).get("project_dir"))
-        kept = status_memo.lookup(root, task) if task else listing_memo.lookup(root, as_json)
+        if task:
+            kept = status_memo.lookup(root, task)
+        else:
+            from specd.tasks import listing_memo
+
+            kept = listing_memo.lookup(root, as_json)
         if kept is not None:  # nothing it was worked out from has changed: the same answer, and no pipeline
             for line in kept["err"]:
                 click.echo(line, err=True)
@@ -69,6 +74,8 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
 
         before = status_memo.inputs(project, task, record.watched(project))
     elif memo:
+        from specd.tasks import listing_memo
+
         before = listing_memo.inputs(project)
     from specd.tasks import graph
     from specd.tasks.locate import branch, locate
