@@ -198,6 +198,9 @@ def test_the_pipeline_file_edited_or_broken_shows_at_once(listing: Listing) -> N
     _, err, _ = listing.follows(same_order=False)
     assert "pipeline" not in err
     listing.settle()
+    (listing.root / ".specd" / "config.json").write_text('{"type": "orchestrator"}', encoding="utf-8")
+    _, err, _ = listing.follows()
+    assert "orchestrator" in err  # the project's settings are an input too
 
 
 def test_a_new_secret_is_never_printed_from_what_was_kept(listing: Listing) -> None:
@@ -301,3 +304,28 @@ def _drain(fd: int) -> str:
             break
         chunks.append(chunk)
     return b"".join(chunks).decode(errors="replace")
+
+
+def test_a_task_made_in_features_or_run_in_a_worktree_shows_at_once(listing: Listing) -> None:
+    features = listing.root / ".specd" / "features"
+    assert not features.exists()  # made below: the folder's mark was "absent"
+    config = json.loads((listing.tasks / "a" / "config.json").read_text(encoding="utf-8"))
+    (features / "f").mkdir(parents=True)
+    (features / "f" / "config.json").write_text(json.dumps({**config, "task_name": "f", "stage": "discussion"}),
+                                                encoding="utf-8")
+    out, _, as_json = listing.follows()
+    assert lines(out)["f"][1] == "NOT_STARTED"
+    assert rows(as_json)["f"]["folder"] == ".specd/features/f"
+    shutil.rmtree(features / "f")
+    out, _, _ = listing.follows()
+    assert set(lines(out)) == {"a", "b", "c"}
+    listing.settle()
+
+    # `a` running in its worktree (as `specd run` leaves it): shown from there, with its branch, and never kept.
+    inner = listing.root / ".specd" / "worktrees" / "a" / ".specd" / "tasks" / "a"
+    shutil.copytree(listing.tasks / "a", inner)
+    (inner / "config.json").write_text(json.dumps({**config, "stage": "in-the-worktree"}), encoding="utf-8")
+    _, _, as_json = listing.follows()
+    assert rows(as_json)["a"]["stage"] == "in-the-worktree"
+    assert rows(as_json)["a"]["branch"]
+    listing.never_kept()
