@@ -1,9 +1,10 @@
 """A piped or --json `specd status` listing printed from what was kept follows every change of what it shows.
 
-Each test makes three finished tasks, waits until both listings (plain and --json) are printed from what was
-kept (a call that imports no ``specd.tasks.status``), then changes one thing: a task's config.json edited in
-place, a task made or removed, a folder that becomes a task, the pipeline file, a `.env` secret, a run. The
-next listing must be worked out afresh and print what a listing with no cache at all prints.
+Each test lists a copy of a project with three finished tasks, waits until both listings (plain and --json)
+are printed from what was kept (a call that imports no ``specd.tasks.status``), then changes one thing: a
+task's config.json edited in place, a task made or removed, a folder that becomes a task, the pipeline file,
+a `.env` secret, a run. The next listing must be worked out afresh and print what a listing with no cache at
+all prints.
 """
 
 from __future__ import annotations
@@ -76,7 +77,10 @@ class Listing:
         assert json_err == err
         fresh = self.fresh()
         assert fresh[:2] == (out, err)
-        assert fresh[2] == as_json if same_order else json.loads(fresh[2]) == json.loads(as_json)
+        if same_order:
+            assert fresh[2] == as_json
+        else:
+            assert json.loads(fresh[2]) == json.loads(as_json)
         return out, err, as_json
 
     def never_kept(self) -> None:
@@ -278,10 +282,10 @@ def test_the_json_and_plain_memos_are_apart_and_a_terminal_never_reads_them(list
     for args, expected in (((), "miss"), (("--json",), "hit")):
         leader, follower = pty.openpty()
         try:
-            proc = subprocess.Popen([sys.executable, "-c", PROBE, "--project", str(listing.root), "status", *args],
-                                    stdout=follower, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-                                    env={**listing.h.env, "COLUMNS": "200"}, cwd=listing.root)
-            os.close(follower)
+            with os.fdopen(follower, "wb") as terminal:  # ours is closed once the child has it
+                proc = subprocess.Popen([sys.executable, "-c", PROBE, "--project", str(listing.root), "status",
+                                         *args], stdout=terminal, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                        text=True, env={**listing.h.env, "COLUMNS": "200"}, cwd=listing.root)
             shown = _drain(leader)  # read while it writes: a pty holds little
             _, err = proc.communicate(timeout=120)
         finally:
