@@ -91,7 +91,9 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
 def _state_only(view: dict[str, Any], task: str, state: RunState | None, store: StateStore,
                 known: list[phases.Phase], listing: bool) -> dict[str, Any]:
     """What the run state says, without the pipeline: no next step or plan, which need the file."""
-    view.update(next=None, plan=[], phases=[p.id for p in known], usage={}, hint=f"specd continue {task}",
+    # progress as a row built with the pipeline has it: a finished row the index keeps says the same either way
+    view.update(next=None, plan=[], progress=None, phases=[p.id for p in known], usage={},
+                hint=f"specd continue {task}",
                 **({} if listing else {"history": []}))
     if state is None:
         return view
