@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -61,8 +62,14 @@ def fork_map(func: Callable[[T], R], items: Sequence[T], min_items: int = MIN_IT
 
 def _collect(pid: int, read_end: int, items: Sequence[T], func: Callable[[T], R]) -> list[R]:
     """The child's results, or the same worked here when it did not deliver them whole."""
-    with os.fdopen(read_end, "rb") as pipe:
-        data = pipe.read()
+    try:
+        with os.fdopen(read_end, "rb") as pipe:
+            data = pipe.read()
+    except BaseException:  # Ctrl-C while waiting: the child is stopped and reaped, not left behind
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
     _, status = os.waitpid(pid, 0)
     if os.waitstatus_to_exitcode(status) == 0:
         with contextlib.suppress(Exception):
