@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from specd.agents import lines
+from specd.agents import lines, numbered
 from specd.system import children
 from specd.system.jail import Jail, prepare
 
@@ -37,21 +37,31 @@ class ProcOutcome:
         return lines.tail(self.log, chars).strip()  # the end of the log only: it may be huge
 
 
+_NEXT: dict[Path, int] = {}  # each run folder's next number, once this process has listed it
+
+
 def transcript_path(task_dir: Path, run_id: str, label: str, suffix: str) -> Path:
     """``transcripts/<run_id>/<NNN>-<label><suffix>``, numbered in the order they were made.
 
-    The file is created here, so two logs can never share a number.
+    The file is created here (exclusively: a name taken meanwhile is skipped, never overwritten). The next
+    number of each run folder is kept in memory once the folder was listed: a run is one process, and
+    listing a folder that gains a file every step, at every step, made steps cost more as a run went on.
     """
     folder = task_dir / "transcripts" / run_id
     folder.mkdir(parents=True, exist_ok=True)
-    number = max((int(p.name[:3]) for p in folder.glob("[0-9][0-9][0-9]-*")), default=0) + 1
+    number = _NEXT.get(folder)
+    if number is None:  # the folder is listed once a run, not at every step: it holds a file per step
+        with os.scandir(folder) as entries:
+            number = max((n for e in entries if (n := numbered.number(e.name)) is not None), default=0) + 1
     while True:
         path = folder / f"{number:03d}-{label}{suffix}"
         try:
             path.open("x").close()
-            return path
         except FileExistsError:
             number += 1
+            continue
+        _NEXT[folder] = number + 1
+        return path
 
 
 def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | None, log: Path,

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specd.agents import numbered
 from specd.state.lock import TaskLock
 from specd.tasks import transcript_text
 from specd.tasks.logs import read_events
@@ -158,7 +159,8 @@ class Follower:
             return []
         folder = self.task_dir / "transcripts" / self.run_id
         try:
-            found = sorted(p for p in folder.iterdir() if p.suffix in (".log", ".jsonl") and p.name[:3].isdigit())
+            found = sorted((p for p in folder.iterdir() if p.suffix in (".log", ".jsonl")
+                            and numbered.number(p.name) is not None), key=numbered.key)
         except OSError:
             return []
         return [p for p in found if p not in self.closed]
@@ -167,12 +169,12 @@ class Follower:
 def live(task_dir: Path, run_id: str) -> dict[str, str | None]:
     """The transcript being written now (the newest of the run), and its Claude Code session if it has one."""
     try:
-        found = [p for p in (task_dir / "transcripts" / run_id).iterdir() if p.name[:3].isdigit()]
+        found = [p for p in (task_dir / "transcripts" / run_id).iterdir() if numbered.number(p.name) is not None]
     except OSError:
         found = []
     if not found:
         return {"transcript": None, "session_id": None}
-    newest = max(found, key=lambda p: p.name)
+    newest = max(found, key=numbered.key)
     session = None
     if newest.suffix == ".jsonl":
         try:

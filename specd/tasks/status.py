@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from specd.agents import numbered
 from specd.engine import cursor, progress, replan
 from specd.engine.waiting import hint
 from specd.errors import SpecdError
@@ -154,7 +155,7 @@ def last_activity(store: StateStore, state: RunState) -> float | None:
     paths = [store.json_path, store.journal.path]
     folder = store.task_dir / "transcripts" / state.run_id
     if folder.is_dir():
-        paths += sorted(folder.iterdir())[-3:]
+        paths += sorted(folder.iterdir(), key=numbered.key)[-3:]
     times = [_mtime(p) for p in paths]
     known = [t for t in times if t is not None]
     return max(0.0, time.time() - max(known)) if known else None
