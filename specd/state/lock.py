@@ -6,7 +6,7 @@ owner file beside it names the holder's pid for the refusal message; it is
 written once a run. The process groups of the children it is running go to a
 second file, a line each as a child starts (``+pgid``) and ends (``-pgid``),
 appended to a descriptor kept open (one `write` a child, where rewriting the
-owner file cost a temporary file and a rename), and emptied whenever no child
+owner file cost a temporary file and a rename), and emptied, once past a page, when no child
 runs. Whoever takes the lock next reads both first and stops what a killed run
 left behind (``specd.system.children``), then sweeps the scratch files such a
 kill leaves (``.tmp-*``, ``.result-*.json``).
@@ -36,6 +36,7 @@ from specd.state.model import now
 CANCEL_MARK = ".cancel-requested"  # `specd cancel` leaves it for the run it stops; the next lock holder sweeps it
 # The groups file: named to match the `*.lock` line of every .specd/.gitignore written so far (never committed).
 GROUPS = ".run.groups.lock"
+GROUPS_PAGE = 4096
 SCRATCH = (".tmp-*", ".result-*.json", CANCEL_MARK)  # left by a kill mid-write or mid-step; never wanted later
 
 
@@ -45,6 +46,7 @@ class TaskLock:
         self.owner_path = task_dir / ".run.lock.owner"
         self.groups_path = task_dir / GROUPS
         self._groups_fd: int | None = None
+        self._written = 0  # bytes in the groups file
         self.task = task
         self.token = os.urandom(16).hex()  # marks this holder's children (SPECD_OWNER) so no one else's are touched
         self.stopped: list[int] = []  # pids a killed run left running, stopped on taking the lock
@@ -101,12 +103,17 @@ class TaskLock:
     def child_ended(self, pgid: int) -> None:
         if pgid in self._children:
             self._children.remove(pgid)
-            self._note(f"-{pgid}\n" if self._children else "")
+            self._note(f"-{pgid}\n")
 
     def _note(self, line: str) -> None:
-        """Append ``line`` to the groups file, or empty it (``""``) when no child runs: it never grows."""
+        """Append ``line`` to the groups file; emptied once it passes a page with no child running, so it never
+        grows past that (and, until then, a child's start and end share a page already there: a full disk
+        frees or takes nothing mid-step)."""
         if self._groups_fd is None:
             return
+        self._written += len(line)
+        if not self._children and self._written > GROUPS_PAGE:
+            line, self._written = "", 0
         # Not fsynced: after a power cut no process it names is running, and a kill -9 loses no page. The
         # record is a backstop (children die with specd anyway): a full disk mid-step is reported by the state
         # write that follows, not here.
