@@ -133,7 +133,7 @@ class TemporalExecutor:
         repo.git("push", "-q", "origin", "main")
         repo.ref_prefix = "origin/"
         repo.ledger_trees = self.clones
-        repo.env["SPECD_TEMPORAL_HEARTBEAT_TIMEOUT"] = "3"
+        repo.env["SPECD_TEMPORAL_HEARTBEAT_TIMEOUT"] = "5"  # a heartbeat every 1.25 s: 3.75 s to spare
         self.start_workers()
 
     def flags(self) -> list[str]:

@@ -3,8 +3,13 @@
 ``specd_run`` brings the task's clone up to the remote's branch (needs merged in), applies a held gate's answer
 as `specd approve/reject/skip` would, then runs `specd continue TASK --json` there as a child process (the seam,
 with the same agents, jail, budgets and redaction as a local run). The run pushes each step commit before its
-next step starts, and the activity heartbeats the current step, so a dead worker is noticed
-within the heartbeat timeout and the step runs again elsewhere from the last pushed commit.
+next step starts, and the activity heartbeats the current step on a timer for its whole life (clone, push and
+step alike), so a dead worker is noticed within the heartbeat timeout and the step runs again elsewhere from the
+last pushed commit.
+
+One attempt of a task at a time on a worker: Temporal starts a new attempt only once it holds the last one dead,
+so an older attempt still running here (its heartbeats were late) is stopped, and never pushes, before the new
+one touches the clone they share.
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 import threading
+from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,10 +42,24 @@ from specd.tasks.task import existing_task
 Line = dict[str, Any] | None
 
 
+@dataclass
+class _Slot:
+    """One task on this worker: the attempt allowed to touch its clone, and that attempt's child."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    latest: int = 0
+    proc: subprocess.Popen[bytes] | None = None
+
+
+class Superseded(Exception):
+    """A later attempt of the same task started on this worker: this one stops and pushes nothing."""
+
+
 class Activities:
     def __init__(self, workdir: Path, remote: str) -> None:
         self.workdir, self.remote = workdir, remote
         self.running: set[subprocess.Popen[bytes]] = set()
+        self.slots: dict[str, _Slot] = {}
 
     def stop_all(self) -> None:
         """The worker is stopping: every child saves its state and ends ABORTED (nothing is pushed)."""
@@ -48,8 +69,28 @@ class Activities:
 
     @activity.defn(name="specd_run")
     async def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        slot = self.slots.setdefault(f"{job['key']}/{job['task']}", _Slot())
+        slot.latest += 1
+        mine, beat = slot.latest, {"step": ""}
+        if slot.proc is not None:  # an older attempt still runs here: Temporal has given up on it
+            await asyncio.to_thread(self._stop, slot.proc)
+        ticker = asyncio.create_task(_beat(beat))
+        try:
+            async with slot.lock:
+                return await self._attempt(job, slot, mine, beat)
+        except Superseded:
+            raise ApplicationError(f"{job['task']}: a later attempt took over on this worker") from None
+        finally:
+            ticker.cancel()
+
+    async def _attempt(self, job: dict[str, Any], slot: _Slot, mine: int, beat: dict[str, str]) -> dict[str, Any]:
+        def current() -> None:
+            if slot.latest != mine:
+                raise Superseded
+
         task = job["task"]
         try:
+            current()
             clone = await asyncio.to_thread(clones.prepare, self.workdir, self.remote, job["key"], task,
                                             list(job.get("needs") or []))
             await asyncio.to_thread(clones.push, clone)
@@ -60,7 +101,9 @@ class Activities:
                 activity.logger.info("%s: %s", task, said)
             if job.get("budget"):  # the run's --max-cost: this child gets what the whole run has left
                 job = {**job, "max_cost": await asyncio.to_thread(_cap, clone, job)}
-            stopped = await self._continue(clone, job)
+            current()
+            stopped = await self._continue(clone, job, slot, beat)
+            current()
             await asyncio.to_thread(clones.push, clone)
         except clones.Refused as exc:
             return {"task": task, "status": "BLOCKED", "reason": str(exc)}
@@ -68,7 +111,8 @@ class Activities:
             raise ApplicationError(str(exc)) from None
         return stopped
 
-    async def _continue(self, clone: clones.Clone, job: dict[str, Any]) -> dict[str, Any]:
+    async def _continue(self, clone: clones.Clone, job: dict[str, Any], slot: _Slot,
+                        beat: dict[str, str]) -> dict[str, Any]:
         argv = [sys.executable, "-m", "specd", "--project", str(clone.path), "continue", job["task"], "--json"]
         argv += [f"--{job['mode']}"] if job.get("mode") else []
         argv += ["--agent", job["agent"]] if job.get("agent") else []
@@ -79,21 +123,15 @@ class Activities:
         proc = popen_child(argv, env={**os.environ, "SPECD_GIT_PUSH": "origin"}, cwd=clone.path,
                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
         self.running.add(proc)
+        slot.proc = proc
         threading.Thread(target=_read, args=(proc, loop, lines), daemon=True).start()
         step, finished = "", {}
         try:
-            while True:
-                try:
-                    event = await asyncio.wait_for(lines.get(), timeout=1.0)
-                except TimeoutError:
-                    activity.heartbeat({"step": step})
-                    continue
-                if event is None:
-                    break
+            while (event := await lines.get()) is not None:
                 kind = event.get("kind")
                 if kind == "step_started":
-                    step = str(event.get("step") or step)
-                    activity.heartbeat({"step": step})
+                    step = beat["step"] = str(event.get("step") or step)
+                    activity.heartbeat(dict(beat))
                 if kind == "run_finished":
                     finished = event
         except asyncio.CancelledError:
@@ -104,6 +142,8 @@ class Activities:
             raise
         finally:
             self.running.discard(proc)
+            if slot.proc is proc:
+                slot.proc = None
         with errors:
             errors.seek(0)
             said = errors.read().decode("utf-8", "replace").strip()
@@ -151,6 +191,14 @@ async def settled(job: dict[str, Any]) -> bool:
     """Whether the task's workflow runs no step now: none, ended, or waiting for a human (for the run's -j)."""
     found = await lookup.state(activity.client(), job["key"], job["task"])
     return found is None or not found["running"] or found["status"] == "WAITING_FOR_HUMAN"
+
+
+async def _beat(beat: dict[str, str]) -> None:
+    """Heartbeat on a timer, whatever the child prints or how long git takes: only a dead worker goes silent."""
+    every = min(1.0, (activity.info().heartbeat_timeout or timedelta(seconds=6)).total_seconds() / 6)
+    while True:
+        activity.heartbeat(dict(beat))
+        await asyncio.sleep(every)
 
 
 def _cap(clone: clones.Clone, job: dict[str, Any]) -> float:

@@ -1,0 +1,92 @@
+"""Two attempts of one task on one worker, through the real activity (temporalio's ActivityEnvironment, no
+server): a real remote, real clones, real `specd continue` children and the held command agent.
+
+Temporal starts a new attempt once it holds the last one dead (its heartbeats were late), and the new one may
+land on the same worker, in the same clone. The older attempt must then stop and push nothing, and the newer
+one finishes the task. Heartbeats go on a timer, also while a step prints nothing for a long time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import subprocess
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from executor_harness import TIMEOUT, Repo
+
+pytest.importorskip("temporalio")  # the dev extra installs it; CI fails loudly elsewhere when it is missing
+
+from temporalio.exceptions import ApplicationError  # noqa: E402
+from temporalio.testing import ActivityEnvironment  # noqa: E402
+
+from specd.executors.temporal.activities import Activities  # noqa: E402
+from specd.executors.temporal.seed import seed  # noqa: E402
+from specd.tasks.project import Project  # noqa: E402
+
+
+def _setup(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Activities, dict[str, Any], Path]:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    repo.git("remote", "add", "origin", str(remote))
+    repo.git("push", "-q", "origin", "main")
+    repo.new("a")
+    for key, value in repo.env.items():  # the activity gives its children the worker's environment
+        monkeypatch.setenv(key, value)
+    monkeypatch.chdir(repo.root)
+    assert seed(Project(repo.root), str(remote), "a", set())
+    job = {"task": "a", "key": "k", "mode": "auto", "agent": repo.agent(), "heartbeat_timeout": 3}
+    return Activities(tmp_path / "w", str(remote)), job, tmp_path / "w" / "k" / "a"
+
+
+def _environment(beats: list[Any]) -> ActivityEnvironment:
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=3))
+    env.on_heartbeat = lambda *details: beats.append(details[0] if details else None)
+    return env
+
+
+async def _until(check: Any, what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not check():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.1)
+
+
+def test_a_later_attempt_on_this_worker_stops_the_older_one_which_pushes_nothing(
+        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    acts, job, clone = _setup(repo, tmp_path, monkeypatch)
+    hold = repo.dir / "hold-a-s2"
+    hold.write_text("")
+    first_beats: list[Any] = []
+
+    async def both() -> tuple[BaseException | dict[str, Any], dict[str, Any]]:
+        first = asyncio.create_task(_environment(first_beats).run(acts.run, job))
+        await _until(lambda: (clone / "held-a-s2").exists(), "the first attempt never reached s2")
+        seen = len(first_beats)
+        await asyncio.sleep(2.5)  # the held step prints nothing: heartbeats go on regardless
+        assert len(first_beats) > seen, "no heartbeat while the step was quiet"
+        assert {"step": "s2"} in first_beats
+        second = asyncio.create_task(_environment([]).run(acts.run, job))
+        await _until(first.done, "the older attempt was never stopped")
+        hold.unlink()
+        older: BaseException | dict[str, Any]
+        try:
+            older = await first
+        except BaseException as exc:  # noqa: BLE001 (what it raised is the assertion)
+            older = exc
+        return older, await second
+
+    older, newer = asyncio.run(both())
+    assert isinstance(older, ApplicationError), older
+    assert newer["status"] == "COMPLETE", newer
+    repo.git("fetch", "-q", "origin", "+refs/heads/specd/*:refs/remotes/origin/specd/*")
+    state = repo.git("show", "origin/specd/a:.specd/tasks/a/.pipeline-state.json")
+    assert '"COMPLETE"' in state
+    ledger = (clone / "ledger-a.txt").read_text().split("\n")
+    finished = [line.split()[1] for line in ledger if line]
+    assert sorted(finished) == ["s1", "s2", "s3"]  # s2 ran to its end once: the stopped attempt's never finished
