@@ -35,10 +35,15 @@ VERSION = f"{__version__} {sys.hexversion}"  # the task signatures hold Python's
 Before = tuple[int, str, list[tuple[str, status_memo.Mark]]]
 
 
+def parents(project: Project) -> list[str]:
+    """The folders tasks live in: tasks/, features/ and worktrees/."""
+    return [str(folder) for folder in (project.tasks_dir, project.features_dir, project.specd_dir / "worktrees")]
+
+
 def inputs(project: Project) -> Before | None:
     """The marks of what every row shares, taken before the listing is worked out."""
     settled = time.time_ns() - status_memo.RACY_NS
-    paths = [str(folder) for folder in (project.tasks_dir, project.features_dir, project.specd_dir / "worktrees")]
+    paths = parents(project)  # status_memo.shared appends the inputs every status answer shares
     if not status_memo.shared(project, paths):
         return None
     return settled, status_memo.environment(str(project.root)), [(path, status_memo.mark(path)) for path in paths]
@@ -48,21 +53,23 @@ def remember(project: Project, before: Before | None, config: PipelineConfig | N
              texts: dict[str, Any]) -> None:
     """Keep ``texts`` when ``kept`` (``status_index.listing``'s ``keep``: each row's folder and signature) covers
     every row and nothing it came from changed in the last moment; otherwise forget what was kept."""
-    memo = _memo(before, config, kept)
+    memo = _memo(project, before, config, kept)
     if memo is None:
         forget(project)
     else:  # three lines, each checked before the next is decoded: a miss (a task added, say) decodes little
         status_memo.keep(project, NAME, [*memo, texts])
 
 
-def _memo(before: Before | None, config: PipelineConfig | None, kept: list[Any]) -> list[Any] | None:
+def _memo(project: Project, before: Before | None, config: PipelineConfig | None,
+          kept: list[Any]) -> list[Any] | None:
     if before is None or config is None or not status_memo.named_plainly(config) or None in kept:
         return None
     settled, env, marks = before
     folders = {folder for folder, _ in kept}
     others = []  # folders there that are not tasks: one that gains a config.json becomes one
-    for parent, mark in marks[:3]:
-        if mark is None:
+    here = dict(marks)
+    for parent in parents(project):
+        if here.get(parent) is None:
             continue
         try:
             with os.scandir(parent) as entries:
