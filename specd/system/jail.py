@@ -4,7 +4,7 @@ Two tiers, under bubblewrap when it works (see ``specd.system.probe``):
 
 - ``agent``: an agent process (claude_code, a `cmd:` agent). No capability
   survives, even as root; the PID namespace dies with specd; `/` is read-only,
-  the project writable except `.git` and specd's machinery; HOME is read-only
+  the project writable except `.git` and specd's machinery, its ``.env*`` files empty; HOME is read-only
   but for the backend's own config and cache folders; /tmp, the environment
   (credentials) and the network are kept, since the backend needs them.
 - ``project``: code run on the agent's behalf (the anthropic agent's
@@ -30,10 +30,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specd.redact import scrubbed_env
+from specd.system.envfiles import hidden_from_agents
 from specd.system.machinery import overlays
 from specd.system.probe import SYSTEM, bwrap_binary, bwrap_usable, isolation, supports_disable_userns
 
 Tier = Literal["agent", "project"]
+# An empty file shipped with specd, bound over each .env file (a bind of /dev/null reads EACCES: binds are nodev).
+EMPTY = Path(__file__).with_name("empty")
 ON = "jail: bubblewrap (user namespace, no capabilities)"
 FALLBACK = "commands run without a shell, leftover processes are killed after each step"
 # HOME entries a backend writes while it works (login state, caches); the rest of HOME stays read-only.
@@ -135,6 +138,8 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str]) -> list[str]:
     args += ["--bind", str(root), str(root)]  # after HOME and /tmp: a project inside either stays visible
     for flag, path in overlays(root, jail.task_dir):
         args += [flag, str(path), str(path)]
+    for path in hidden_from_agents(root):  # keys the model would read: shown empty, and read-only
+        args += ["--ro-bind-try", str(EMPTY), str(path)]
     if jail.tier == "project" and not jail.network:
         args.append("--unshare-net")
     return [*args, *isolation(disable_userns=supports_disable_userns()), "--chdir", str(root)]

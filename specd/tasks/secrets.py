@@ -10,21 +10,15 @@ nothing for it.
 from __future__ import annotations
 
 import io
-import os
 from pathlib import Path
 
 from specd.redact import add_secrets
+from specd.system.envfiles import env_files
 
 MAX_BYTES = 1 << 20  # an .env file is a few lines; a huge one is not a settings file
 
 
-def env_files(root: Path) -> list[Path]:
-    """``.env``, ``.env.local``, ``.env.production``, ... at the project root; a ``.env/`` virtualenv is not one."""
-    try:
-        with os.scandir(root) as entries:
-            return sorted(Path(e.path) for e in entries if e.name.startswith(".env") and e.is_file())
-    except OSError:
-        return []
+__all__ = ["env_files", "load_project_secrets"]
 
 
 def load_project_secrets(root: Path) -> int:

@@ -2,7 +2,8 @@
 `cmd:` agent and by `run:` hooks, reach no file under .specd/, no commit or git object, and no screen.
 
 None of these values is in specd's environment: the agent and the hooks read them from their own source
-text and from the .env files, the way a leaked key usually travels.
+text and from the .env files, the way a leaked key usually travels. They run with `sandbox: false`, since in
+the jail the .env files read empty (tests/agents/test_env_files.py): this is redaction's own test.
 """
 
 from __future__ import annotations
@@ -65,10 +66,12 @@ def test_shapes_and_dotenv_values_reach_no_file_commit_object_or_screen(tmp_path
         (root / name).write_text(text)
     for name in ("discuss", "plan"):
         (root / ".specd" / "workflows" / f"{name}.md").write_text(f"# {name}\n\nDo {name}.\n")
-    pipeline = {"schema_version": "1.0", "mode": "auto", "hooks": {"post-step": {"run": HOOK}},
+    agent = f"{shlex.quote(sys.executable)} {shlex.quote(str(root / 'tools' / 'agent.py'))}"
+    pipeline = {"schema_version": "1.0", "mode": "auto", "hooks": {"post-step": {"run": HOOK, "sandbox": False}},
+                "agent": {"backend": "command", "command": agent, "sandbox": False},
                 "pipelines": {"main": [
                     {"name": "discuss", "workflow": "discuss.md",
-                     "hooks": {"pre": {"run": f"{HOOK}; exit 3", "optional": True}}},
+                     "hooks": {"pre": {"run": f"{HOOK}; exit 3", "optional": True, "sandbox": False}}},
                     {"name": "plan", "workflow": "plan.md"}]}}
     (root / ".specd" / "pipeline.json").write_text(json.dumps(pipeline))
     (root / "tools").mkdir()  # the user's own scripts, inside the project so every jail lets them be read
@@ -85,8 +88,7 @@ def test_shapes_and_dotenv_values_reach_no_file_commit_object_or_screen(tmp_path
         return done
 
     assert specd("new", "t", "--description", "task").returncode == 0
-    agent = f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(root / 'tools' / 'agent.py'))}"
-    done = specd("continue", "t", "--auto", "--agent", agent)
+    done = specd("continue", "t", "--auto")
     assert done.returncode == 0, done.stderr
     for args in (("status", "t", "--json"), ("status", "t"), ("status",), ("logs", "t"), ("logs", "t", "--json")):
         assert specd(*args).returncode == 0

@@ -5,7 +5,8 @@ inside the project that points out of it, or at specd's own machinery, is
 refused just like the plain path would be. Reading specd's config and state is
 allowed (the agent may need to know the pipeline); writing it is not: a
 rewritten pipeline file or hook would run the agent's code on the next
-`specd continue`. Files with more than one hard link are refused both ways,
+`specd continue`. The project's ``.env*`` files (keys) are refused both ways, as the jail shows them
+empty to every other backend. Files with more than one hard link are refused both ways,
 since the other link may live outside the project. The model sees every
 refusal as a tool error and can correct itself; nothing is raised at the loop.
 """
@@ -18,6 +19,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from specd.system.envfiles import is_hidden
 from specd.system.machinery import is_state, machinery
 
 
@@ -51,6 +53,9 @@ class Sandbox:
             raise Refused(f"{path}: outside the project root {self.root}; only paths inside it are allowed")
         if write and (reason := machinery(resolved.relative_to(self.root).parts)):
             raise Refused(f"{path}: writing refused: {reason}")
+        if is_hidden(self.root, resolved):  # what the model reads goes to the API as it is
+            raise Refused(f"{path}: holds the project's keys; .env files are never shown to the model "
+                          "(a template such as .env.example is)")
         return resolved
 
     def read_text(self, path: str) -> str:
@@ -96,5 +101,5 @@ class Sandbox:
             except (OSError, RuntimeError):
                 continue  # a loop or a dangling link: nothing to read
             inside = resolved.is_relative_to(self.root) and not is_state(resolved.relative_to(self.root).parts)
-            if inside and stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
+            if inside and stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and not is_hidden(self.root, resolved):
                 yield found
