@@ -60,7 +60,7 @@ def _other_backends() -> list[str]:
 def _parse(spec: str | None, settings: Mapping[str, Any]) -> tuple[str, str | None]:
     if spec:
         head, sep, rest = spec.partition(":")
-        head = {"cmd": "command"}.get(head, head)
+        head = {"cmd": "command", "claude-code": "claude_code", "claude": "claude_code"}.get(head, head)
         if head in ("command", "scripted", "anthropic", "claude_code"):
             return head, rest if sep else None
         raise UsageError(f"--agent {spec!r} is not an agent spec", fix=SPEC_HELP)

@@ -166,3 +166,22 @@ def test_a_fresh_verdict_wins_over_a_stale_one_in_an_earlier_candidate(tmp_path:
     settled = verdict.settle(request, AgentResult(), before)
     assert settled.outcome == "revise"
     assert settled.data["verdict_file"] == str(request.task_dir / "REVIEW.md")
+
+
+@pytest.mark.parametrize(("spec", "backend", "arg"), [
+    ("claude_code", "claude_code", None), ("claude-code", "claude_code", None),
+    ("claude:sonnet", "claude_code", "sonnet"),
+    ("cmd:true", "command", "true"), ("scripted:s.yaml", "scripted", "s.yaml"), ("anthropic", "anthropic", None)])
+def test_agent_specs_take_the_spellings_users_type(spec: str, backend: str, arg: str | None) -> None:
+    from specd.agents.factory import _parse
+
+    assert _parse(spec, {}) == (backend, arg)
+
+
+def test_an_unknown_agent_spec_is_a_usage_error_naming_the_ones_there_are() -> None:
+    from specd.agents.factory import _parse
+    from specd.errors import UsageError
+
+    with pytest.raises(UsageError, match="is not an agent spec") as raised:
+        _parse("gpt", {})
+    assert "--agent claude_code" in str(raised.value.fix)
