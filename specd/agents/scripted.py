@@ -21,6 +21,7 @@ import yaml
 from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult, Usage
 from specd.errors import ConfigError
 from specd.state import atomic
+from specd.system import jail
 
 PROGRESS = ".scripted-agent.json"
 
@@ -60,6 +61,8 @@ class ScriptedAgent:
         def expand(text: str) -> str:
             return Template(text).safe_substitute(values)
 
+        if entry.get("writes") or entry.get("appends"):
+            jail.note_unjailed()  # written with specd's own rights: the machinery check must judge them
         for raw_path, content in (entry.get("writes") or {}).items():
             target = request.project_root / expand(raw_path)
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
-from specd.engine import cursor, gates, hook_stage, progress, records
+from specd.engine import cursor, edits, gates, hook_stage, progress, records
 from specd.engine.dispatch import Dispatcher
 from specd.engine.failures import failure_stop
 from specd.engine.loop import Stop
@@ -47,11 +47,12 @@ class Brain:
     tree: TreeLock | None = None  # steps of runs sharing a working tree take turns (git only)
     _synced: str | None = field(default=None, init=False)  # what config.json was last moved to
     _machinery: Machinery | None = field(default=None, init=False)  # checked around every step and hook
+    _seen: edits.Marks | None = field(default=None, init=False)  # the pipeline files as this run last read them
 
     def run(self, state: RunState) -> int:
         self.state = state
         try:
-            while (pos := cursor.settle(state, self.config, self._next_phase)) is not None:
+            while (pos := cursor.settle(state, self._follow(), self._next_phase)) is not None:
                 frame, step = pos.frame, pos.step
                 self._sync_config(frame, step)
                 if not step.enabled:  # disabled steps run nothing, not even their hooks
@@ -83,6 +84,18 @@ class Brain:
                 return self._end("CANCELLED", f"cancelled; `specd rerun {self.task} --from STEP` starts again")
             return self._end("ABORTED", f"interrupted; `specd continue {self.task}` re-runs the interrupted part")
         return self._end("COMPLETE", "")
+
+    def _follow(self) -> PipelineConfig:
+        """The pipeline as the next step must see it: the file may have been edited since the last step."""
+        if self._seen is None:
+            self._seen = edits.marks(self.project)
+            return self.config
+        try:
+            self.config, self._seen = edits.follow(self.project, self.state, self.config, self._seen, self.events)
+        except edits.Broken as exc:
+            raise Stop("BLOCKED", str(exc)) from None
+        self.dispatcher.config = self.config
+        return self.config
 
     def _enter(self, frame: Frame, step: Step) -> Current | None:
         """A fresh visit: enforce max_visits, ask at the gate, then record that the step began."""

@@ -27,7 +27,7 @@ def migrate(state: RunState, config: PipelineConfig) -> None:
         frame.index = None
 
 
-def replan(state: RunState, config: PipelineConfig) -> list[str]:
+def replan(state: RunState, config: PipelineConfig, since: str = "the last run") -> list[str]:
     """Re-plan the cursor for an edited pipeline; returns the notices to show (none if unchanged)."""
     migrate(state, config)
     _check_pipelines(state, config)
@@ -36,7 +36,7 @@ def replan(state: RunState, config: PipelineConfig) -> list[str]:
     if state.pipeline_digest and state.pipeline_digest != config.digest:
         notices += _fix_stack(state, config, old, new)
         changes = [f"{name}: {text}" for name in new if (text := describe(old.get(name), new[name]))]
-        head = "the pipeline file changed since the last run"
+        head = f"the pipeline file changed since {since}"
         notices.insert(0, head + (": " + "; ".join(changes) if changes and old else ""))
     state.shape = new
     return notices

@@ -104,12 +104,35 @@ def mode_line() -> str:
     return ON if usable else f"jail: none — {detail}; {FALLBACK}"
 
 
+_UNJAILED = [0]  # what this process ran outside the jail so far: children, and in-process agents that write
+
+
+def unjailed() -> int:
+    """How many times this process let something the agent influences run outside the jail."""
+    return _UNJAILED[0]
+
+
+def note_unjailed() -> None:
+    """An in-process agent wrote files with specd's own rights (the scripted agent)."""
+    _UNJAILED[0] += 1
+
+
+def read_only(root: Path, task_dir: Path | None) -> list[tuple[bool, Path]]:
+    """What the jail binds inside ``root``, in mount order, each with whether it is read-only there; nothing when
+    there is no jail. A path the last of these that holds it makes read-only no jailed process can change."""
+    if not active():
+        return []
+    return [(flag.startswith("--ro-"), path.resolve()) for flag, path in overlays(root.resolve(), task_dir)]
+
+
 def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, str]) -> Launch:
     """The process for ``command`` (a shell line, or an argv that must not meet a shell) in ``root``."""
     if not jail.enabled:
+        note_unjailed()
         return Launch(command, isinstance(command, str), dict(env), False)
     child_env = dict(env) if jail.tier == "agent" else scrubbed_env(env, jail.env_allow)
     if not active():
+        note_unjailed()
         return Launch(command, isinstance(command, str), child_env, False)
     inner = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     return Launch([*bwrap_argv(root, jail, child_env), "--", *inner], False, child_env, True)

@@ -6,6 +6,10 @@ small files copied (see ``places`` for what counts). When it ends, anything chan
 the paths named, before any later hook or step is resolved, so nothing the agent wrote there runs.
 This is the backstop for every backend, jailed or not; Claude Code is also told no at write time
 (``deny_rules``).
+
+A change the jail made impossible is not the step's: when nothing of the step ran outside the jail
+(``jail.unjailed``) and the jail held that path read-only, someone outside it wrote there (you, editing the
+pipeline while a step runs). That change is kept, and said, instead of undone.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from specd.engine.machinery.places import GitDirs, Place, ancestors, git_dirs, places
 from specd.engine.machinery.snapshot import Fingerprint, Reader, differences, restore
 from specd.events import EventBus
+from specd.system import jail
 
 __all__ = ["Machinery", "Tampered", "deny_rules"]
 
@@ -42,6 +47,7 @@ class Machinery:
         self.reader = Reader()
         self._git: tuple[object, GitDirs | None] | None = None  # (what it was found from, the dirs)
         self._where: tuple[GitDirs | None, list[Place], list[Path]] | None = None  # places and guards, per git
+        self.outside: list[str] = []  # what the last check kept: changed where the jail let no step write
 
     def take(self) -> tuple[Fingerprint, list[Place]]:
         """The machinery now, and where it was looked for (the check looks in the same places: a
@@ -52,9 +58,17 @@ class Machinery:
             self._where = (git, found, self._guards(found))
         return self.reader.take(self._where[1], self._where[2]), self._where[1]
 
-    def undo(self, before: Fingerprint, found: list[Place]) -> Tampered | None:
-        """Compare with ``before``; put every change back. Returns what changed, or None."""
+    def undo(self, before: Fingerprint, found: list[Place],
+             shielded: list[tuple[bool, Path]] | None = None) -> Tampered | None:
+        """Compare with ``before``; put every change back but those made where ``shielded`` (the jail's binds,
+        when all of the step ran in it) let no step write. Returns what was put back, or None."""
         changed = differences(before, self.reader.take(found, self._guards(found)))
+        top = self.root.resolve()
+        mounts = [(ro, self.root / path.relative_to(top)) for ro, path in shielded or [] if path.is_relative_to(top)]
+        kept = [path for path in changed if _read_only(path, mounts)]
+        self.outside = [self._name(path) for path in sorted(kept)]
+        for path in kept:
+            del changed[path]
         if not changed:
             return None
         guards = set(self._guards(found))
@@ -74,6 +88,7 @@ class Machinery:
 
         An interruption (Ctrl-C, `specd cancel`) still has its changes undone, and stays an interruption."""
         before, found = self.take()
+        shielded, launched = jail.read_only(self.root, self.task_dir), jail.unjailed()
         interrupted = False
         try:
             yield
@@ -81,7 +96,10 @@ class Machinery:
             interrupted = True
             raise
         finally:
-            tampered = self.undo(before, found)
+            tampered = self.undo(before, found, shielded if jail.unjailed() == launched else None)
+            if self.outside:
+                events.emit("notice", message=f"changed while {what} ran, from outside the jail (it could not "
+                                              f"write there): {', '.join(self.outside)}; kept")
             if tampered is not None:
                 events.emit("warning", message=f"{what} {tampered}")
                 if not interrupted:
@@ -106,6 +124,15 @@ class Machinery:
             return path.relative_to(self.root).as_posix()
         except ValueError:
             return str(path)
+
+
+def _read_only(path: Path, mounts: list[tuple[bool, Path]]) -> bool:
+    """Whether the last of ``mounts`` holding ``path`` (later binds lie over earlier ones) is read-only."""
+    found = False
+    for read_only, mount in mounts:
+        if path == mount or mount in path.parents:
+            found = read_only
+    return found
 
 
 def _mark(path: Path) -> tuple[int, ...] | None:
