@@ -14,6 +14,7 @@ import pytest
 from specd.engine.machinery import Machinery, Tampered
 from specd.engine.machinery import snapshot as snap
 from specd.events import Event, EventBus
+from specd.system import jail
 
 
 @pytest.fixture
@@ -33,10 +34,12 @@ def guarded(root: Path) -> Machinery:
 
 
 def check(machinery: Machinery, change: object) -> Tampered | None:
-    """Run ``change`` (a callable) inside a watch; returns the Tampered it raised, if any."""
+    """Run ``change`` (a callable) inside a watch, as an in-process agent writing with specd's own rights
+    would; returns the Tampered it raised, if any."""
     seen: list[Event] = []
     try:
         with machinery.watch(EventBus(seen.append), "step 'x'"):
+            jail.note_unjailed()
             change()  # type: ignore[operator]
     except Tampered as exc:
         assert [e.kind for e in seen] == ["warning"]
@@ -120,6 +123,7 @@ def test_an_interrupted_step_is_undone_and_stays_an_interruption(root: Path) -> 
 
     def interrupted() -> None:
         with guarded(root).watch(EventBus(seen.append), "step 'x'"):
+            jail.note_unjailed()  # written with specd's own rights
             (root / ".specd" / "hooks" / "pre-x.md").write_text("planted")
             raise KeyboardInterrupt
 
@@ -169,3 +173,26 @@ def test_a_file_specd_appended_to_between_steps_is_kept_whole(root: Path) -> Non
     tampered = check(machinery, append)
     assert tampered is not None
     assert history.read_bytes() == b'{"n": 0}\n{"n": 1}\n'
+
+
+def test_with_everything_jailed_a_change_the_jail_held_read_only_is_kept_and_said(root: Path) -> None:
+    if not jail.active():
+        if os.environ.get("CI"):
+            pytest.fail("bubblewrap is required in CI (.ci/run installs it) but bwrap is missing or cannot run")
+        pytest.skip("bubblewrap is not available on this machine")
+    pipeline, made = root / ".specd" / "pipeline.json", root / ".specd" / "tasks" / "t" / ".git-pending.json"
+    seen: list[Event] = []
+
+    def step() -> None:
+        with guarded(root).watch(EventBus(seen.append), "step 'x'"):
+            pipeline.write_text('{"schema_version": "1.0", "yours": true}')  # the jail held it: someone outside
+            made.write_text("{}")  # a new file in the task folder: the jail let the step make it
+
+    with pytest.raises(Tampered) as raised:
+        step()
+    assert pipeline.read_text() == '{"schema_version": "1.0", "yours": true}'
+    assert not made.exists()
+    assert raised.value.changed == {".specd/tasks/t/.git-pending.json": "created"}
+    notes = [e.data["message"] for e in seen if e.kind == "notice"]
+    assert notes == ["changed while step 'x' ran, from outside the jail (it could not write there): "
+                     ".specd/pipeline.json; kept"]
