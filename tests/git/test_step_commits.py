@@ -102,7 +102,8 @@ def test_secret_looking_files_a_step_creates_are_never_committed_and_warned_once
     gp.rules({
         "plan": {"write": {".env.local": "TOKEN=marker-plan\n", "server.pem": "-----BEGIN marker-pem",
                            ".specd/tasks/{task}/id_rsa": "marker-id-rsa", "src/ok.py": "ok = 1\n"}},
-        "execute": {"write": {".env.local": "TOKEN=marker-execute\n", "config/app.key": "tracked-key-v2\n",
+        # server.pem again: warned once. (.env.local is read-only to a jailed agent once it exists: its keys.)
+        "execute": {"write": {"server.pem": "-----BEGIN marker-pem-2", "config/app.key": "tracked-key-v2\n",
                               "deploy/credentials-prod.json": "{{}}", "certs/client.p12": "p12"}},
     })
     gp.new("t")
