@@ -38,7 +38,10 @@ EDITED = {"schema_version": "1.0", "pipelines": {"main": [
     {"name": "review", "workflow": "work.md"}, {"name": "execute", "workflow": "work.md", "enabled": False}]}}
 
 
-def _edit_while_plan_runs(gp: GitProject) -> tuple[subprocess.CompletedProcess[str], str]:
+def _edit_while_plan_runs(gp: GitProject, edited: str = "") -> tuple[subprocess.CompletedProcess[str], str]:
+    """Start task a, save ``edited`` (the EDITED pipeline by default) as the pipeline while its plan step works,
+    and let the run go on to its end."""
+    edited = edited or json.dumps(EDITED, indent=2)
     gp.agent.write_text(AGENT, encoding="utf-8")
     gp.new("a")
     (gp.dir / "hold").write_text("")
@@ -48,7 +51,6 @@ def _edit_while_plan_runs(gp: GitProject) -> tuple[subprocess.CompletedProcess[s
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the plan step never started"
         time.sleep(0.05)
-    edited = json.dumps(EDITED, indent=2)
     gp.write(".specd/pipeline.json", edited)  # you, in your editor, while the agent works
     (gp.dir / "hold").unlink()
     out, err = proc.communicate(timeout=RUN_TIMEOUT)
@@ -96,20 +98,10 @@ def test_a_change_the_jail_let_through_is_still_the_steps(tmp_path: Path) -> Non
 
 @pytest.mark.skipif(not jail.active() and not os.environ.get("CI"), reason="bubblewrap is not available here")
 def test_an_edit_that_does_not_load_stops_the_run_blocked_naming_the_file(gp: GitProject) -> None:
-    gp.agent.write_text(AGENT, encoding="utf-8")
-    gp.new("a")
-    (gp.dir / "hold").write_text("")
-    proc = gp.start("a")
-    deadline = time.monotonic() + RUN_TIMEOUT
-    while not (gp.dir / "held").exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, "the plan step never started"
-        time.sleep(0.05)
-    gp.write(".specd/pipeline.json", '{"schema_version": "1.0", "pipelines": {"main": [')  # saved half-typed
-    (gp.dir / "hold").unlink()
-    out, err = proc.communicate(timeout=RUN_TIMEOUT)
-    said = out + err
-    assert proc.returncode == 1, said
+    half_typed = '{"schema_version": "1.0", "pipelines": {"main": ['
+    done, _ = _edit_while_plan_runs(gp, half_typed)
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
     assert "Traceback" not in said
     assert "the pipeline was edited during the run and no longer loads" in said
     assert "pipeline.json" in said
