@@ -94,9 +94,14 @@ class GitRecorder:
             return [self._close, lambda: self._commit(f"docs({self.task}): {data['step']} complete{phase}"),
                     self._publish]
         if kind == "run_finished":
-            return [self._close, lambda: self._commit(f"docs({self.task}): run state {data['status']}"), self._end,
-                    self._publish]
+            return [self._close, lambda: self._commit(self._final(str(data["status"]))), self._end, self._publish]
         return []
+
+    def _final(self, status: str) -> str:
+        """The run's last commit: a run that stopped inside a step commits that step's work so far, and says so."""
+        unfinished = self.made.labels(self.pending) if status != "COMPLETE" else []
+        return f"docs({self.task}): run state {status}" + (
+            f" (with the unfinished work of {', '.join(unfinished)})" if unfinished else "")
 
     def note_reported(self, paths: Iterable[str]) -> None:
         """Paths an agent reported as its own work (command agent result field ``files``)."""

@@ -267,3 +267,18 @@ def test_auto_commit_code_false_commits_the_task_folder_only(gp: GitProject) -> 
     assert [s for s, _ in commits][-1] == "docs(t): run state COMPLETE"
     assert all(f.startswith(".specd/tasks/t/") for s, files in commits if s.startswith("docs(t)") for f in files)
     assert gp.git("status", "--porcelain").splitlines() == [" M src/app.py"]
+
+
+def test_a_step_that_fails_commits_its_work_so_far_under_a_subject_that_says_so(gp: GitProject) -> None:
+    gp.agent.write_text(
+        "import os, sys\nfrom pathlib import Path\nsys.stdin.read()\n"
+        "if os.environ['SPECD_STEP'] == 'plan':\n    Path('NOTES.md').write_text('half a plan\\n')\n    sys.exit(3)\n"
+        "Path(os.environ['SPECD_RESULT']).write_text('{\"outcome\": \"done\"}')\n", encoding="utf-8")
+    gp.new("t")
+
+    result = gp.run("t")
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    commits = dict(gp.commits())
+    assert "NOTES.md" in commits["docs(t): run state BLOCKED (with the unfinished work of plan)"]
+    assert "NOTES.md" not in commits["docs(t): starting plan"]
