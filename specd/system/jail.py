@@ -5,8 +5,9 @@ Two tiers, under bubblewrap when it works (see ``specd.system.probe``):
 - ``agent``: an agent process (claude_code, a `cmd:` agent). No capability
   survives, even as root; the PID namespace dies with specd; `/` is read-only,
   the project writable except `.git` and specd's machinery, its ``.env*`` files empty; HOME is read-only
-  but for the backend's own config and cache folders; /tmp, the environment
-  (credentials) and the network are kept, since the backend needs them.
+  but for the backend's own config and cache folders; /tmp and the network are
+  kept, since the backend needs them, and so is the environment, but for
+  Claude Code: it keeps only the keys it signs in with (and ``env_allow``).
 - ``project``: code run on the agent's behalf (the anthropic agent's
   run_command, `run:` hooks). The agent tier plus a private /tmp, HOME hidden,
   secrets removed from the environment (but for ``env_allow``) and no network
@@ -44,6 +45,15 @@ HOME_WRITABLE: Mapping[str, tuple[str, ...]] = {
     "claude_code": (".claude", ".claude.json", ".claude.json.backup", ".cache", ".npm", ".config/claude"),
     "command": (".cache",),
 }
+# Secret-named variables Claude Code itself signs in with (Anthropic, Bedrock, Vertex, Foundry); every other one
+# (a GitHub token, a database password) is removed from its environment, since its Bash commands inherit it and
+# what they print goes to the model. (CLAUDE_CODE_SUBPROCESS_ENV_SCRUB would keep even these from its commands,
+# but it also makes Claude Code demand its own sandbox, which cannot start inside this one: Bash then fails.)
+BACKEND_KEYS: Mapping[str, tuple[str, ...]] = {"claude_code": (
+    "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS",
+    "ANTHROPIC_BASE_URL", "ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_AWS_API_KEY", "ANTHROPIC_BEDROCK_MANTLE_API_KEY",
+    "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
+    "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH")}
 # Folders a backend names through the environment instead of HOME.
 ENV_WRITABLE: Mapping[str, tuple[str, ...]] = {"claude_code": ("CLAUDE_CONFIG_DIR",)}
 # Installed tools that live in HOME (pyenv, nvm, rustup, pip --user...): read-only again inside a hidden HOME,
@@ -59,13 +69,14 @@ class Jail:
     tier: Tier
     enabled: bool = True  # False: the pipeline said `sandbox: false` for this agent or hook
     network: bool = False  # project tier only: the agent tier always keeps the network
-    env_allow: tuple[str, ...] = ()  # project tier: secret-named variables that still get through
+    env_allow: tuple[str, ...] = ()  # secret-named variables that still get through (project tier, Claude Code)
     backend: str = "command"  # agent tier: whose config and cache folders stay writable
     task_dir: Path | None = None  # the running task: its folder is writable (but for machinery), others are not
 
     @classmethod
     def for_agent(cls, settings: Mapping[str, Any], backend: str, task_dir: Path | None = None) -> Jail:
-        return cls("agent", enabled=enabled(settings.get("sandbox")), backend=backend, task_dir=task_dir)
+        return cls("agent", enabled=enabled(settings.get("sandbox")), backend=backend, task_dir=task_dir,
+                   env_allow=tuple(str(name) for name in settings.get("env_allow") or ()))
 
     def within(self, task_dir: Path) -> Jail:
         return replace(self, task_dir=task_dir)
@@ -130,12 +141,22 @@ def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, 
     if not jail.enabled:
         note_unjailed()
         return Launch(command, isinstance(command, str), dict(env), False)
-    child_env = dict(env) if jail.tier == "agent" else scrubbed_env(env, jail.env_allow)
+    child_env = _environment(jail, env)
     if not active():
         note_unjailed()
         return Launch(command, isinstance(command, str), child_env, False)
     inner = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     return Launch([*bwrap_argv(root, jail, child_env), "--", *inner], False, child_env, True)
+
+
+def _environment(jail: Jail, env: Mapping[str, str]) -> dict[str, str]:
+    """What the jailed process sees: the project tier and Claude Code lose the secrets they do not need; a `cmd:`
+    agent keeps them all (it is your CLI, which may need its own key)."""
+    if jail.tier == "project":
+        return scrubbed_env(env, jail.env_allow)
+    if jail.backend not in BACKEND_KEYS:
+        return dict(env)
+    return scrubbed_env(env, (*BACKEND_KEYS[jail.backend], *jail.env_allow))
 
 
 def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str]) -> list[str]:

@@ -15,6 +15,7 @@ from claude_cli import DUMMY_KEY, prompt_text, result_events
 
 from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
 from specd.agents.claude_code import make_claude_code
+from specd.agents.claude_code.options import Options
 from specd.events import Event
 
 
@@ -217,3 +218,25 @@ def test_in_the_jail_claude_code_cannot_write_specds_machinery(cc: Any, project:
     assert not hook.exists()
     assert config.read_text() == '{"task_name": "t"}'
     assert (project.root / "src" / "ok.py").read_text() == "OK = 1\n"
+
+
+def test_claude_codes_commands_never_see_the_users_keys(cc: Any, project: Any, server: Any,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found by hand: what Claude Code's Bash prints goes to the model, and it inherited specd's whole
+    environment. Now Claude Code gets only the keys it signs in with (and `env_allow`)."""
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_" + "NEEDLEgithub0123456789abcdefABCDEF01")
+    monkeypatch.setenv("DB_PASSWORD", "NEEDLEdbpassword")
+    monkeypatch.setenv("DEPLOY_TOKEN", "NEEDLEallowed-deploy")
+    monkeypatch.setenv("PLAIN_SETTING", "visible-setting")
+    shell = fake.tool("Bash", command="env", description="show the environment")
+    server.push(fake.message(shell), report("approve"))
+    settings = {"allowed_tools": ["Bash"], "env_allow": ["DEPLOY_TOKEN"]}  # the pipeline's agent block
+    cc.options = Options.from_settings(settings)
+    cc.run(project.request(settings=settings))
+    [said] = [str(r["content"]) for body in server.bodies for r in fake.tool_results(body) if r["tool_use_id"]
+              == shell["id"]]
+    assert "PLAIN_SETTING=visible-setting" in said  # the command ran, with the ordinary environment
+    assert "NEEDLEgithub" not in said
+    assert "NEEDLEdbpassword" not in said
+    assert "DEPLOY_TOKEN=NEEDLEallowed-deploy" in said  # env_allow: the user's choice
+    assert all(r["headers"]["x-api-key"] == DUMMY_KEY for r in server.requests if r["path"] != "/")
