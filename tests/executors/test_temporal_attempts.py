@@ -90,3 +90,46 @@ def test_a_later_attempt_on_this_worker_stops_the_older_one_which_pushes_nothing
     ledger = (clone / "ledger-a.txt").read_text().split("\n")
     finished = [line.split()[1] for line in ledger if line]
     assert sorted(finished) == ["s1", "s2", "s3"]  # s2 ran to its end once: the stopped attempt's never finished
+
+
+def _two_clones(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
+    from specd.executors.temporal import clones
+
+    _setup(repo, tmp_path, monkeypatch)
+    remote = str(tmp_path / "remote.git")
+    return tuple(clones.prepare(tmp_path / worker, remote, "k", "a", []) for worker in ("w0", "w1"))  # type: ignore[return-value]
+
+
+def _commit(clone: Any, name: str, subject: str) -> None:
+    (clone.path / name).write_text(subject + "\n")
+    for args in (("add", name), ("-c", "user.email=t@example.com", "-c", "user.name=T", "commit", "-q", "-m", subject)):
+        subprocess.run(["git", *args], cwd=clone.path, check=True, capture_output=True)
+
+
+def test_a_push_beaten_by_another_attempt_of_the_task_runs_again_from_the_remote(
+        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two attempts on two workers (the older one's heartbeats were late): the one that pushes second is told
+    to go again from the remote's branch (a retryable OSError), not BLOCKED for a person."""
+    from specd.executors.temporal import clones
+
+    first, second = _two_clones(repo, tmp_path, monkeypatch)
+    _commit(first, "one.txt", "docs(a): plan complete")
+    clones.push(first)
+    _commit(second, "two.txt", "docs(a): plan complete")
+    with pytest.raises(clones.Overtaken, match="another attempt of this task pushed specd/a first"):
+        clones.push(second)
+    again = clones.prepare(tmp_path / "w1", str(tmp_path / "remote.git"), "k", "a", [])  # the retry
+    assert (again.path / "one.txt").exists()
+    assert not (again.path / "two.txt").exists()
+
+
+def test_a_push_beaten_by_a_persons_commit_still_waits_for_that_person(
+        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from specd.executors.temporal import clones
+
+    first, second = _two_clones(repo, tmp_path, monkeypatch)
+    _commit(first, "theirs.txt", "fix the parser by hand")
+    clones.push(first)
+    _commit(second, "two.txt", "docs(a): plan complete")
+    with pytest.raises(clones.Refused, match="was rejected: the branch moved there"):
+        clones.push(second)

@@ -19,6 +19,11 @@ class Refused(Exception):
     """The task cannot go on without a person: a merge conflict, a push the remote refused."""
 
 
+class Overtaken(OSError):
+    """Another attempt of this same task pushed its step commits first (one Temporal had given up on, still
+    running elsewhere): this attempt's commits are dropped, and the step runs again from the remote's branch."""
+
+
 @dataclass(frozen=True)
 class Clone:
     path: Path
@@ -57,12 +62,26 @@ def push(clone: Clone) -> None:
     said = [line.strip() for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()]
     rejected = [line for line in said if "rejected" in line]
     why = (rejected or said or [f"git push exited with {done.returncode}"])[0]
+    if rejected and _only_ours(clone):
+        raise Overtaken(f"{clone.task}: another attempt of this task pushed {branch(clone.task)} first; this "
+                        f"attempt's commits stay in {clone.path} (`git reflog`), and the task goes on from the "
+                        "remote's branch")
     if rejected:
         raise Refused(f"push of {branch(clone.task)} to {clone.remote} was rejected: the branch moved there "
                       f"({why}); nothing pushed is lost, and this worker's commits are kept in {clone.path} "
                       f"(`git -C {clone.path} reflog {branch(clone.task)}`)")
     raise Refused(f"could not push {branch(clone.task)} to {clone.remote}: {why}; the step's commits stay "
                   f"in {clone.path}")
+
+
+def _only_ours(clone: Clone) -> bool:
+    """Whether every commit the remote's branch has and this clone lacks is one of specd's for this task."""
+    name = branch(clone.task)
+    if git(clone.path, "fetch", "--quiet", "origin", f"+{name}:refs/remotes/origin/{name}").returncode != 0:
+        return False
+    done = git(clone.path, "log", "--format=%s", f"HEAD..refs/remotes/origin/{name}")
+    subjects = done.stdout.splitlines()
+    return done.returncode == 0 and bool(subjects) and all(s.startswith(f"docs({clone.task}): ") for s in subjects)
 
 
 def commit_folder(clone: Clone, folder: str, message: str) -> None:
