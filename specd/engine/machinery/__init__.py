@@ -58,14 +58,21 @@ class Machinery:
             self._where = (git, found, self._guards(found))
         return self.reader.take(self._where[1], self._where[2]), self._where[1]
 
-    def undo(self, before: Fingerprint, found: list[Place],
-             shielded: list[tuple[bool, Path]] | None = None) -> Tampered | None:
-        """Compare with ``before``; put every change back but those made where ``shielded`` (the jail's binds,
-        when all of the step ran in it) let no step write. Returns what was put back, or None."""
+    def undo(self, before: Fingerprint, found: list[Place], jailed: frozenset[Path] | None = None) -> Tampered | None:
+        """Compare with ``before``; put every change back but those made where the jail let no step write.
+
+        ``jailed``: the step ran wholly in the jail, and these of ``.git`` and ``.specd`` existed as it began.
+        The jail's binds are worked out only when something changed (a walk of the task folder); a read-only
+        bind of something that did not exist when the step began is left out, since the jail never made it."""
         changed = differences(before, self.reader.take(found, self._guards(found)))
-        top = self.root.resolve()
-        mounts = [(ro, self.root / path.relative_to(top)) for ro, path in shielded or [] if path.is_relative_to(top)]
-        kept = [path for path in changed if _read_only(path, mounts)]
+        if changed and jailed is not None:
+            top = self.root.resolve()
+            mounts = [(ro, self.root / path.relative_to(top)) for ro, path in jail.read_only(self.root, self.task_dir)
+                      if path.is_relative_to(top)]
+            mounts = [(ro, path) for ro, path in mounts if not ro or path in before or path in jailed]
+            kept = [path for path in changed if _read_only(path, mounts)]
+        else:
+            kept = []
         self.outside = [self._name(path) for path in sorted(kept)]
         for path in kept:
             del changed[path]
@@ -88,7 +95,8 @@ class Machinery:
 
         An interruption (Ctrl-C, `specd cancel`) still has its changes undone, and stays an interruption."""
         before, found = self.take()
-        shielded, launched = jail.read_only(self.root, self.task_dir), jail.unjailed()
+        launched = jail.unjailed()
+        present = frozenset(path for path in (self.root / ".git", self.root / ".specd") if path.exists())
         interrupted = False
         try:
             yield
@@ -96,7 +104,7 @@ class Machinery:
             interrupted = True
             raise
         finally:
-            tampered = self.undo(before, found, shielded if jail.unjailed() == launched else None)
+            tampered = self.undo(before, found, present if jail.unjailed() == launched else None)
             if self.outside:
                 events.emit("notice", message=f"changed while {what} ran, from outside the jail (it could not "
                                               f"write there): {', '.join(self.outside)}; kept")
