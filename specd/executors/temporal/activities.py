@@ -69,7 +69,8 @@ class Activities:
 
     @activity.defn(name="specd_run")
     async def run(self, job: dict[str, Any]) -> dict[str, Any]:
-        slot = self.slots.setdefault(f"{job['key']}/{job['task']}", _Slot())
+        key = f"{job['key']}/{job['task']}"
+        slot = self.slots.setdefault(key, _Slot())
         slot.latest += 1
         mine, beat = slot.latest, {"step": ""}
         if slot.proc is not None:  # an older attempt still runs here: Temporal has given up on it
@@ -82,6 +83,8 @@ class Activities:
             raise ApplicationError(f"{job['task']}: a later attempt took over on this worker") from None
         finally:
             ticker.cancel()
+            if slot.latest == mine and self.slots.get(key) is slot:  # the last attempt here: a long-lived worker
+                del self.slots[key]  # keeps no slot per task it ever ran
 
     async def _attempt(self, job: dict[str, Any], slot: _Slot, mine: int, beat: dict[str, str]) -> dict[str, Any]:
         def current() -> None:
