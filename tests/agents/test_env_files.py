@@ -26,6 +26,9 @@ def _project(tmp_path: Path) -> Path:
     (root / ".env.production").write_text("DB_PASSWORD=hunter2hunter2\n")
     (root / ".env.example").write_text("GITHUB_TOKEN=put-yours-here\n")
     (root / "app.py").write_text("print('hi')\n")
+    (root / "apps" / "web").mkdir(parents=True)  # a monorepo: each app has its own
+    (root / "apps" / "web" / ".env").write_text("STRIPE_KEY=sk_live_nestedNestedNested0123\n")
+    (root / "apps" / "web" / ".env.example").write_text("STRIPE_KEY=put-yours-here-too\n")
     return root
 
 
@@ -37,6 +40,7 @@ def test_in_the_jail_env_files_read_empty_and_cannot_be_written(tmp_path: Path, 
         pytest.skip("bubblewrap is not available on this machine")
     root = _project(tmp_path)
     script = ("cat .env.local .env.production && [ ! -s .env.local ] && echo read-empty; cat .env.example; "
+              "cat apps/web/.env apps/web/.env.example; "
               "cat .env/bin/tool; "
               "echo mine > .env.local && echo wrote; rm -f .env.production && echo removed; "
               "grep -r hunter2 . ; echo end")
@@ -46,6 +50,8 @@ def test_in_the_jail_env_files_read_empty_and_cannot_be_written(tmp_path: Path, 
     said = done.stdout + done.stderr
     assert TOKEN not in said, said
     assert "hunter2" not in said, said
+    assert "nestedNested" not in said, said
+    assert "put-yours-here-too" in said, said
     assert "read-empty" in said, said  # readable, and empty: a program that loads .env still starts
     assert "put-yours-here" in said
     assert "venv tool" in said
@@ -60,7 +66,7 @@ def test_the_anthropic_agents_file_tools_refuse_env_files(tmp_path: Path) -> Non
     root = _project(tmp_path)
     (root / "innocent.txt").symlink_to(root / ".env.local")
     sandbox = Sandbox(root)
-    for path in (".env.local", ".env.production", "innocent.txt", str(root / ".env.local")):
+    for path in (".env.local", ".env.production", "innocent.txt", str(root / ".env.local"), "apps/web/.env"):
         with pytest.raises(Refused, match="never shown to the model"):
             sandbox.read_text(path)
         with pytest.raises(Refused):
@@ -71,4 +77,4 @@ def test_the_anthropic_agents_file_tools_refuse_env_files(tmp_path: Path) -> Non
                                                                            for p in sandbox.walk(root, ".*")}
     assert ".env.example" in listed
     assert "app.py" in listed
-    assert not {".env.local", ".env.production", "innocent.txt"} & listed  # a search never opens them either
+    assert not {".env.local", ".env.production", "innocent.txt", "apps/web/.env"} & listed  # nor does a search
