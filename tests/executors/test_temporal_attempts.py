@@ -106,16 +106,25 @@ def _commit(clone: Any, name: str, subject: str) -> None:
         subprocess.run(["git", *args], cwd=clone.path, check=True, capture_output=True)
 
 
+def _beaten(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, theirs: str) -> Any:
+    """Two clones of task a: the first pushes a commit with subject ``theirs``; the second, which has a step
+    commit of its own, is returned, its push still to come."""
+    from specd.executors.temporal import clones
+
+    first, second = _two_clones(repo, tmp_path, monkeypatch)
+    _commit(first, "one.txt", theirs)
+    clones.push(first)
+    _commit(second, "two.txt", "docs(a): plan complete")
+    return second
+
+
 def test_a_push_beaten_by_another_attempt_of_the_task_runs_again_from_the_remote(
         repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two attempts on two workers (the older one's heartbeats were late): the one that pushes second is told
     to go again from the remote's branch (a retryable OSError), not BLOCKED for a person."""
     from specd.executors.temporal import clones
 
-    first, second = _two_clones(repo, tmp_path, monkeypatch)
-    _commit(first, "one.txt", "docs(a): plan complete")
-    clones.push(first)
-    _commit(second, "two.txt", "docs(a): plan complete")
+    second = _beaten(repo, tmp_path, monkeypatch, "docs(a): plan complete")
     with pytest.raises(clones.Overtaken, match="another attempt of this task pushed specd/a first"):
         clones.push(second)
     again = clones.prepare(tmp_path / "w1", str(tmp_path / "remote.git"), "k", "a", [])  # the retry
@@ -127,9 +136,6 @@ def test_a_push_beaten_by_a_persons_commit_still_waits_for_that_person(
         repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from specd.executors.temporal import clones
 
-    first, second = _two_clones(repo, tmp_path, monkeypatch)
-    _commit(first, "theirs.txt", "fix the parser by hand")
-    clones.push(first)
-    _commit(second, "two.txt", "docs(a): plan complete")
+    second = _beaten(repo, tmp_path, monkeypatch, "fix the parser by hand")
     with pytest.raises(clones.Refused, match="was rejected: the branch moved there"):
         clones.push(second)
