@@ -16,11 +16,11 @@ from specd.engine import replan
 from specd.errors import SpecdError
 from specd.events import EventBus
 from specd.pipeline import load_pipeline
+from specd.pipeline.load import NAMES
 from specd.pipeline.model import PipelineConfig
 from specd.state.model import RunState
 from specd.tasks.project import Project
 
-NAMES = ("pipeline.json", "pipeline.yaml", "pipeline.yml")
 Marks = tuple[tuple[int, int, int] | None, ...]
 
 

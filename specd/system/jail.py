@@ -131,7 +131,8 @@ def note_unjailed() -> None:
 
 def read_only(root: Path, task_dir: Path | None) -> list[tuple[bool, Path]]:
     """What the jail binds inside ``root``, in mount order, each with whether it is read-only there; nothing when
-    there is no jail. A path the last of these that holds it makes read-only no jailed process can change."""
+    there is no jail. A path whose last bind (later ones lie over earlier ones) is read-only cannot be changed
+    by any jailed process."""
     if not active():
         return []
     return [(flag.startswith("--ro-"), path.resolve()) for flag, path in overlays(root.resolve(), task_dir)]
