@@ -16,6 +16,8 @@ or tmux socket), no real HOME with its keys.
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
 import stat
 import sys
 from collections.abc import Iterator, Mapping
@@ -28,9 +30,11 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt"
 HOME_TOOLS = (".pyenv", ".nvm", ".volta", ".asdf", ".rustup", ".cargo/bin", ".local/bin", ".local/lib", ".sdkman",
               ".deno", ".bun", "go/bin", ".nodenv", ".rbenv", ".goenv", ".juliaup")
 READ_ENV, WRITE_ENV = "SPECD_JAIL_READ", "SPECD_JAIL_WRITE"
+# Folders many unrelated things share: never shown whole because a program lies in one of them.
+SHARED = frozenset({"/", "/tmp", "/var/tmp", "/dev/shm", "/run", "/var", "/home", "/srv", "/mnt", "/media", "/root"})
 
 
-def base(env: Mapping[str, str], program: str | None = None) -> list[str]:
+def base(env: Mapping[str, str], command: str | list[str]) -> list[str]:
     """bwrap flags for everything but the task's tree: system, tools, /dev, /proc, /tmp, HOME, yours."""
     args: list[str] = []
     for top in SYSTEM:
@@ -44,7 +48,7 @@ def base(env: Mapping[str, str], program: str | None = None) -> list[str]:
     home = home_of(env)
     if home is not None:
         args += ["--tmpfs", str(home)]
-    for path in tools(home, env, program):
+    for path in [*tools(home, env), *programs(command, env, home)]:
         args += ["--ro-bind", str(path), str(path)]
     for name, flag in ((READ_ENV, "--ro-bind"), (WRITE_ENV, "--bind")):
         for path in _listed(env.get(name, "")):
@@ -52,7 +56,7 @@ def base(env: Mapping[str, str], program: str | None = None) -> list[str]:
     return args
 
 
-def tools(home: Path | None, env: Mapping[str, str], program: str | None = None) -> list[Path]:
+def tools(home: Path | None, env: Mapping[str, str]) -> list[Path]:
     """Tool folders outside the system binds, resolved, each once."""
     wanted = [home / name for name in HOME_TOOLS] if home is not None else []
     for entry in env.get("PATH", "").split(os.pathsep):
@@ -65,14 +69,37 @@ def tools(home: Path | None, env: Mapping[str, str], program: str | None = None)
     wanted += [Path(sys.prefix), Path(sys.base_prefix)]
     if env.get("VIRTUAL_ENV"):
         wanted.append(Path(env["VIRTUAL_ENV"]))
-    if program:  # the program the jail runs: its own folder (a CLI installed on its own)
-        wanted.append(Path(program).resolve().parent)
     found: list[Path] = []
     for path in wanted:
         if (path.is_dir() and not _covered(real := path.resolve(), home)
                 and not any(real.is_relative_to(done) for done in found)):
             found.append(real)
     return found
+
+
+def programs(command: str | list[str], env: Mapping[str, str], home: Path | None) -> list[Path]:
+    """The programs a command names (its first word found on PATH, and every absolute path to a file in it),
+    each with its own folder unless that folder is a shared one (``/tmp``, HOME, ...), then the file alone.
+    The command is the pipeline's or yours, never the model's: a `cmd:` agent's script must start."""
+    try:
+        words = shlex.split(command) if isinstance(command, str) else list(command)
+    except ValueError:
+        return []
+    named = [shutil.which(words[0], path=env.get("PATH"))] if words else []
+    named += [word for word in words if word.startswith("/")]
+    found: list[Path] = []
+    for word in named:
+        if not word or not Path(word).is_file():
+            continue
+        real = Path(word).resolve()
+        place = real if _too_wide(real.parent, home) else real.parent
+        if not _covered(place, home) and place not in found:
+            found.append(place)
+    return found
+
+
+def _too_wide(folder: Path, home: Path | None) -> bool:
+    return str(folder) in SHARED or (home is not None and home.is_relative_to(folder))
 
 
 def _covered(path: Path, home: Path | None) -> bool:

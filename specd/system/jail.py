@@ -25,25 +25,22 @@ leftovers of every child killed when it ends (``specd.system.reaper``).
 
 from __future__ import annotations
 
-import shutil
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from specd.redact import scrubbed_env
-from specd.system import binds, proxy
+from specd.system import binds
 from specd.system.agent_state import seed_state
 from specd.system.envfiles import hidden_from_agents
 from specd.system.machinery import overlays
+from specd.system.netlist import PROXY_VARS, api_hosts, through_proxy
 from specd.system.probe import bwrap_binary, bwrap_usable, isolation, supports_disable_userns
 
 Tier = Literal["agent", "project"]
 # An empty file shipped with specd, bound over each .env file (a bind of /dev/null reads EACCES: binds are nodev).
 EMPTY = Path(__file__).with_name("empty")
-BRIDGE = Path(__file__).with_name("bridge.py")
 ON = "jail: bubblewrap (user namespace, no capabilities)"
 FALLBACK = "commands run without a shell, leftover processes are killed after each step"
 # Secret-named variables Claude Code itself signs in with (Anthropic, Bedrock, Vertex, Foundry): they pass to
@@ -54,12 +51,6 @@ BACKEND_KEYS: Mapping[str, tuple[str, ...]] = {"claude_code": (
     "ANTHROPIC_BASE_URL", "ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_AWS_API_KEY", "ANTHROPIC_BEDROCK_MANTLE_API_KEY",
     "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
     "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH")}
-# Inside a jail with its own network, where specd's proxy is reached (see ``specd.system.bridge``).
-INSIDE = Path("/run/specd")
-PROXY_PORT = 3128
-PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY",
-              "no_proxy")
-LOOPBACK = ("localhost", "127.0.0.1", "::1", "[::1]")
 
 
 @dataclass(frozen=True)
@@ -154,11 +145,10 @@ def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, 
         note_unjailed()
         return Launch(command, isinstance(command, str), child_env, False)
     inner = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    program = shutil.which(inner[0], path=env.get("PATH")) if inner[0] != "/bin/sh" else None
-    args = bwrap_argv(root, jail, child_env, program)
-    rules = () if jail.network else (*jail.hosts, *api_hosts(jail, env))
+    args = bwrap_argv(root, jail, child_env, command)
+    rules = () if jail.network else (*jail.hosts, *api_hosts(jail.tier, jail.backend, env))
     if rules:
-        inner = _through_proxy(rules, args, child_env, inner)
+        inner = through_proxy(rules, args, child_env, inner)
     return Launch([*args, "--", *inner], False, child_env, True)
 
 
@@ -176,39 +166,6 @@ def _environment(jail: Jail, env: Mapping[str, str]) -> dict[str, str]:
     return child
 
 
-def api_hosts(jail: Jail, env: Mapping[str, str]) -> tuple[str, ...]:
-    """The hosts a backend needs to work at all: Claude Code's API (``ANTHROPIC_BASE_URL``'s host, or
-    Anthropic's API and sign-in hosts)."""
-    if jail.tier != "agent" or jail.backend != "claude_code":
-        return ()
-    base = env.get("ANTHROPIC_BASE_URL")
-    if not base:
-        return ("api.anthropic.com", "console.anthropic.com", "platform.claude.com", "claude.ai")
-    url = urlsplit(base)
-    port = url.port or (443 if url.scheme == "https" else 80)
-    host = url.hostname or ""
-    return (f"[{host}]:{port}" if ":" in host else f"{host}:{port}",)
-
-
-def _through_proxy(rules: tuple[str, ...], args: list[str], env: dict[str, str], inner: list[str]) -> list[str]:
-    """Binds specd's proxy and the bridge into the jail, points the proxy variables at it, and wraps the command."""
-    sock = proxy.socket_for(rules)
-    tunnels = [rule for rule in rules if _has_port(rule) and rule.rpartition(":")[0] in LOOPBACK]
-    taken = {int(rule.rpartition(":")[2]) for rule in tunnels}
-    port = next(p for p in range(PROXY_PORT, PROXY_PORT + 100) if p not in taken)
-    args += ["--bind", str(sock), str(INSIDE / "proxy.sock"), "--ro-bind", str(BRIDGE), str(INSIDE / "bridge.py")]
-    url = f"http://127.0.0.1:{port}"
-    env.update({"HTTPS_PROXY": url, "https_proxy": url, "HTTP_PROXY": url, "http_proxy": url,
-                "NO_PROXY": ",".join(LOOPBACK[:3]), "no_proxy": ",".join(LOOPBACK[:3])})
-    return [sys.executable, "-I", "-S", str(INSIDE / "bridge.py"), str(INSIDE / "proxy.sock"), str(port),
-            *[rule.replace("localhost:", "127.0.0.1:") for rule in tunnels], "--", *inner]
-
-
-def _has_port(rule: str) -> bool:
-    head, sep, tail = rule.rpartition(":")
-    return bool(sep) and tail.isdigit() and (not head.count(":") or head.endswith("]"))
-
-
 def backend_state(jail: Jail) -> tuple[str, Path] | None:
     """(the variable that names it, the folder) of a backend's own state for this task: Claude Code's config
     folder, a copy kept with the task's transcripts, never the user's ``~/.claude``."""
@@ -220,13 +177,13 @@ def backend_state(jail: Jail) -> tuple[str, Path] | None:
 BACKEND_STATE: Mapping[str, str] = {"claude_code": "CLAUDE_CONFIG_DIR"}
 
 
-def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], program: str | None = None) -> list[str]:
+def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | list[str] = "") -> list[str]:
     """bwrap and its flags, up to (not including) the command: nothing of the machine but what is listed."""
     binary = bwrap_binary()
     if binary is None:
         raise FileNotFoundError("bwrap")
     root = root.resolve()
-    args = [binary, *binds.base(env, program)]
+    args = [binary, *binds.base(env, command)]
     args += ["--bind", str(root), str(root)]  # after HOME and /tmp: a project inside either stays visible
     common = git_common(root)
     if common is not None:  # a worktree: the main repository's git folder, read-only, and nothing else of it

@@ -32,7 +32,7 @@ def allows(rules: tuple[str, ...], host: str, port: int) -> bool:
     """``host:port`` on the list: ``name`` (ports 443 and 80), ``name:port``, ``*.domain`` (its subdomains)."""
     host = host.strip("[]").lower().rstrip(".")
     for rule in rules:
-        name, _, wanted = rule.lower().rpartition(":") if _has_port(rule) else (rule.lower(), "", "")
+        name, _, wanted = rule.lower().rpartition(":") if has_port(rule) else (rule.lower(), "", "")
         if wanted and int(wanted) != port or not wanted and port not in WEB_PORTS:
             continue
         name = name.strip("[]").rstrip(".")
@@ -41,7 +41,7 @@ def allows(rules: tuple[str, ...], host: str, port: int) -> bool:
     return False
 
 
-def _has_port(rule: str) -> bool:
+def has_port(rule: str) -> bool:
     head, sep, tail = rule.rpartition(":")
     return bool(sep) and tail.isdigit() and (not head.count(":") or head.endswith("]"))
 
@@ -56,7 +56,7 @@ def target_of(head: bytes) -> tuple[str, str, int, bytes]:
     if not url.startswith("http://"):
         raise ValueError(url)
     hostport, slash, path = url[len("http://"):].partition("/")
-    host, _, port = hostport.rpartition(":") if _has_port(hostport) else (hostport, "", "80")
+    host, _, port = hostport.rpartition(":") if has_port(hostport) else (hostport, "", "80")
     return method, host, int(port), f"{method} {slash}{path} {version}\r\n".encode("latin-1") + rest
 
 
