@@ -24,11 +24,13 @@ def test_one_environment_rule_every_tier_loses_secrets_but_env_allow_and_its_own
         "PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "DB_PASSWORD": "pw-123456", "PLAIN": "kept"}
     keyed = {**ENV, "ANTHROPIC_API_KEY": "sk-ant-api03-" + "k" * 40}
     command = jail.prepare(["true"], tmp_path, jail.Jail("agent"), keyed)
-    assert "DEPLOY_TOKEN" not in command.env and "ANTHROPIC_API_KEY" not in command.env  # a `cmd:` agent too
+    assert "DEPLOY_TOKEN" not in command.env
+    assert "ANTHROPIC_API_KEY" not in command.env
     allowed = jail.prepare(["true"], tmp_path, jail.Jail("agent", env_allow=("DEPLOY_TOKEN",)), keyed)
     assert allowed.env["DEPLOY_TOKEN"] == "t0k3n-value-123"
     claude = jail.prepare(["true"], tmp_path, jail.Jail("agent", backend="claude_code"), keyed)
-    assert claude.env["ANTHROPIC_API_KEY"] == keyed["ANTHROPIC_API_KEY"] and "DEPLOY_TOKEN" not in claude.env
+    assert claude.env["ANTHROPIC_API_KEY"] == keyed["ANTHROPIC_API_KEY"]
+    assert "DEPLOY_TOKEN" not in claude.env
     hook = jail.prepare(["true"], tmp_path, jail.Jail("project"), keyed)
     assert "ANTHROPIC_API_KEY" not in hook.env  # a backend's key goes to that backend alone
     off = jail.prepare("echo hi", tmp_path, jail.Jail("project", enabled=False), ENV)
