@@ -34,8 +34,9 @@ READ_ENV, WRITE_ENV = "SPECD_JAIL_READ", "SPECD_JAIL_WRITE"
 SHARED = frozenset({"/", "/tmp", "/var/tmp", "/dev/shm", "/run", "/var", "/home", "/srv", "/mnt", "/media", "/root"})
 
 
-def base(env: Mapping[str, str], command: str | list[str]) -> list[str]:
-    """bwrap flags for everything but the task's tree: system, tools, /dev, /proc, /tmp, HOME, yours."""
+def base(env: Mapping[str, str], command: str | list[str], later: list[Path]) -> list[str]:
+    """bwrap flags for everything but the task's tree: system, tools, /dev, /proc, /tmp, HOME, yours. ``later``
+    are the folders the caller binds next (the task's tree)."""
     args: list[str] = []
     for top in SYSTEM:
         path = Path(top)
@@ -44,15 +45,31 @@ def base(env: Mapping[str, str], command: str | list[str]) -> list[str]:
         elif path.is_dir():
             args += ["--ro-bind", top, top]
     args += _etc_secrets()
-    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     home = home_of(env)
-    if home is not None:
-        args += ["--tmpfs", str(home)]
-    for path in [*tools(home, env), *programs(command, env, home)]:
-        args += ["--ro-bind", str(path), str(path)]
-    for name, flag in ((READ_ENV, "--ro-bind"), (WRITE_ENV, "--bind")):
-        for path in _listed(env.get(name, "")):
-            args += [flag, str(path), str(path)]
+    shown = [("--ro-bind", path) for path in [*tools(home, env), *programs(command, env, home)]]
+    shown += [(flag, path) for name, flag in ((READ_ENV, "--ro-bind"), (WRITE_ENV, "--bind"))
+              for path in _listed(env.get(name, ""))]
+    places = [path for _, path in shown] + later + ([home] if home is not None else [])
+    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *_sealed(Path("/tmp"), places)]
+    if home is not None:  # after /tmp's: a HOME inside /tmp is a mount of its own on a sealed folder
+        args += ["--tmpfs", str(home), *_sealed(home, places)]
+    for flag, path in shown:
+        args += [flag, str(path), str(path)]
+    return args
+
+
+def _sealed(folder: Path, places: list[Path]) -> list[str]:
+    """Read-only, empty folders on the way to what is shown inside the private /tmp or HOME. Without them the
+    folders bubblewrap makes on the way are writable, and a worktree's agent could write the main tree's
+    ``.specd/pipeline.json`` there (into the jail's own /tmp, but a write that seems to work is a lie)."""
+    args: list[str] = []
+    inside = [path for path in places if path.is_relative_to(folder) and path != folder]
+    for top in sorted({folder / path.relative_to(folder).parts[0] for path in inside}):
+        under = [path for path in inside if path.is_relative_to(top)]
+        if top in under or not all(path.is_dir() for path in under):
+            continue  # shown whole, or a file (a mount point for a file cannot be made on a read-only fs)
+        args += ["--tmpfs", str(top), *[arg for path in under for arg in ("--dir", str(path))],
+                 "--remount-ro", str(top)]
     return args
 
 
@@ -133,7 +150,7 @@ def _etc_secrets() -> tuple[str, ...]:
         for name in list(dirs):
             path = f"{here}/{name}"
             if not _public(path):
-                args += ["--tmpfs", path]
+                args += ["--tmpfs", path, "--remount-ro", path]
                 dirs.remove(name)
         for name in files:
             path = f"{here}/{name}"

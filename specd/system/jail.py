@@ -149,6 +149,7 @@ def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, 
     rules = () if jail.network else (*jail.hosts, *api_hosts(jail.tier, jail.backend, env))
     if rules:
         inner = through_proxy(rules, args, child_env, inner)
+    args += ["--remount-ro", "/"]  # last: the folders bubblewrap made on the way to each bind stay empty
     return Launch([*args, "--", *inner], False, child_env, True)
 
 
@@ -183,9 +184,9 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | li
     if binary is None:
         raise FileNotFoundError("bwrap")
     root = root.resolve()
-    args = [binary, *binds.base(env, command)]
-    args += ["--bind", str(root), str(root)]  # after HOME and /tmp: a project inside either stays visible
     common = git_common(root)
+    args = [binary, *binds.base(env, command, [root] if common is None else [root, common])]
+    args += ["--bind", str(root), str(root)]  # after HOME and /tmp: a project inside either stays visible
     if common is not None:  # a worktree: the main repository's git folder, read-only, and nothing else of it
         args += ["--ro-bind", str(common), str(common)]
     for flag, path in overlays(root, jail.task_dir):

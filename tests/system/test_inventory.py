@@ -56,8 +56,9 @@ def findings(inv: dict[str, Any], host: Host, *, env: set[str], own: tuple[str, 
     if mounts.get("/", "").split(" ")[1:2] != ["tmpfs"]:
         found.append(f"/ is {mounts.get('/')!r}, not the jail's own")
     for point in mounts:
+        # A read-only tmpfs is one of the jail's sealed folders on the way to a bind: empty, and stays so.
         if not (_under(point, allowed) or point in ("/", "/tmp", inv["home"], *jail_made)
-                or _under(point, ["/dev", "/proc"])):
+                or _under(point, ["/dev", "/proc"]) or mounts[point].startswith("ro tmpfs")):
             found.append(f"mounts {point}")
     # Listing: a folder outside them exists only as the way to a mount (bwrap makes those), or is the tier's own.
     ways = {str(way) for point in mounts for way in (Path(point), *Path(point).parents)}
