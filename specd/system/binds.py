@@ -30,6 +30,8 @@ SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt"
 HOME_TOOLS = (".pyenv", ".nvm", ".volta", ".asdf", ".rustup", ".cargo/bin", ".local/bin", ".local/lib", ".sdkman",
               ".deno", ".bun", "go/bin", ".nodenv", ".rbenv", ".goenv", ".juliaup")
 READ_ENV, WRITE_ENV = "SPECD_JAIL_READ", "SPECD_JAIL_WRITE"
+# An empty file shipped with specd, bound over each hidden file (a bind of /dev/null reads EACCES: binds are nodev).
+EMPTY = Path(__file__).with_name("empty")
 # Folders many unrelated things share: never shown whole because a program lies in one of them.
 SHARED = frozenset({"/", "/tmp", "/var/tmp", "/dev/shm", "/run", "/var", "/home", "/srv", "/mnt", "/media", "/root"})
 
@@ -143,8 +145,6 @@ def home_of(env: Mapping[str, str]) -> Path | None:
 @cache
 def _etc_secrets() -> tuple[str, ...]:
     """Empty files and folders over what in /etc only root may read (found once per process)."""
-    from specd.system.jail import EMPTY
-
     args: list[str] = []
     for here, dirs, files in os.walk("/etc"):
         for name in list(dirs):

@@ -33,14 +33,13 @@ from typing import Any, Literal
 from specd.redact import scrubbed_env
 from specd.system import binds
 from specd.system.agent_state import seed_state
+from specd.system.binds import EMPTY
 from specd.system.envfiles import hidden_from_agents
 from specd.system.machinery import overlays
 from specd.system.netlist import PROXY_VARS, api_hosts, through_proxy
 from specd.system.probe import bwrap_binary, bwrap_usable, isolation, supports_disable_userns
 
 Tier = Literal["agent", "project"]
-# An empty file shipped with specd, bound over each .env file (a bind of /dev/null reads EACCES: binds are nodev).
-EMPTY = Path(__file__).with_name("empty")
 ON = "jail: bubblewrap (user namespace, no capabilities)"
 FALLBACK = "commands run without a shell, leftover processes are killed after each step"
 # Secret-named variables Claude Code itself signs in with (Anthropic, Bedrock, Vertex, Foundry): they pass to
