@@ -22,7 +22,12 @@ def first_line(config: PipelineConfig) -> tuple[str, str]:
     off = opted_out(config)
     if off:
         line += "; jail OFF (sandbox: false) for " + ", ".join(off)
-    return ("notice" if jail.active() and not off else "warning"), line
+    if config.agent.get("network") is True:
+        line += "; the agent's NETWORK is the host's, open (agent.network: true)"
+    elif isinstance(config.agent.get("network"), list) and config.agent["network"]:
+        line += "; network: the agent's API and " + ", ".join(map(str, config.agent["network"]))
+    open_net = config.agent.get("network") is True
+    return ("notice" if jail.active() and not off and not open_net else "warning"), line
 
 
 def opted_out(config: PipelineConfig) -> list[str]:

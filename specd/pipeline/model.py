@@ -45,7 +45,7 @@ class HookSpec:
     timeout: float | None = None
     # A `run:` hook's jail (the project tier): `sandbox: false` opts a trusted script out, loudly.
     sandbox: bool = True
-    network: bool = False
+    network: bool | tuple[str, ...] = False  # true: the host's network; hosts: only those, via the proxy
     env_allow: tuple[str, ...] = ()
 
     @classmethod
@@ -60,7 +60,7 @@ class HookSpec:
             optional=bool(raw.get("optional", False)),
             timeout=float(timeout) if timeout is not None else None,
             sandbox=raw.get("sandbox", True) is not False,
-            network=bool(raw.get("network", False)),
+            network=tuple(raw["network"]) if isinstance(raw.get("network"), list) else bool(raw.get("network")),
             env_allow=tuple(str(name) for name in raw.get("env_allow") or ()),
         )
 
@@ -82,7 +82,7 @@ class HookSpec:
             if not self.sandbox:  # only what differs from the default jail, so older output stays as it was
                 out["sandbox"] = False
             if self.network:
-                out["network"] = True
+                out["network"] = list(self.network) if isinstance(self.network, tuple) else True
             if self.env_allow:
                 out["env_allow"] = list(self.env_allow)
         else:

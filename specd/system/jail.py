@@ -1,17 +1,20 @@
 """The one jail: everything the agent can influence starts here, as (command, project root, jail) → process.
 
-Two tiers, under bubblewrap when it works (see ``specd.system.probe``):
+Deny by default, in both tiers, under bubblewrap when it works (see ``specd.system.probe``): a jail starts
+from nothing and binds what ``specd.system.binds`` lists (the system's programs, tool folders, a private /tmp
+and a fresh HOME), then the task's tree: writable but for `.git`, specd's machinery and the secret files
+(shown empty); for a worktree, the main repository's git folder read-only and nothing else of the main tree.
+No capability survives, even as root; the PID namespace dies with specd. The network is a list: a jail has
+its own network namespace and reaches only the hosts its list names, through specd's proxy
+(``specd.system.proxy``); `network: true` keeps the host's network instead, and the run says so.
 
-- ``agent``: an agent process (claude_code, a `cmd:` agent). No capability
-  survives, even as root; the PID namespace dies with specd; `/` is read-only,
-  the project writable except `.git` and specd's machinery, its ``.env*`` files empty; HOME is read-only
-  but for the backend's own config and cache folders; /tmp and the network are
-  kept, since the backend needs them, and so is the environment, but for
-  Claude Code: it keeps only the keys it signs in with (and ``env_allow``).
-- ``project``: code run on the agent's behalf (the anthropic agent's
-  run_command, `run:` hooks). The agent tier plus a private /tmp, HOME hidden,
-  secrets removed from the environment (but for ``env_allow``) and no network
-  unless allowed.
+- ``agent``: an agent process (claude_code, a `cmd:` agent). It reaches its backend's API hosts and the
+  listed ones; its state (Claude Code's config folder) is a per-task copy (``specd.system.agent_state``).
+- ``project``: code run on the agent's behalf (the anthropic agent's run_command, `run:` hooks): no network
+  unless listed.
+
+Every tier loses the secret-named variables but those ``env_allow`` names; a backend's sign-in keys pass to
+that backend alone.
 
 ``enabled=False`` is a pipeline's explicit opt-out (`sandbox: false`) for a
 trusted script: the command runs as it is, with the whole environment. Where
@@ -22,62 +25,48 @@ leftovers of every child killed when it ends (``specd.system.reaper``).
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from specd.redact import scrubbed_env
+from specd.system import binds
+from specd.system.agent_state import seed_state
+from specd.system.binds import EMPTY
 from specd.system.envfiles import hidden_from_agents
 from specd.system.machinery import overlays
-from specd.system.probe import SYSTEM, bwrap_binary, bwrap_usable, isolation, supports_disable_userns
+from specd.system.netlist import PROXY_VARS, api_hosts, through_proxy
+from specd.system.probe import bwrap_binary, bwrap_usable, isolation, supports_disable_userns
 
 Tier = Literal["agent", "project"]
-# An empty file shipped with specd, bound over each .env file (a bind of /dev/null reads EACCES: binds are nodev).
-EMPTY = Path(__file__).with_name("empty")
 ON = "jail: bubblewrap (user namespace, no capabilities)"
 FALLBACK = "commands run without a shell, leftover processes are killed after each step"
-# HOME entries a backend writes while it works (login state, caches); the rest of HOME stays read-only.
-HOME_WRITABLE: Mapping[str, tuple[str, ...]] = {
-    "claude_code": (".claude", ".claude.json", ".claude.json.backup", ".cache", ".npm", ".config/claude"),
-    "command": (".cache",),
-}
-# Secret-named variables Claude Code itself signs in with (Anthropic, Bedrock, Vertex, Foundry); every other one
-# (a GitHub token, a database password) is removed from its environment, since its Bash commands inherit it and
-# what they print goes to the model. (CLAUDE_CODE_SUBPROCESS_ENV_SCRUB would keep even these from its commands,
-# but it also makes Claude Code demand its own sandbox, which cannot start inside this one: Bash then fails.)
+# Secret-named variables Claude Code itself signs in with (Anthropic, Bedrock, Vertex, Foundry): they pass to
+# Claude Code and to no other backend or tier. Every other one (a GitHub token, a database password) is removed,
+# since its Bash commands inherit it and what they print goes to the model.
 BACKEND_KEYS: Mapping[str, tuple[str, ...]] = {"claude_code": (
     "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS",
     "ANTHROPIC_BASE_URL", "ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_AWS_API_KEY", "ANTHROPIC_BEDROCK_MANTLE_API_KEY",
     "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
-    "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH",
-    "HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")}  # a proxy's password
-# Folders a backend names through the environment instead of HOME.
-ENV_WRITABLE: Mapping[str, tuple[str, ...]] = {"claude_code": ("CLAUDE_CONFIG_DIR",)}
-# Installed tools that live in HOME (pyenv, nvm, rustup, pip --user...): read-only again inside a hidden HOME,
-# or `python -m pytest` would not even start. Credentials (.ssh, .aws, .config, .netrc...) stay hidden.
-HOME_TOOLS = (".pyenv", ".nvm", ".volta", ".asdf", ".rustup", ".cargo/bin", ".local/bin", ".local/lib", ".sdkman",
-              ".deno", ".bun", "go/bin", ".nodenv", ".rbenv", ".goenv", ".juliaup")
-# Made before the jail starts when missing: Claude Code keeps its sessions there, and `--resume` needs them.
-HOME_CREATE: Mapping[str, tuple[str, ...]] = {"claude_code": (".claude",)}
+    "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH")}
 
 
 @dataclass(frozen=True)
 class Jail:
     tier: Tier
     enabled: bool = True  # False: the pipeline said `sandbox: false` for this agent or hook
-    network: bool = False  # project tier only: the agent tier always keeps the network
-    env_allow: tuple[str, ...] = ()  # secret-named variables that still get through (project tier, Claude Code)
-    backend: str = "command"  # agent tier: whose config and cache folders stay writable
+    network: bool = False  # True: the host's network as it is (`network: true`), said on the run's first line
+    hosts: tuple[str, ...] = ()  # `network: [host, ...]`: reachable through specd's proxy, and nothing else
+    env_allow: tuple[str, ...] = ()  # secret-named variables that still get through
+    backend: str = "command"  # agent tier: whose API hosts, sign-in keys and state folder it gets
     task_dir: Path | None = None  # the running task: its folder is writable (but for machinery), others are not
 
     @classmethod
     def for_agent(cls, settings: Mapping[str, Any], backend: str, task_dir: Path | None = None) -> Jail:
+        network, hosts = network_of(settings.get("network"))
         return cls("agent", enabled=enabled(settings.get("sandbox")), backend=backend, task_dir=task_dir,
-                   env_allow=tuple(str(name) for name in settings.get("env_allow") or ()))
+                   network=network, hosts=hosts, env_allow=tuple(str(name) for name in settings.get("env_allow") or ()))
 
     def within(self, task_dir: Path) -> Jail:
         return replace(self, task_dir=task_dir)
@@ -85,9 +74,16 @@ class Jail:
     @classmethod
     def for_project(cls, settings: Mapping[str, Any]) -> Jail:
         """The project tier from an agent block or a hook spec (``sandbox``, ``network``, ``env_allow``)."""
-        network = settings.get("network", settings.get("sandbox_network", False))
-        return cls("project", enabled=enabled(settings.get("sandbox")), network=bool(network),
+        network, hosts = network_of(settings.get("network", settings.get("sandbox_network", False)))
+        return cls("project", enabled=enabled(settings.get("sandbox")), network=network, hosts=hosts,
                    env_allow=tuple(str(name) for name in settings.get("env_allow") or ()))
+
+
+def network_of(value: object) -> tuple[bool, tuple[str, ...]]:
+    """A `network:` setting: true (the host's network), a list of hosts (through the proxy), or nothing."""
+    if isinstance(value, list | tuple):
+        return False, tuple(str(host) for host in value)
+    return bool(value), ()
 
 
 def enabled(value: object) -> bool:
@@ -148,89 +144,75 @@ def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, 
         note_unjailed()
         return Launch(command, isinstance(command, str), child_env, False)
     inner = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    return Launch([*bwrap_argv(root, jail, child_env), "--", *inner], False, child_env, True)
+    args = bwrap_argv(root, jail, child_env, command)
+    rules = () if jail.network else (*jail.hosts, *api_hosts(jail.tier, jail.backend, env))
+    if rules:
+        inner = through_proxy(rules, args, child_env, inner)
+    args += ["--remount-ro", "/"]  # last: the folders bubblewrap made on the way to each bind stay empty
+    return Launch([*args, "--", *inner], False, child_env, True)
 
 
 def _environment(jail: Jail, env: Mapping[str, str]) -> dict[str, str]:
-    """What the jailed process sees: the project tier and Claude Code lose the secrets they do not need; a `cmd:`
-    agent keeps them all (it is your CLI, which may need its own key)."""
-    if jail.tier == "project":
-        return scrubbed_env(env, jail.env_allow)
-    if jail.backend not in BACKEND_KEYS:
-        return dict(env)
-    return scrubbed_env(env, (*BACKEND_KEYS[jail.backend], *jail.env_allow))
+    """One rule for every tier and backend: no secret-named variable but those ``env_allow`` names, and a
+    backend's own sign-in keys for that backend alone."""
+    own = BACKEND_KEYS.get(jail.backend, ()) if jail.tier == "agent" else ()
+    child = scrubbed_env(env, (*own, *jail.env_allow))
+    if not jail.network:  # the host's proxy is not reachable from inside; specd's own is set where there is one
+        for name in PROXY_VARS:
+            child.pop(name, None)
+    state = backend_state(jail)
+    if state is not None:
+        child[state[0]] = str(state[1])
+    return child
 
 
-def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str]) -> list[str]:
-    """bwrap and its flags, up to (not including) the command."""
+def backend_state(jail: Jail) -> tuple[str, Path] | None:
+    """(the variable that names it, the folder) of a backend's own state for this task: Claude Code's config
+    folder, a copy kept with the task's transcripts, never the user's ``~/.claude``."""
+    if jail.tier != "agent" or jail.backend not in BACKEND_STATE or jail.task_dir is None:
+        return None
+    return BACKEND_STATE[jail.backend], jail.task_dir / "transcripts" / ".agent" / jail.backend
+
+
+BACKEND_STATE: Mapping[str, str] = {"claude_code": "CLAUDE_CONFIG_DIR"}
+
+
+def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | list[str] = "") -> list[str]:
+    """bwrap and its flags, up to (not including) the command: nothing of the machine but what is listed."""
     binary = bwrap_binary()
     if binary is None:
         raise FileNotFoundError("bwrap")
     root = root.resolve()
-    args = [binary, *SYSTEM]
-    home = _home(env)
-    if jail.tier == "project":
-        args += ["--tmpfs", "/tmp"]
-        hidden = [Path("/tmp").resolve()]
-        if home is not None:
-            args += ["--tmpfs", str(home)]  # hidden: keys, shell history, other projects
-            hidden.append(home)
-        for source, target in tools(hidden, home, env):
-            args += ["--ro-bind", str(source), str(target)]
-    else:
-        args += ["--bind", "/tmp", "/tmp"]
-        for path in writable(jail.backend, env):
-            args += ["--bind", str(path), str(path)]
+    common = git_common(root)
+    args = [binary, *binds.base(env, command, [root] if common is None else [root, common])]
     args += ["--bind", str(root), str(root)]  # after HOME and /tmp: a project inside either stays visible
+    if common is not None:  # a worktree: the main repository's git folder, read-only, and nothing else of it
+        args += ["--ro-bind", str(common), str(common)]
     for flag, path in overlays(root, jail.task_dir):
         args += [flag, str(path), str(path)]
     for path in hidden_from_agents(root):  # keys the model would read: shown empty, and read-only
         args += ["--ro-bind-try", str(EMPTY), str(path)]
-    if jail.tier == "project" and not jail.network:
+    state = backend_state(jail)
+    if state is not None:
+        folder = seed_state(jail.backend, state[1], env)
+        args += ["--bind", str(folder), str(folder)]
+    if not jail.network:
         args.append("--unshare-net")
     return [*args, *isolation(disable_userns=supports_disable_userns()), "--chdir", str(root)]
 
 
-def writable(backend: str, env: Mapping[str, str]) -> list[Path]:
-    """The backend's own folders in HOME (and named by its environment) that exist, resolved."""
-    home = _home(env)
-    wanted: list[Path] = []
-    if home is not None:
-        for name in HOME_CREATE.get(backend, ()):
-            # HOME itself read-only or odd: the backend then works as it would with no folder of its own.
-            with contextlib.suppress(OSError):
-                (home / name).mkdir(exist_ok=True)
-        wanted += [home / name for name in HOME_WRITABLE.get(backend, ())]
-    wanted += [Path(env[name]) for name in ENV_WRITABLE.get(backend, ()) if env.get(name)]
-    found: list[Path] = []
-    for path in wanted:
-        # Binding follows links; a link is taken where it leads, and only if that exists.
-        if path.exists() and (resolved := path.resolve()) != Path("/"):
-            found.append(resolved)
-    return list(dict.fromkeys(found))
-
-
-def tools(hidden: list[Path], home: Path | None, env: Mapping[str, str]) -> list[tuple[Path, Path]]:
-    """(where it really is, where it shows) for each tool folder inside a ``hidden`` folder: HOME's tool folders,
-    PATH entries, and the Python environment specd itself runs from (a venv under /tmp runs the project's tests)."""
-    wanted = [home / name for name in HOME_TOOLS] if home is not None else []
-    wanted += [Path(entry) for entry in env.get("PATH", "").split(os.pathsep) if entry and Path(entry).is_absolute()]
-    wanted += [Path(sys.prefix), Path(sys.base_prefix)]
-    if env.get("VIRTUAL_ENV"):
-        wanted.append(Path(env["VIRTUAL_ENV"]))
-    found: dict[Path, Path] = {}
-    for path in wanted:
-        if any(path.is_relative_to(place) and path != place for place in hidden) and path.is_dir():
-            found.setdefault(path, path.resolve())
-    return [(source, target) for target, source in found.items()]
-
-
-def _home(env: Mapping[str, str]) -> Path | None:
-    value = env.get("HOME") or os.environ.get("HOME")
-    if not value:
+def git_common(root: Path) -> Path | None:
+    """The git folder a worktree's ``.git`` file points into (its common dir), when it lies outside ``root``."""
+    pointer = root / ".git"
+    try:
+        text = pointer.read_text(encoding="utf-8") if pointer.is_file() else ""
+    except OSError:
         return None
-    path = Path(value)
-    if not path.is_dir():
+    if not text.startswith("gitdir:"):
         return None
-    resolved = path.resolve()
-    return None if resolved == Path("/") else resolved
+    own = (root / text.removeprefix("gitdir:").strip()).resolve()
+    try:
+        common = (own / (own / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    except OSError:
+        common = own
+    return None if common.is_relative_to(root) or not common.is_dir() else common

@@ -26,7 +26,9 @@ class App:
         (root / ".specd").mkdir(parents=True)
         (root / "src").mkdir()
         (root / "src" / "app.py").write_text("def main():\n    return 1\n")
-        self.env = {**os.environ, "ANTHROPIC_API_KEY": SECRET, "NO_COLOR": "1", "COLUMNS": "200", "TERM": "dumb"}
+        # A command agent logs its calls beside the project: listed for the jail in this environment.
+        self.env = {**os.environ, "ANTHROPIC_API_KEY": SECRET, "NO_COLOR": "1", "COLUMNS": "200", "TERM": "dumb",
+                    "SPECD_JAIL_WRITE": str(self.root.parent)}
         self.env.pop("ANTHROPIC_AUTH_TOKEN", None)
         if server is not None:
             self.env["ANTHROPIC_BASE_URL"] = server.url

@@ -25,6 +25,7 @@ import pytest
 from claude_cli import claude_binary, claude_env, prompt_text, result_events, schema_outcomes
 
 from specd.state.store import StateStore
+from specd.system import jail
 
 ROADMAP = "# Roadmap\n\n### Phase 1: Parser\n\nParse CSV.\n\n### Phase 2: Export\n\nWrite CSV.\n"
 HOOK = "---\ndescription: check the review\n---\n\n# After review\n\nConfirm REVIEW.md was written.\n"
@@ -106,6 +107,13 @@ def test_builtin_pipeline_on_two_phases_with_a_revise_loop(tmp_path: Path, model
         steps = [m[1] for m in HEADER.findall(prompt_text(body))]
         assert steps == ["review", "review"]  # the step's prompt, then the hook's, in one conversation
         assert "Working on step review" in json.dumps(body["messages"])
+
+    # Claude Code kept its sessions in the task's own copy of its config, never in the user's HOME: in the jail
+    # HOME is fresh and empty, and the copy (under transcripts/, never committed) is what --resume read.
+    if jail.active():
+        assert not (tmp_path / "home" / ".claude" / "projects").exists()
+        sessions = list((task_dir / "transcripts" / ".agent" / "claude_code" / "projects").rglob("*.jsonl"))
+        assert {path.stem for path in sessions} >= {row["session_id"] for row in recorded}
 
 
 ONE_STEP = "---\ndescription: review\noutcomes: [approve, revise]\n---\n\n# Review\n\nReview src/app.py.\n"

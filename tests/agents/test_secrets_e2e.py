@@ -54,7 +54,8 @@ def test_markers_reach_no_file_commit_or_output(tmp_path: Path, server: Any) -> 
     _git(root, "config", "user.name", "T")
     for name in ("discuss", "plan"):
         (root / ".specd" / "workflows" / f"{name}.md").write_text(f"# {name}\n\nDo {name}.\n")
-    pipeline = {"schema_version": "1.0", "mode": "auto",
+    # The command agent is given the keys on purpose (the jail hands an agent no secret its block does not name).
+    pipeline = {"schema_version": "1.0", "mode": "auto", "agent": {"env_allow": list(MARKERS)},
                 "hooks": {"post-step": {"run": ECHO}},
                 "pipelines": {"main": [
                     {"name": "discuss", "workflow": "discuss.md",

@@ -46,7 +46,7 @@ def test_sigkill_at_many_points_never_loses_or_repeats_finished_work(h: Harness,
     agent = tmp_path / "crash_agent.py"
     agent.write_text(AGENT, encoding="utf-8")
     log = tmp_path / "crash.log"
-    env = {**h.env, "CRASH_LOG": str(log)}
+    env = {**h.env, "CRASH_LOG": str(log), "SPECD_JAIL_WRITE": str(tmp_path)}  # the log lies beside the project
     argv = h.argv("continue", "t", "--auto", "--agent", f"cmd:{sys.executable} {agent}")
     state_path = h.task_dir("t") / ".pipeline-state.json"
     rng = random.Random(20261122)

@@ -223,3 +223,33 @@ def test_a_pipeline_that_requires_bubblewrap_does_not_run_without_it(h: Harness)
     assert "agent.sandbox is 'bubblewrap' but /bin/false is installed but cannot start a jail here" in result.stderr
     assert "Traceback" not in result.stderr
     assert h.log() == []  # nothing ran
+
+
+def test_a_listed_host_is_reached_through_specds_proxy_and_nothing_else(h: Harness) -> None:
+    needs_bwrap()
+    (h.root / "probe.py").write_text(PROBE, encoding="utf-8")
+    with _listener() as listed, _listener() as other:
+        one_step(h, {"run": f"{shlex.quote(sys.executable)} probe.py {uuid.uuid4().hex} {listed}",
+                     "network": [f"127.0.0.1:{listed}"]})
+        assert h.cont("t").returncode == 0
+        seen = json.loads((h.root / "probe-result.json").read_text(encoding="utf-8"))
+        assert seen["net"] == "ok"  # the listed loopback service, at its own address, through the proxy
+        h.pipeline({"main": [{"name": "a", "workflow": "w.md", "hooks": {"post": {
+            "run": f"{shlex.quote(sys.executable)} probe.py {uuid.uuid4().hex} {other}",
+            "network": [f"127.0.0.1:{listed}"]}}}]})
+        h.new("u")
+        assert h.cont("u").returncode == 0
+    seen = json.loads((h.root / "probe-result.json").read_text(encoding="utf-8"))
+    assert seen["net"].startswith("failed")  # the host's loopback is not the jail's
+
+
+def test_an_open_network_for_the_agent_is_said_on_the_runs_first_line(h: Harness) -> None:
+    needs_bwrap()
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}]}, agent={"network": True})
+    h.new("t")
+    result = h.cont("t")
+    assert result.returncode == 0, result.stderr
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("warning: jail: bubblewrap")
+    assert "NETWORK is the host's, open" in first

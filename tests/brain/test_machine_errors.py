@@ -67,7 +67,7 @@ def setup(h: Harness, tmp_path: Path) -> Callable[[], tuple[Path, Path]]:
         hold, ledger = tmp_path / "hold", tmp_path / "ledger.txt"
         hold.mkdir()
         h.agent = agent
-        h.env.update(LEDGER=str(ledger), HOLD=str(hold))
+        h.env.update(LEDGER=str(ledger), HOLD=str(hold), SPECD_JAIL_WRITE=str(tmp_path))  # beside the project
         h.workflow("w.md")
         h.pipeline({"main": [{"name": n, "workflow": "w.md"} for n in ("a", "b", "c")]})
         return hold, ledger

@@ -176,9 +176,10 @@ def test_a_secret_printed_before_a_kill_never_reaches_the_transcript(h: Harness,
                       "print('the key is', os.environ['DEPLOY_API_TOKEN'], flush=True)\n"
                       f"open({str(marker)!r}, 'w').close()\ntime.sleep(60)\n", encoding="utf-8")
     h.workflow("w.md")
-    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}]})
+    # The agent is given the token on purpose (env_allow), and its marker lies beside the project.
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}]}, agent={"env_allow": ["DEPLOY_API_TOKEN"]})
     h.new("t")
-    h.env["DEPLOY_API_TOKEN"] = "tok-4f7c9e2a8b1d6035"
+    h.env.update(DEPLOY_API_TOKEN="tok-4f7c9e2a8b1d6035", SPECD_JAIL_WRITE=str(tmp_path))
     argv = h.argv("continue", "t", "--auto", "--agent", f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(talker))}")
     run = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            env=h.env, cwd=h.root, start_new_session=True)

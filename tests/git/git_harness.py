@@ -60,7 +60,9 @@ class GitProject:
         self.agent.write_text(AGENT, encoding="utf-8")
         self.rules({})
         self.env = {k: v for k, v in os.environ.items() if k not in IDENTITY and k != "ANTHROPIC_API_KEY"}
-        self.env.update({"NO_COLOR": "1", "COLUMNS": "1000", "TERM": "dumb", "PYTHONDONTWRITEBYTECODE": "1"})
+        # The agent's rules and marks live beside the project: shown to the jail because this environment says so.
+        self.env.update({"NO_COLOR": "1", "COLUMNS": "1000", "TERM": "dumb", "PYTHONDONTWRITEBYTECODE": "1",
+                         "SPECD_JAIL_WRITE": str(self.dir)})
         self.git("init", "-q")
         self.git("config", "user.email", "tester@example.com")
         self.git("config", "user.name", "Tester")

@@ -49,7 +49,7 @@ def test_after_kill_9_a_clone_of_what_is_committed_resumes_and_finishes(tmp_path
     steps = 30
     gp = GitProject(tmp_path, steps=tuple(f"s{i}" for i in range(steps)))
     gp.new("t")
-    ledger = tmp_path / "ledger.txt"
+    ledger = gp.dir / "ledger.txt"  # the harness folder, which the jail shows (SPECD_JAIL_WRITE)
     agent = f"cmd:echo $SPECD_STEP >> {ledger}"
     proc = subprocess.Popen(gp.argv("continue", "t", "--auto", "--agent", agent), cwd=gp.root, env=gp.env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -73,7 +73,8 @@ class Project:
         self.dir.mkdir()
         self.agent = self.dir / "agent.py"
         self.agent.write_text(AGENT, encoding="utf-8")
-        self.env = {**os.environ, "COLUMNS": "1000", "NO_COLOR": "1", "TERM": "dumb"}
+        # The agent logs beside the project: shown to the jail because this environment lists the folder.
+        self.env = {**os.environ, "COLUMNS": "1000", "NO_COLOR": "1", "TERM": "dumb", "SPECD_JAIL_WRITE": str(self.dir)}
         self.env.pop("ANTHROPIC_API_KEY", None)
 
     def task(self, name: str, config: dict[str, Any] | str, *, folder: str = "tasks", gray: list[bool] | None = None,

@@ -17,12 +17,22 @@ ENV = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "DEPLOY_TOKEN": "t0k3n-v
        "PLAIN": "kept"}
 
 
-def test_the_project_tier_scrubs_secrets_but_env_allow_and_the_agent_tier_keep_them(tmp_path: Path) -> None:
+def test_one_environment_rule_every_tier_loses_secrets_but_env_allow_and_its_own_sign_in_keys(
+        tmp_path: Path) -> None:
     project = jail.prepare(["true"], tmp_path, jail.Jail("project", env_allow=("DB_PASSWORD",)), ENV)
     assert {k: v for k, v in project.env.items() if k in ENV} == {
         "PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "DB_PASSWORD": "pw-123456", "PLAIN": "kept"}
-    agent = jail.prepare(["true"], tmp_path, jail.Jail("agent"), ENV)
-    assert agent.env["DEPLOY_TOKEN"] == "t0k3n-value-123"  # a backend needs its credentials
+    keyed = {**ENV, "ANTHROPIC_API_KEY": "sk-ant-api03-" + "k" * 40}
+    command = jail.prepare(["true"], tmp_path, jail.Jail("agent"), keyed)
+    assert "DEPLOY_TOKEN" not in command.env
+    assert "ANTHROPIC_API_KEY" not in command.env
+    allowed = jail.prepare(["true"], tmp_path, jail.Jail("agent", env_allow=("DEPLOY_TOKEN",)), keyed)
+    assert allowed.env["DEPLOY_TOKEN"] == "t0k3n-value-123"
+    claude = jail.prepare(["true"], tmp_path, jail.Jail("agent", backend="claude_code"), keyed)
+    assert claude.env["ANTHROPIC_API_KEY"] == keyed["ANTHROPIC_API_KEY"]
+    assert "DEPLOY_TOKEN" not in claude.env
+    hook = jail.prepare(["true"], tmp_path, jail.Jail("project"), keyed)
+    assert "ANTHROPIC_API_KEY" not in hook.env  # a backend's key goes to that backend alone
     off = jail.prepare("echo hi", tmp_path, jail.Jail("project", enabled=False), ENV)
     assert (off.args, off.shell, off.jailed, off.env["DEPLOY_TOKEN"]) == ("echo hi", True, False, "t0k3n-value-123")
 

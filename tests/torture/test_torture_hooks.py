@@ -61,8 +61,10 @@ def project(tmp: Path, *, required: bool, failure: str, point: str, scope: str) 
         steps[1]["hooks"] = {point: spec}
     (root / ".specd" / "pipeline.json").write_text(json.dumps(data), encoding="utf-8")
     (tmp / "agent.py").write_text(AGENT, encoding="utf-8")
+    # The ledger lies beside the project: the jail shows it only because this user's environment lists it.
     env = {**os.environ, "HOOK_LEDGER": str(tmp / "ledger.txt"), "HOOK_FILE": str(hook_file),
-           "DELETE_DURING": ("a" if point == "pre" else "b") if failure == "missing" else "", "NO_COLOR": "1"}
+           "SPECD_JAIL_WRITE": str(tmp), "NO_COLOR": "1",
+           "DELETE_DURING": ("a" if point == "pre" else "b") if failure == "missing" else ""}
     return root, env
 
 

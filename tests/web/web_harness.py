@@ -7,6 +7,7 @@ step commits: the secret is then on disk and in git, and only the dashboard's re
 from __future__ import annotations
 
 import http.client
+import json
 import signal
 import subprocess
 import sys
@@ -47,6 +48,12 @@ class Site(Repo):
         super().__init__(tmp_path, steps=("s1", "s2"), pause="s2")
         (self.dir / "agent.py").write_text(AGENT, encoding="utf-8")
         self.env[SECRET_NAME] = SECRET
+        # The agent is given the service's key on purpose (a jailed agent sees no secret its block does not name).
+        pipeline = self.root / ".specd" / "pipeline.json"
+        data = json.loads(pipeline.read_text(encoding="utf-8"))
+        data["agent"] = {**data.get("agent", {}), "env_allow": [SECRET_NAME]}
+        pipeline.write_text(json.dumps(data), encoding="utf-8")
+        self.git("commit", "-q", "-am", "the agent may use the service's key")
 
     def run_to_end(self, task: str) -> None:
         done = self.specd("continue", task, "--auto", "--agent", self.agent())

@@ -1,0 +1,50 @@
+"""A backend's own state, per task: a folder of specd's that the backend keeps its config and sessions in.
+
+Claude Code reads and writes ``CLAUDE_CONFIG_DIR`` (settings, session files for ``--resume``, its
+``.claude.json``). The jail never shows it the user's ``~/.claude``, ``~/.claude.json`` or caches: what the
+model's commands write there (a settings hook, say) would run at the user's next plain ``claude``. So each
+task gets a folder of its own, kept with its transcripts (never committed), seeded once with what signs in:
+the credentials file of a ``claude login`` and the account entry of ``.claude.json``. What the backend
+writes stays there, and runs, if ever, only inside this task's jail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+
+SIGN_IN_KEYS = ("oauthAccount", "userID", "hasCompletedOnboarding", "primaryApiKey", "customApiKeyResponses")
+
+
+def seed_state(backend: str, folder: Path, env: Mapping[str, str]) -> Path:
+    """``folder``, made when missing and seeded from the user's own sign-in on first use; returned resolved."""
+    fresh = not folder.is_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    if fresh and backend == "claude_code":
+        _seed_claude(folder, env)
+    return folder.resolve()
+
+
+def _seed_claude(folder: Path, env: Mapping[str, str]) -> None:
+    home = env.get("HOME") or os.environ.get("HOME") or ""
+    mine = Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else Path(home) / ".claude"
+    if str(mine.resolve()) == str(folder.resolve()):
+        return
+    credentials = mine / ".credentials.json"
+    with contextlib.suppress(OSError):
+        if credentials.is_file():
+            shutil.copyfile(credentials, folder / ".credentials.json")
+            (folder / ".credentials.json").chmod(0o600)
+    config = mine / ".claude.json" if env.get("CLAUDE_CONFIG_DIR") else Path(home) / ".claude.json"
+    try:
+        data = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    if isinstance(data, dict):
+        kept = {key: data[key] for key in SIGN_IN_KEYS if key in data}
+        (folder / ".claude.json").write_text(json.dumps(kept), encoding="utf-8")

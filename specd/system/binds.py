@@ -1,0 +1,170 @@
+"""What a jail starts from: nothing, and then what this module lists.
+
+- the system's programs and libraries, read-only (``/usr``, ``/bin``, ``/lib*``, ``/opt``, ``/etc`` without
+  what only root may read: password hashes, host keys, private certificates);
+- the tool folders the project's commands need, read-only: PATH's folders (a ``bin`` folder outside HOME
+  with the install it belongs to), the Python specd runs on, and the installed tools in HOME (``HOME_TOOLS``);
+- ``/dev`` and ``/proc`` of the jail's own, a private ``/tmp``, and a fresh, empty HOME at HOME's path;
+- what you name yourself, from your own environment (never from the project's files):
+  ``SPECD_JAIL_READ`` and ``SPECD_JAIL_WRITE``, folders or files separated by ``:``.
+
+The task's tree and specd's machinery in it are added by ``specd.system.jail``. Nothing else of the
+machine exists inside: no host ``/tmp``, ``/run`` or ``/var`` (so no docker, dbus, ssh-agent, gpg-agent
+or tmux socket), no real HOME with its keys.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import stat
+import sys
+from collections.abc import Iterator, Mapping
+from functools import cache
+from pathlib import Path
+
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix", "/etc")
+# Installed tools that live in HOME (pyenv, nvm, rustup, pip --user...): shown read-only in the fresh HOME,
+# or `python -m pytest` would not even start. Credentials (.ssh, .aws, .config, .netrc...) are not listed.
+HOME_TOOLS = (".pyenv", ".nvm", ".volta", ".asdf", ".rustup", ".cargo/bin", ".local/bin", ".local/lib", ".sdkman",
+              ".deno", ".bun", "go/bin", ".nodenv", ".rbenv", ".goenv", ".juliaup")
+READ_ENV, WRITE_ENV = "SPECD_JAIL_READ", "SPECD_JAIL_WRITE"
+# An empty file shipped with specd, bound over each hidden file (a bind of /dev/null reads EACCES: binds are nodev).
+EMPTY = Path(__file__).with_name("empty")
+# Folders many unrelated things share: never shown whole because a program lies in one of them.
+SHARED = frozenset({"/", "/tmp", "/var/tmp", "/dev/shm", "/run", "/var", "/home", "/srv", "/mnt", "/media", "/root"})
+
+
+def base(env: Mapping[str, str], command: str | list[str], later: list[Path]) -> list[str]:
+    """bwrap flags for everything but the task's tree: system, tools, /dev, /proc, /tmp, HOME, yours. ``later``
+    are the folders the caller binds next (the task's tree)."""
+    args: list[str] = []
+    for top in SYSTEM:
+        path = Path(top)
+        if path.is_symlink():  # a merged /usr: /bin is a link, and stays one
+            args += ["--symlink", str(path.readlink()), top]
+        elif path.is_dir():
+            args += ["--ro-bind", top, top]
+    args += _etc_secrets()
+    home = home_of(env)
+    shown = [("--ro-bind", path) for path in [*tools(home, env), *programs(command, env, home)]]
+    shown += [(flag, path) for name, flag in ((READ_ENV, "--ro-bind"), (WRITE_ENV, "--bind"))
+              for path in _listed(env.get(name, ""))]
+    places = [path for _, path in shown] + later + ([home] if home is not None else [])
+    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *_sealed(Path("/tmp"), places)]
+    if home is not None:  # after /tmp's: a HOME inside /tmp is a mount of its own on a sealed folder
+        args += ["--tmpfs", str(home), *_sealed(home, places)]
+    for flag, path in shown:
+        args += [flag, str(path), str(path)]
+    return args
+
+
+def _sealed(folder: Path, places: list[Path]) -> list[str]:
+    """Read-only, empty folders on the way to what is shown inside the private /tmp or HOME. Without them the
+    folders bubblewrap makes on the way are writable, and a worktree's agent could write the main tree's
+    ``.specd/pipeline.json`` there (into the jail's own /tmp, but a write that seems to work is a lie)."""
+    args: list[str] = []
+    inside = [path for path in places if path.is_relative_to(folder) and path != folder]
+    for top in sorted({folder / path.relative_to(folder).parts[0] for path in inside}):
+        under = [path for path in inside if path.is_relative_to(top)]
+        if top in under or not all(path.is_dir() for path in under):
+            continue  # shown whole, or a file (a mount point for a file cannot be made on a read-only fs)
+        args += ["--tmpfs", str(top), *[arg for path in under for arg in ("--dir", str(path))],
+                 "--remount-ro", str(top)]
+    return args
+
+
+def tools(home: Path | None, env: Mapping[str, str]) -> list[Path]:
+    """Tool folders outside the system binds, resolved, each once."""
+    wanted = [home / name for name in HOME_TOOLS] if home is not None else []
+    for entry in env.get("PATH", "").split(os.pathsep):
+        path = Path(entry)
+        if not entry or not path.is_absolute():
+            continue
+        outside_home = home is None or not path.is_relative_to(home)
+        # A bin folder's programs are often links into the install beside it (node_modules/.bin, a venv's bin).
+        wanted.append(path.parent if outside_home and path.name in ("bin", ".bin", "sbin") else path)
+    wanted += [Path(sys.prefix), Path(sys.base_prefix)]
+    if env.get("VIRTUAL_ENV"):
+        wanted.append(Path(env["VIRTUAL_ENV"]))
+    found: list[Path] = []
+    for path in wanted:
+        if (path.is_dir() and not _covered(real := path.resolve(), home)
+                and not any(real.is_relative_to(done) for done in found)):
+            found.append(real)
+    return found
+
+
+def programs(command: str | list[str], env: Mapping[str, str], home: Path | None) -> list[Path]:
+    """The programs a command names (its first word found on PATH, and every absolute path to a file in it),
+    each with its own folder unless that folder is a shared one (``/tmp``, HOME, ...), then the file alone.
+    The command is the pipeline's or yours, never the model's: a `cmd:` agent's script must start."""
+    try:
+        words = shlex.split(command) if isinstance(command, str) else list(command)
+    except ValueError:
+        return []
+    named = [shutil.which(words[0], path=env.get("PATH"))] if words else []
+    named += [word for word in words if word.startswith("/")]
+    found: list[Path] = []
+    for word in named:
+        if not word or not Path(word).is_file():
+            continue
+        real = Path(word).resolve()
+        place = real if _too_wide(real.parent, home) else real.parent
+        if not _covered(place, home) and place not in found:
+            found.append(place)
+    return found
+
+
+def _too_wide(folder: Path, home: Path | None) -> bool:
+    return str(folder) in SHARED or (home is not None and home.is_relative_to(folder))
+
+
+def _covered(path: Path, home: Path | None) -> bool:
+    """Already shown by a system bind, or too wide to show (the root, HOME itself, one of HOME's parents)."""
+    if path == Path("/") or (home is not None and home.is_relative_to(path)):
+        return True
+    return any(path.is_relative_to(top) and not Path(top).is_symlink() for top in SYSTEM if top != "/etc")
+
+
+def _listed(value: str) -> Iterator[Path]:
+    for entry in value.split(os.pathsep):
+        if entry and Path(entry).is_absolute() and Path(entry).exists():
+            yield Path(entry).resolve()
+
+
+def home_of(env: Mapping[str, str]) -> Path | None:
+    value = env.get("HOME") or os.environ.get("HOME")
+    if not value or not Path(value).is_absolute():
+        return None
+    resolved = Path(value).resolve()
+    return None if resolved == Path("/") or any(str(resolved) == top for top in SYSTEM) else resolved
+
+
+@cache
+def _etc_secrets() -> tuple[str, ...]:
+    """Empty files and folders over what in /etc only root may read (found once per process)."""
+    args: list[str] = []
+    for here, dirs, files in os.walk("/etc"):
+        for name in list(dirs):
+            path = f"{here}/{name}"
+            if not _public(path):
+                args += ["--tmpfs", path, "--remount-ro", path]
+                dirs.remove(name)
+        for name in files:
+            path = f"{here}/{name}"
+            if not _public(path):
+                args += ["--ro-bind", str(EMPTY), path]
+    return tuple(args)
+
+
+def _public(path: str) -> bool:
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return True
+    if stat.S_ISLNK(mode):
+        return True  # a link shows what it points to, which is judged where it lies
+    needed = stat.S_IROTH | (stat.S_IXOTH if stat.S_ISDIR(mode) else 0)
+    return mode & needed == needed
