@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "new": ("specd.commands.new", "new", "Create a task folder with its starter documents."),
     "continue": ("specd.commands.continue_", "continue_", "Run a task's pipeline from where it stands."),
     "run": ("specd.commands.run", "run", "Run every ready task side by side, each in its own worktree."),
-    "worker": ("specd.commands.temporal", "worker", "Run tasks submitted to Temporal on this machine."),
+    "worker": ("specd.commands.worker", "worker", "Run tasks submitted to Temporal on this machine."),
     "land": ("specd.commands.land", "land", "Merge a finished task's branch into your branch."),
     "status": ("specd.commands.status", "status", "Show where every task (or one task) stands."),
     "approve": ("specd.commands.answer", "approve", "Approve what a waiting task waits for (gate, escalation)."),

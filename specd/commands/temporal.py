@@ -1,17 +1,14 @@
-"""The Temporal side of the verbs: `specd worker`, `specd run --executor temporal`, and answering, cancelling
-and showing a task whose truth is a workflow. temporalio is imported only once a command needs it."""
+"""The Temporal side of the verbs: `specd run --executor temporal`, and answering, cancelling and showing a task
+whose truth is a workflow (`specd worker` is specd.commands.worker). temporalio is imported only once a command
+needs it."""
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
 
-from specd.commands.envelope import emit, json_option
 from specd.commands.temporal_flags import temporal_options as temporal_options  # verbs import it from here
 from specd.errors import EXIT_FAILED, EXIT_OK, EXIT_WAITING, UsageError
 from specd.tasks.project import Project
@@ -138,40 +135,3 @@ def status_on_temporal(project: Project, task: str, look: Callable[[Project], di
     return data | {"branch": f"specd/{task}", "temporal": {
         "workflow_id": wid, "running": found["running"], "status": found["status"], "reason": found["reason"],
         "step": found["step"], "ui": settings.ui_link(wid)}}
-
-
-@click.command("worker")
-@temporal_options
-@click.option("--remote", required=True, metavar="URL", help="The shared repository tasks are pushed to.")
-@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None, metavar="DIR",
-              help="Where this worker keeps one clone per task (default: ~/.cache/specd/worker).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
-              help="How many steps this worker runs at once (default: the number of CPUs, at least 2).")
-@json_option("Print each of the worker's lines as a JSON object on stdout ({\"kind\": \"worker\", ...}), "
-             "then one envelope when it stops.")
-def worker(remote: str, workdir: Path | None, jobs: int | None, as_json: bool, **options: Any) -> int:
-    """Run specd's Temporal activities on this machine: poll the task queue,
-    keep a clone per task under DIR, run steps with this machine's agents and
-    credentials, push each finished step to REMOTE. SIGTERM stops cleanly
-    (a running step is run again on another worker)."""
-    from specd.executors.temporal import require
-
-    require()
-    import asyncio
-    settings = settings_from(None, options)
-    if settings is None:
-        raise UsageError("the worker needs to know where Temporal is",
-                         fix="pass --temporal HOST:PORT (or set SPECD_TEMPORAL_ADDRESS)")
-    from specd.executors.temporal.worker import serve
-
-    folder = workdir or Path.home() / ".cache" / "specd" / "worker"
-    def say(line: str) -> None:
-        if as_json:
-            click.echo(json.dumps({"kind": "worker", "message": line}))
-        else:
-            click.echo(line, err=True)
-
-    asyncio.run(serve(settings, remote, folder, jobs or max(2, os.cpu_count() or 2), say))
-    if as_json:
-        emit(None, indent=None, stopped=True)
-    return EXIT_OK

@@ -15,7 +15,8 @@ from specd.resources import builtin_dir
 from specd.state import atomic
 from specd.tasks.project import Project
 
-SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+# \Z, not $: "$" also matches before a final newline, so "name\n" passed as a name (a path, a branch, a log line)
+SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}\Z")
 DOCUMENTS = ("FEATURE.md", "CONTEXT.md", "DECISIONS.md", "CHANGELOG.md", "STATE.md")
 # The stage a built-in step moves the task to, when neither the step nor its workflow says.
 DEFAULT_STAGES = {"discuss": "discussion", "research": "research", "plan": "planning",

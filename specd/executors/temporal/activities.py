@@ -10,6 +10,10 @@ last pushed commit.
 One attempt of a task at a time on a worker: Temporal starts a new attempt only once it holds the last one dead,
 so an older attempt still running here (its heartbeats were late) is stopped, and never pushes, before the new
 one touches the clone they share.
+
+Every activity first verifies its job (``job.verify``): the task, key and needs it names, and nothing of how to
+run. The agent, mode and --max-cost of the child are this worker's own. A job that fails is refused as a
+non-retryable error naming the field and the rule, logged here, and nothing is cloned, run or touched.
 """
 
 from __future__ import annotations
@@ -23,21 +27,22 @@ import subprocess
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from specd.agents.proc import popen_child
 from specd.engine import control
 from specd.executors.temporal import budget, clones, lookup
-from specd.state.store import StateStore
+from specd.executors.temporal.job import REFUSED, Job, JobRefused, verify, within
+from specd.executors.temporal.settings import Behaviour
 from specd.system import children
 from specd.tasks.project import Project
-from specd.tasks.task import existing_task
 
 Line = dict[str, Any] | None
 
@@ -56,8 +61,10 @@ class Superseded(Exception):
 
 
 class Activities:
-    def __init__(self, workdir: Path, remote: str) -> None:
-        self.workdir, self.remote = workdir, remote
+    def __init__(self, workdir: Path, remote: str, own: Behaviour | None = None,
+                 say: Callable[[str], None] | None = None) -> None:
+        self.workdir, self.remote, self.own = workdir, remote, own or Behaviour()
+        self.say = say or activity.logger.warning
         self.running: set[subprocess.Popen[bytes]] = set()
         self.slots: dict[str, _Slot] = {}
 
@@ -67,9 +74,24 @@ class Activities:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(proc.pid, signal.SIGTERM)
 
+    def _verified(self, raw: Any) -> Job:
+        try:
+            return verify(raw, self.own)
+        except JobRefused as exc:
+            raise self._refused(exc) from None
+
+    def _refused(self, exc: JobRefused) -> ApplicationError:
+        info = activity.info()
+        self.say(f"refused a job ({info.activity_type} of workflow {info.workflow_id}): {exc}; nothing was cloned "
+                 "or run")
+        # BENIGN: the SDK logs it at debug level, without a traceback; the line above is the worker's word on it
+        return ApplicationError(f"the worker refused this job: {exc}", type=REFUSED, non_retryable=True,
+                                category=ApplicationErrorCategory.BENIGN)
+
     @activity.defn(name="specd_run")
-    async def run(self, job: dict[str, Any]) -> dict[str, Any]:
-        key = f"{job['key']}/{job['task']}"
+    async def run(self, raw: dict[str, Any]) -> dict[str, Any]:
+        job = self._verified(raw)
+        key = f"{job.key}/{job.task}"
         slot = self.slots.setdefault(key, _Slot())
         slot.latest += 1
         mine, beat = slot.latest, {"step": ""}
@@ -80,46 +102,54 @@ class Activities:
             async with slot.lock:
                 return await self._attempt(job, slot, mine, beat)
         except Superseded:
-            raise ApplicationError(f"{job['task']}: a later attempt took over on this worker") from None
+            raise ApplicationError(f"{job.task}: a later attempt took over on this worker") from None
         finally:
             ticker.cancel()
             if slot.latest == mine and self.slots.get(key) is slot:  # the last attempt here: a long-lived worker
                 del self.slots[key]  # keeps no slot per task it ever ran
 
-    async def _attempt(self, job: dict[str, Any], slot: _Slot, mine: int, beat: dict[str, str]) -> dict[str, Any]:
+    async def _attempt(self, job: Job, slot: _Slot, mine: int, beat: dict[str, str]) -> dict[str, Any]:
         def current() -> None:
             if slot.latest != mine:
                 raise Superseded
 
-        task = job["task"]
+        task = job.task
         try:
             current()
-            clone = await asyncio.to_thread(clones.prepare, self.workdir, self.remote, job["key"], task,
-                                            list(job.get("needs") or []))
+            clone = await asyncio.to_thread(self._clone, job, job.needs)
             await asyncio.to_thread(clones.push, clone)
-            if job.get("answer"):
-                given = job["answer"]
-                said = await asyncio.to_thread(control.answer, Project(clone.path), task, given["answer"],
-                                               *([given.get("note") or ""] if given["answer"] != "skip" else []))
+            if job.answer:
+                verb, note = job.answer
+                said = await asyncio.to_thread(control.answer, Project(clone.path), task, verb,
+                                               *([note] if verb != "skip" else []))
                 activity.logger.info("%s: %s", task, said)
-            if job.get("budget"):  # the run's --max-cost: this child gets what the whole run has left
-                job = {**job, "max_cost": await asyncio.to_thread(_cap, clone, job)}
+            # the worker's --max-cost; with the run's budget, what the whole run has left when that is less
+            cap = await asyncio.to_thread(budget.cap, clone.path, task, job.budget, self.own.max_cost)
             current()
-            stopped = await self._continue(clone, job, slot, beat)
+            stopped = await self._continue(clone, job, cap, slot, beat)
             current()
             await asyncio.to_thread(clones.push, clone)
+        except JobRefused as exc:
+            raise self._refused(exc) from None
         except clones.Refused as exc:
             return {"task": task, "status": "BLOCKED", "reason": str(exc)}
         except OSError as exc:  # git or the disk on this worker: another worker may do better
             raise ApplicationError(str(exc)) from None
         return stopped
 
-    async def _continue(self, clone: clones.Clone, job: dict[str, Any], slot: _Slot,
+    def _clone(self, job: Job, needs: tuple[str, ...]) -> clones.Clone:
+        clone = clones.prepare(self.workdir, self.remote, job.key, job.task, list(needs))
+        for folder in ("tasks", "features"):  # where the child looks for the task: a symlink out is refused
+            within(clone.path, ".specd", folder, job.task)
+        return clone
+
+    async def _continue(self, clone: clones.Clone, job: Job, cap: float | None, slot: _Slot,
                         beat: dict[str, str]) -> dict[str, Any]:
-        argv = [sys.executable, "-m", "specd", "--project", str(clone.path), "continue", job["task"], "--json"]
-        argv += [f"--{job['mode']}"] if job.get("mode") else []
-        argv += ["--agent", job["agent"]] if job.get("agent") else []
-        argv += ["--max-cost", f"{float(job['max_cost']):.6f}"] if job.get("max_cost") is not None else []
+        # how it runs is this worker's own; of the job, only the task (checked) reaches the command line
+        argv = [sys.executable, "-m", "specd", "--project", str(clone.path), "continue", job.task, "--json"]
+        argv += [f"--{self.own.mode}"] if self.own.mode else []
+        argv += ["--agent", self.own.agent] if self.own.agent else []
+        argv += ["--max-cost", f"{cap:.6f}"] if cap is not None else []
         loop, lines = asyncio.get_running_loop(), asyncio.Queue[Line]()
         errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed below); outside the clone: never committed
         # SPECD_GIT_PUSH: the run pushes each step commit itself, before its next step starts
@@ -141,7 +171,7 @@ class Activities:
             self._stop(proc)  # cancelled, or the worker stops: the child saves and ends ABORTED
             errors.close()
             if activity.is_worker_shutdown():  # a failure, not a cancel: Temporal retries it elsewhere
-                raise ApplicationError(f"{job['task']}: the worker stopped during step {step or '?'}") from None
+                raise ApplicationError(f"{job.task}: the worker stopped during step {step or '?'}") from None
             raise
         finally:
             self.running.discard(proc)
@@ -153,12 +183,12 @@ class Activities:
         code = await asyncio.to_thread(proc.wait)
         children.ended(proc.pid)
         if activity.is_worker_shutdown() or (not finished and code == 130):
-            raise ApplicationError(f"{job['task']}: the worker stopped in the middle of step {step or '?'}; "
+            raise ApplicationError(f"{job.task}: the worker stopped in the middle of step {step or '?'}; "
                                    "it runs again on another worker")
         if not finished:
-            return {"task": job["task"], "status": "BLOCKED" if code != 2 else "FAILED",
+            return {"task": job.task, "status": "BLOCKED" if code != 2 else "FAILED",
                     "reason": said.splitlines()[-1] if said else f"specd continue exited with {code}"}
-        return {"task": job["task"], "status": str(finished.get("status")), "reason": str(finished.get("reason") or ""),
+        return {"task": job.task, "status": str(finished.get("status")), "reason": str(finished.get("reason") or ""),
                 "step": step}
 
     def _stop(self, proc: subprocess.Popen[bytes]) -> None:
@@ -169,31 +199,35 @@ class Activities:
         children.ended(proc.pid)
 
     @activity.defn(name="specd_cancel")
-    async def cancel(self, job: dict[str, Any]) -> str:
+    async def cancel(self, raw: dict[str, Any]) -> str:
         """Mark the task CANCELLED where everyone reads it: on the remote's branch."""
-        task = job["task"]
+        job = self._verified(raw)
+        task = job.task
         try:
-            clone = await asyncio.to_thread(clones.prepare, self.workdir, self.remote, job["key"], task, [])
+            clone = await asyncio.to_thread(self._clone, job, ())
             said = await asyncio.to_thread(control.cancel, Project(clone.path), task)
             folder = str(Path(".specd") / "tasks" / task)
             await asyncio.to_thread(clones.commit_folder, clone, folder, f"docs({task}): run state CANCELLED")
             await asyncio.to_thread(clones.push, clone)
+        except JobRefused as exc:
+            raise self._refused(exc) from None
         except (clones.Refused, OSError) as exc:
             return f"cancelled; the task branch was not updated: {exc}"
         return said
 
     @activity.defn(name="specd_needs")
-    async def needs(self, job: dict[str, Any]) -> dict[str, str]:
+    async def needs(self, raw: dict[str, Any]) -> dict[str, str]:
         """Each need's state as its workflow tells it: COMPLETE, RUNNING, or how it ended otherwise."""
+        job = self._verified(raw)
         client = activity.client()
-        return {need: await lookup.outcome(client, job["key"], need) for need in job.get("needs") or []}
+        return {need: await lookup.outcome(client, job.key, need) for need in job.needs}
 
-
-@activity.defn(name="specd_settled")
-async def settled(job: dict[str, Any]) -> bool:
-    """Whether the task's workflow runs no step now: none, ended, or waiting for a human (for the run's -j)."""
-    found = await lookup.state(activity.client(), job["key"], job["task"])
-    return found is None or not found["running"] or found["status"] == "WAITING_FOR_HUMAN"
+    @activity.defn(name="specd_settled")
+    async def settled(self, raw: dict[str, Any]) -> bool:
+        """Whether the task's workflow runs no step now: none, ended, or waiting for a human (for the run's -j)."""
+        job = self._verified(raw)
+        found = await lookup.state(activity.client(), job.key, job.task)
+        return found is None or not found["running"] or found["status"] == "WAITING_FOR_HUMAN"
 
 
 async def _beat(beat: dict[str, str]) -> None:
@@ -202,13 +236,6 @@ async def _beat(beat: dict[str, str]) -> None:
     while True:
         activity.heartbeat(dict(beat))
         await asyncio.sleep(every)
-
-
-def _cap(clone: clones.Clone, job: dict[str, Any]) -> float:
-    task = job["task"]
-    state = StateStore(existing_task(Project(clone.path), task), task).load(with_history=False)
-    before = float(state.usage.get("cost_usd") or 0) if state else 0.0
-    return budget.child_cap(clone.path, "origin", job["budget"], task, before)
 
 
 def _read(proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[Line]) -> None:

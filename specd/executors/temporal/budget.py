@@ -5,6 +5,10 @@ was submitted. Before a task's step starts its child, the activity fetches the r
 remote and sums, over the other tasks, their pushed ``usage.cost_usd`` less their spending at submission. The
 child then gets, as with the local executor, its own run's total so far plus what the whole run has left, so no
 step starts once the run's budget is spent and a task stopped by it ends on a held budget wait.
+
+The job's budget is data from anyone who reaches Temporal, so it only ever lowers what the child would get anyway:
+the worker's own --max-cost, else the run's saved one, else the committed pipeline's ``agent.max_cost_usd``
+(`specd continue --max-cost` replaces that, so passing a job's larger figure would raise it).
 """
 
 from __future__ import annotations
@@ -13,8 +17,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from specd.errors import SpecdError
 from specd.executors.temporal.ids import branch
 from specd.git.repo import git
+from specd.pipeline import load_pipeline
+from specd.state.store import StateStore
+from specd.tasks.project import Project
+from specd.tasks.task import existing_task
 
 REFS = "refs/specd-budget/"  # specd's own refs: the user's and the worker's branches are never touched
 
@@ -53,3 +62,22 @@ def child_cap(root: Path, remote: str, budget: dict[str, Any], task: str, own_be
     now = pushed_costs(root, remote, others)
     spent = sum(max(0.0, now[t] - base[t]) for t in others) + max(0.0, own_before - base.get(task, 0.0))
     return own_before + max(0.0, float(budget["total"]) - spent)
+
+
+def cap(root: Path, task: str, run_budget: dict[str, Any] | None, own: float | None) -> float | None:
+    """The --max-cost a worker gives the child running ``task`` in the clone at ``root`` (None: none at all)."""
+    if run_budget is None:
+        return own
+    state = StateStore(existing_task(Project(root), task), task).load(with_history=False)
+    before = float(state.usage.get("cost_usd") or 0) if state else 0.0
+    share = child_cap(root, "origin", run_budget, task, before)
+    ceiling = own if own is not None else state.max_cost if state and state.max_cost is not None else _pipeline(root)
+    return share if ceiling is None else min(share, ceiling)
+
+
+def _pipeline(root: Path) -> float | None:
+    try:
+        value = load_pipeline(Project(root)).agent.get("max_cost_usd")
+    except SpecdError:
+        return 0.0  # a pipeline that does not load allows nothing (the child says why it does not run)
+    return float(value) if value is not None else None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specd.executors.temporal.ids import branch
+from specd.executors.temporal.job import within
 from specd.git.repo import git, identity
 
 
@@ -32,7 +33,8 @@ class Clone:
 
 
 def path_of(workdir: Path, key: str, task: str) -> Path:
-    return workdir / key / task
+    """The task's clone: refused (job.JobRefused) unless it resolves inside the work folder."""
+    return within(workdir, key, task)
 
 
 def prepare(workdir: Path, remote: str, key: str, task: str, needs: list[str]) -> Clone:

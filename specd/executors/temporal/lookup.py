@@ -69,11 +69,13 @@ async def state(client: Client, key: str, task: str) -> dict[str, Any] | None:
         if pending.heartbeat_details.payloads:
             details = await client.data_converter.decode(pending.heartbeat_details.payloads)
             found["step"] = str((details[0] or {}).get("step") or "") if details else ""
+    # a job its worker refused failed the workflow; the memo keeps BLOCKED and why (fix it, then submit again)
+    refused = info.status == WorkflowExecutionStatus.FAILED and memo.get("status") == "BLOCKED"
     if info.status == WorkflowExecutionStatus.COMPLETED:
         result = await handle(client, key, task).result(rpc_timeout=RPC)
         found.update(status=str(result.get("status")), reason=str(result.get("reason") or ""),
                      waiting_for=list(result.get("waiting_for") or []))
-    elif not running:
+    elif not running and not refused:
         found.update(status=CLOSED.get(info.status, "FAILED") if info.status else "FAILED",
                      reason="cancelled" if info.status == WorkflowExecutionStatus.CANCELED else
                      f"the workflow ended {info.status.name if info.status else 'unexpectedly'}")

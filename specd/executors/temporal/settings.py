@@ -1,4 +1,5 @@
-"""Where Temporal is: flags, then ``SPECD_TEMPORAL_*`` variables, then ``.specd/config.json`` ("temporal": {...}).
+"""Where Temporal is: flags, then ``SPECD_TEMPORAL_*`` variables, then ``.specd/config.json`` ("temporal": {...}),
+and how a worker runs what it takes from there (its own flags only).
 
 TLS material and a Temporal Cloud API key are read from the same places and kept in memory only: nothing here
 ever writes a file, and the API key is masked like any other secret-named value.
@@ -45,6 +46,17 @@ class Settings:
         base = (self.ui or f"http://{host}:8233").rstrip("/")
         tail = f"/workflows/{workflow_id}" if workflow_id else "/workflows"
         return f"{base}/namespaces/{self.namespace}{tail}"
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """How this worker runs every task it takes: its own `specd worker --agent/--auto/--max-cost`. None leaves it
+    to the task's run (what it was started with) and the pipeline file committed on the remote. Never a job's:
+    anyone who reaches the Temporal server can start one."""
+
+    agent: str | None = None
+    mode: str | None = None
+    max_cost: float | None = None  # the most a task's run may cost; a job's run-wide budget can only lower it
 
 
 def configured(project: Project | None) -> dict[str, Any]:

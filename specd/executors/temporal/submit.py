@@ -63,7 +63,9 @@ async def submit(client: Client, project: Project, settings: Settings, names: li
             continue
         seed.seed(project, settings.remote, task, present)
         jobs.append({
-            "task": task, "key": key, "mode": options.mode, "agent": options.agent, "max_cost": options.max_cost,
+            # mode and agent as asked, for the record: a worker refuses them unless they are its own settings,
+            # and the run's --max-cost travels as "budget", which only ever lowers what a worker allows
+            "task": task, "key": key, "mode": options.mode, "agent": options.agent,
             "needs": [n for n in graph.get(task, ()) if n not in done_here],
             "dependants": [workflow_id(key, t) for t in order if task in graph.get(t, ())],
             "heartbeat_timeout": settings.heartbeat_timeout})

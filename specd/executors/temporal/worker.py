@@ -1,8 +1,9 @@
 """`specd worker`: poll the task queue and run specd's activities (and workflow tasks) on this machine.
 
-Each task gets its own clone under the workdir. SIGTERM or Ctrl-C stops cleanly: a running step's child saves
-its state and ends ABORTED, the activity fails as "worker stopped", and Temporal runs the step again on another
-worker from the last pushed commit.
+Each task gets its own clone under the workdir. How a task runs (agent, mode, --max-cost) is this worker's own,
+from its command line (``settings.Behaviour``); a job only names the task. SIGTERM or Ctrl-C stops cleanly: a
+running step's child saves its state and ends ABORTED, the activity fails as "worker stopped", and Temporal runs
+the step again on another worker from the last pushed commit.
 """
 
 from __future__ import annotations
@@ -17,9 +18,9 @@ from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from specd.executors.temporal import lookup
-from specd.executors.temporal.activities import Activities, settled
+from specd.executors.temporal.activities import Activities
 from specd.executors.temporal.seed import RemoteError, git_said
-from specd.executors.temporal.settings import Settings
+from specd.executors.temporal.settings import Behaviour, Settings
 from specd.executors.temporal.workflow import TaskWorkflow
 from specd.git.repo import git
 
@@ -38,11 +39,12 @@ def throttle(timeout: float) -> timedelta:
     return timedelta(seconds=max(0.5, min(10.0, timeout / 4)))
 
 
-async def serve(settings: Settings, remote: str, workdir: Path, jobs: int, say: Callable[[str], None]) -> None:
+async def serve(settings: Settings, own: Behaviour, remote: str, workdir: Path, jobs: int,
+                say: Callable[[str], None]) -> None:
     check_remote(remote)
     client = await lookup.connect(settings)
     workdir.mkdir(parents=True, exist_ok=True)
-    activities = Activities(workdir.resolve(), remote)
+    activities = Activities(workdir.resolve(), remote, own, say)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -50,12 +52,21 @@ async def serve(settings: Settings, remote: str, workdir: Path, jobs: int, say: 
     # The workflow module is pure; passing specd through keeps the sandbox from re-importing the package.
     runner = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("specd"))
     worker = Worker(client, task_queue=settings.task_queue, workflows=[TaskWorkflow],
-                    activities=[activities.run, activities.cancel, activities.needs, settled], workflow_runner=runner,
+                    activities=[activities.run, activities.cancel, activities.needs, activities.settled],
+                    workflow_runner=runner,
                     max_concurrent_activities=jobs, graceful_shutdown_timeout=timedelta(seconds=0),
                     max_heartbeat_throttle_interval=throttle(settings.heartbeat_timeout))
     async with worker:
         say(f"worker polling {settings.task_queue!r} at {settings.address} (namespace {settings.namespace}), "
-            f"up to {jobs} step(s) at once, clones in {workdir}")
+            f"up to {jobs} step(s) at once, clones in {workdir}; {_runs(own)}")
         await stopping.wait()
         say("stopping: the running steps end ABORTED and run again on another worker")
         activities.stop_all()
+
+
+def _runs(own: Behaviour) -> str:
+    """How every task runs here, said once at start: no job changes it."""
+    agent = "this worker's --agent" if own.agent else "the run's or the pipeline's agent"
+    mode = f"--{own.mode}" if own.mode else "the run's or the pipeline's mode"
+    cost = f"--max-cost {own.max_cost:g} a task" if own.max_cost is not None else "the run's or the pipeline's budget"
+    return f"every task runs with {agent}, {mode} and {cost}; a job names only its task"

@@ -7,19 +7,24 @@
     cancelled? an activity marks the task CANCELLED and pushes that
 
 The job and every result are small dicts of names, statuses and summaries: no prompt, transcript or environment.
+Anyone who reaches Temporal can start one, so every activity verifies the job before it acts (``job.verify``); a
+refused job ends the workflow failed, BLOCKED in the memo with the reason, and nobody it names is signalled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, CancelledError
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 from temporalio.workflow import ActivityCancellationType
+
+from specd.executors.temporal.job import REFUSED
 
 NAME = "specd-task"
 FINAL = ("COMPLETE", "FAILED", "CANCELLED", "BLOCKED")
@@ -44,7 +49,7 @@ class TaskWorkflow:
 
     @workflow.run
     async def run(self, job: dict[str, Any]) -> dict[str, Any]:
-        heartbeat = timedelta(seconds=float(job.get("heartbeat_timeout") or 30))
+        heartbeat = _heartbeat(job.get("heartbeat_timeout"))
         steps = {"start_to_close_timeout": timedelta(days=7), "heartbeat_timeout": heartbeat,
                  "retry_policy": RetryPolicy(initial_interval=timedelta(seconds=1),
                                              maximum_interval=timedelta(seconds=10)),
@@ -68,6 +73,11 @@ class TaskWorkflow:
                 await workflow.wait_condition(lambda: bool(self.answers))
                 given = self.answers.pop(0)
         except (asyncio.CancelledError, ActivityError) as exc:
+            if isinstance(exc, ActivityError) and isinstance(exc.cause, ApplicationError) \
+                    and exc.cause.type == REFUSED:
+                workflow.upsert_memo({"status": "BLOCKED", "reason": exc.cause.message})
+                # BLOCKED, not FAILED: a submitter's mismatch is fixed and submitted again (a FAILED task is final)
+                raise ApplicationError(exc.cause.message, type=REFUSED, non_retryable=True) from None
             # A cancel reaches the workflow as CancelledError, or, while its step ran, as that step's cancellation.
             if isinstance(exc, ActivityError) and not isinstance(exc.cause, CancelledError):
                 raise
@@ -120,3 +130,11 @@ class TaskWorkflow:
                 await workflow.get_external_workflow_handle(other).signal(TaskWorkflow.need_finished, job["task"])
             except Exception:  # noqa: BLE001 (not started, or closed: it polls its needs anyway)
                 workflow.logger.debug("no dependant %s to tell", other)
+
+
+def _heartbeat(value: object) -> timedelta:
+    """The job's heartbeat timeout; anything but a positive number is left to the first activity, which refuses
+    the job by name (parsing it here would fail the workflow task, again and again, with no word)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+        return timedelta(seconds=float(value))
+    return timedelta(seconds=30)
