@@ -34,6 +34,7 @@ from temporalio.exceptions import ApplicationError
 from specd.agents.proc import popen_child
 from specd.engine import control
 from specd.executors.temporal import budget, clones, lookup
+from specd.state.checkpoint import Origin
 from specd.state.store import StateStore
 from specd.system import children
 from specd.tasks.project import Project
@@ -99,8 +100,11 @@ class Activities:
             await asyncio.to_thread(clones.push, clone)
             if job.get("answer"):
                 given = job["answer"]
-                said = await asyncio.to_thread(control.answer, Project(clone.path), task, given["answer"],
-                                               *([given.get("note") or ""] if given["answer"] != "skip" else []))
+                note = str(given.get("note") or "") if given["answer"] != "skip" else ""
+                # sent from another clone; who sent it came with the signal (nobody, from an older specd)
+                origin = Origin("clone", str(given.get("by") or ""))
+                said = await asyncio.to_thread(control.answer, Project(clone.path), task, given["answer"], note,
+                                               origin)
                 activity.logger.info("%s: %s", task, said)
             if job.get("budget"):  # the run's --max-cost: this child gets what the whole run has left
                 job = {**job, "max_cost": await asyncio.to_thread(_cap, clone, job)}
@@ -174,7 +178,8 @@ class Activities:
         task = job["task"]
         try:
             clone = await asyncio.to_thread(clones.prepare, self.workdir, self.remote, job["key"], task, [])
-            said = await asyncio.to_thread(control.cancel, Project(clone.path), task)
+            # a workflow's cancel carries no data: from another clone, by someone it cannot name
+            said = await asyncio.to_thread(control.cancel, Project(clone.path), task, Origin("clone"))
             folder = str(Path(".specd") / "tasks" / task)
             await asyncio.to_thread(clones.commit_folder, clone, folder, f"docs({task}): run state CANCELLED")
             await asyncio.to_thread(clones.push, clone)
