@@ -79,6 +79,7 @@ def test_reject_without_a_note_is_refused_and_approve_records_the_note(fresh_sit
     page = client.get(done.headers["location"]).text
     assert "approve: recorded" in page
     assert "ship it" in page
+    assert '<td class="who">page-runner via page</td>' in page
     again = client.post("/tasks/waits/approve", data={"csrf": csrf()})
     assert again.status_code == 400
     assert "is not waiting for an answer" in again.text
