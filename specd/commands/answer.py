@@ -8,6 +8,7 @@ from specd.commands.common import project_from, task_argument, task_project
 from specd.commands.envelope import emit, json_option
 from specd.commands.temporal import answer_on_temporal, temporal_options
 from specd.engine.control import answer
+from specd.git import identity
 
 
 def _say(task: str, said: tuple[str, str], answer: str, as_json: bool) -> int:
@@ -63,4 +64,6 @@ def _answer(ctx: click.Context, task: str, verb: str, note: str,
     said = answer_on_temporal(project_from(ctx), task, verb, note, temporal)
     if said is not None:
         return said, f"specd status {task} (a worker goes on by itself)"
-    return answer(task_project(ctx, task), task, verb, *([note] if verb != "skip" else [])), f"specd continue {task}"
+    project = task_project(ctx, task)
+    said = answer(project, task, verb, note if verb != "skip" else "", identity.here("cli", project.root))
+    return said, f"specd continue {task}"

@@ -11,6 +11,7 @@ from specd.commands.continue_ import run_options, start_run
 from specd.commands.envelope import emit, json_option
 from specd.commands.temporal import answer_on_temporal, temporal_options
 from specd.engine import control
+from specd.git import identity
 
 
 @click.command()
@@ -22,8 +23,10 @@ def cancel(ctx: click.Context, /, task: str, as_json: bool, **temporal: str | No
     """Cancel TASK: a running task is stopped gracefully (SIGTERM to the specd
     process holding its lock, which stops its agent and saves), then marked
     CANCELLED. CANCELLED is final; `specd rerun TASK --from STEP` starts again."""
-    said = answer_on_temporal(project_from(ctx), task, "cancel", "", temporal) or control.cancel(
-        task_project(ctx, task), task)
+    said = answer_on_temporal(project_from(ctx), task, "cancel", "", temporal)
+    if said is None:
+        project = task_project(ctx, task)
+        said = control.cancel(project, task, identity.here("cli", project.root))
     if as_json:
         emit(task, status="CANCELLED", said=said)
         return 0
@@ -38,7 +41,8 @@ def cancel(ctx: click.Context, /, task: str, as_json: bool, **temporal: str | No
 def retry(ctx: click.Context, /, task: str, **options: Any) -> int:
     """Run the step that FAILED (or BLOCKED) TASK again, then go on as
     `specd continue` would, with the run's saved agent and mode."""
-    click.echo(f"{task}: {control.retry(task_project(ctx, task), task)}", err=True)
+    project = task_project(ctx, task)
+    click.echo(f"{task}: {control.retry(project, task, identity.here('cli', project.root))}", err=True)
     return start_run(ctx, task, **options)
 
 
@@ -53,5 +57,6 @@ def rerun(ctx: click.Context, /, task: str, step: str, phase: str | None, **opti
     """Run TASK again from STEP (in phase P). Later history rows are kept and
     marked superseded, never deleted. Works on COMPLETE, FAILED and CANCELLED
     tasks too, e.g. after new phases were added to the roadmap."""
-    click.echo(f"{task}: {control.rerun(task_project(ctx, task), task, step, phase)}", err=True)
+    project = task_project(ctx, task)
+    click.echo(f"{task}: {control.rerun(project, task, step, phase, identity.here('cli', project.root))}", err=True)
     return start_run(ctx, task, **options)

@@ -83,6 +83,7 @@ def answer_on_temporal(project: Project, task: str, verb: str, note: str, option
 
     from specd.executors.temporal import lookup
     from specd.executors.temporal.ids import repo_key
+    from specd.git.identity import who
 
     async def go() -> str | None:
         client = await lookup.connect(settings)
@@ -103,7 +104,9 @@ def answer_on_temporal(project: Project, task: str, verb: str, note: str, option
         if found["status"] != "WAITING_FOR_HUMAN":
             raise UsageError(f"task {task!r} runs on Temporal ({found['status']}) and waits for nothing",
                              fix=f"answer it once `specd status {task}` shows it waiting")
-        await handle.signal("answer", {"answer": verb, "note": note}, rpc_timeout=lookup.RPC)
+        # who answers travels with the answer: the worker that records it runs in a clone of its own
+        given = {"answer": verb, "note": note, "by": who(project.root)}
+        await handle.signal("answer", given, rpc_timeout=lookup.RPC)
         return f"{verb} sent to workflow {handle.id}; the answer is recorded as a checkpoint as the task goes on"
 
     return asyncio.run(go())

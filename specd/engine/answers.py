@@ -1,7 +1,7 @@
 """A human's answer to a waiting run: approve, reject, skip.
 
-Each answer is one checkpoint row {at, step, answer, note} and moves the run as
-the waiting record says; the next `specd continue` acts on it. Nothing runs here.
+Each answer is one checkpoint row (state/checkpoint.py: what, where, and who from where) and moves the
+run as the waiting record says; the next `specd continue` acts on it. Nothing runs here.
 """
 
 from __future__ import annotations
@@ -12,13 +12,16 @@ from specd.engine import cursor, gates
 from specd.engine.waiting import held
 from specd.errors import UsageError
 from specd.pipeline.model import PipelineConfig
-from specd.state.model import Frame, RunState, now
+from specd.state import checkpoint
+from specd.state.checkpoint import Origin
+from specd.state.model import Frame, RunState
 
 ANSWERS = ("approve", "reject", "skip")
 
 
-def answer(state: RunState, config: PipelineConfig, verb: str, note: str = "") -> str:
-    """Apply ``verb`` to what ``state`` waits on; returns a sentence saying what happens next."""
+def answer(state: RunState, config: PipelineConfig, verb: str, note: str, origin: Origin) -> str:
+    """Apply ``verb`` to what ``state`` waits on, recorded as given by ``origin``; returns a sentence saying
+    what happens next."""
     wait = dict(state.waiting or {})
     if not held(state):
         raise UsageError(f"task {state.task!r} is not waiting for an answer (status {state.status})",
@@ -38,8 +41,8 @@ def answer(state: RunState, config: PipelineConfig, verb: str, note: str = "") -
         gates.skip(state, config, frame, config.step(frame.pipeline, name), "skipped by `specd skip`")
         state.current = None
         said = f"step {name!r} counts as finished (outcome done); the run goes on from there"
-    state.checkpoints.append({"at": now(), "step": name, "pipeline": wait.get("pipeline"), "phase": wait.get("phase"),
-                              "answer": verb, "note": note, "waiting": kind})
+    checkpoint.record(state, origin, verb, name, note, pipeline=wait.get("pipeline"), phase=wait.get("phase"),
+                      waiting=kind)
     state.status, state.waiting = "IN_PROGRESS", None
     state.reason = f"answered ({verb}); `specd continue {state.task}` goes on"
     return said

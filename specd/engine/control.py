@@ -1,7 +1,7 @@
 """Run control outside the loop: cancel, retry, rerun --from, and answering a waiting run.
 
-Each change is made under the task's lock, to the saved state, and recorded;
-history is only ever added to or marked, never cut.
+Each change is made under the task's lock, to the saved state, and recorded as a checkpoint saying who
+asked for it and from where (``origin``); history is only ever added to or marked, never cut.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from specd.errors import ConfigError, LockHeld, TaskError, UsageError, did_you_m
 from specd.pipeline import load_pipeline
 from specd.pipeline.load import last_loaded_pipeline
 from specd.pipeline.model import PipelineConfig
+from specd.state import checkpoint
+from specd.state.checkpoint import Origin
 from specd.state.lock import CANCEL_MARK, TaskLock, read_owner
-from specd.state.model import Frame, RunState, now
+from specd.state.model import Frame, RunState
 from specd.state.store import StateStore
 from specd.tasks import phases
 from specd.tasks.project import Project
@@ -62,12 +64,12 @@ def edit(project: Project, task: str, change: Callable[[RunState, PipelineConfig
     return said
 
 
-def answer(project: Project, task: str, verb: str, note: str = "") -> str:
-    return edit(project, task, lambda state, config: answers.answer(state, config, verb, note),
+def answer(project: Project, task: str, verb: str, note: str, origin: Origin) -> str:
+    return edit(project, task, lambda state, config: answers.answer(state, config, verb, note, origin),
                 needs_pipeline=verb != "approve")
 
 
-def cancel(project: Project, task: str) -> str:
+def cancel(project: Project, task: str, origin: Origin) -> str:
     """Stop a live run (SIGTERM to the lock's owner, which saves and exits), then mark CANCELLED."""
     task_dir = existing_task(project, task)
     lock = TaskLock(task_dir, task)
@@ -90,8 +92,7 @@ def cancel(project: Project, task: str) -> str:
     def mark(state: RunState, config: PipelineConfig) -> str:
         if state.status == "CANCELLED" and not stopped:
             return "it was already cancelled"
-        state.checkpoints.append({"at": now(), "step": state.current.step if state.current else None,
-                                  "answer": "cancel", "note": "", "was": state.status})
+        checkpoint.record(state, origin, "cancel", state.current.step if state.current else None, was=state.status)
         state.status, state.waiting = "CANCELLED", None  # (the stopped run may have set it already)
         state.reason = f"cancelled; `specd rerun {task} --from STEP` starts again from a step"
         return "it is CANCELLED"
@@ -107,13 +108,13 @@ def cancel(project: Project, task: str) -> str:
             time.sleep(0.05)
 
 
-def retry(project: Project, task: str) -> str:
+def retry(project: Project, task: str, origin: Origin) -> str:
     def reopen(state: RunState, config: PipelineConfig) -> str:
         if state.status not in ("FAILED", "BLOCKED") and not _held_failure(state):
             raise UsageError(f"task {task!r} has not failed (status {state.status})",
                              fix=f"`specd continue {task}` goes on from where it stands")
         step = (state.waiting or {}).get("step") or (state.cursor[-1].step if state.cursor else None)
-        state.checkpoints.append({"at": now(), "step": step, "answer": "retry", "note": "", "was": state.status})
+        checkpoint.record(state, origin, "retry", step, was=state.status)
         state.status, state.waiting, state.reason = "IN_PROGRESS", None, ""
         return f"step {step!r} runs again"
 
@@ -125,7 +126,7 @@ def _held_failure(state: RunState) -> bool:
     return state.status == "WAITING_FOR_HUMAN" and (state.waiting or {}).get("kind") == "failure_cluster"
 
 
-def rerun(project: Project, task: str, step: str, phase: str | None) -> str:
+def rerun(project: Project, task: str, step: str, phase: str | None, origin: Origin) -> str:
     """Put the cursor at ``step`` (in ``phase``); later history rows are marked superseded, never deleted."""
     task_dir = existing_task(project, task)
 
@@ -145,8 +146,7 @@ def rerun(project: Project, task: str, step: str, phase: str | None) -> str:
             row["superseded"] = True
         state.phases_completed = [p for p in state.phases_completed if phase is not None and p < phase]
         state.cursor, state.current, state.answer = frames, None, None
-        state.checkpoints.append({"at": now(), "step": step, "phase": here, "answer": "rerun", "note": "",
-                                  "was": state.status})
+        checkpoint.record(state, origin, "rerun", step, phase=here, was=state.status)
         state.status, state.waiting, state.reason = "IN_PROGRESS", None, ""
         marked = len(state.history) - (first if first is not None else len(state.history))
         return f"the run starts again at {step!r}" + (f" (phase {phase})" if phase else "") + (

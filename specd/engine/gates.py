@@ -7,9 +7,11 @@ from typing import Any
 from specd.engine import cursor, records
 from specd.engine.loop import Loop, Stop
 from specd.engine.waiting import answers_text, waiting
+from specd.git import identity
 from specd.human import GateInfo
 from specd.pipeline.model import Step
-from specd.state.model import Current, Frame, RunState, now
+from specd.state import checkpoint
+from specd.state.model import Current, Frame, RunState
 
 
 def take_answer(state: RunState, frame: Frame, step: Step) -> dict[str, Any] | None:
@@ -35,9 +37,10 @@ def ask(brain: Loop, frame: Frame, step: Step) -> bool:
     brain.events.emit("gate", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                       description=info.description)
     answer = brain.human.gate(info)
-    state.checkpoints.append({"at": now(), "step": step.name, "pipeline": frame.pipeline, "phase": frame.phase,
-                              "answer": answer.action + (f" {answer.target}" if answer.target else ""),
-                              "note": ""})
+    # Whoever sits at this run's terminal (or pipes its stdin) answers as the project's git identity.
+    checkpoint.record(state, identity.here("terminal", brain.project.root),
+                      answer.action + (f" {answer.target}" if answer.target else ""), step.name,
+                      pipeline=frame.pipeline, phase=frame.phase)
     if answer.action == "proceed":
         return True
     if answer.action == "stop":

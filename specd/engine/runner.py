@@ -21,6 +21,7 @@ from specd.engine.modes import human_present, resolve_mode
 from specd.engine.waiting import answers_text, held, hint, release_if_gone, what
 from specd.errors import ConfigError, TaskError, Waiting
 from specd.events import EventBus
+from specd.git import identity
 from specd.git.shared_tree import TreeLock
 from specd.human import Human, NoHuman
 from specd.notify.spec import notify_spec
@@ -45,7 +46,8 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         human_for: Callable[[str], Human], events: EventBus, max_cost: float | None = None,
         approve: str | None = None) -> Why:
     """Run ``task`` (through ``specd.engine.seam.run_task``); ``approve`` (a note, maybe empty) answers a waiting
-    run first, as `specd approve` would."""
+    run first, as `specd approve` would (only `specd continue --approve` passes it: an answer from the command
+    line, by this project's git identity)."""
     load_project_secrets(project.root)  # .env values are masked before anything the run prints or writes
     if is_orchestrator(read_settings(project)):
         raise ConfigError(f"{project.config_file}: {ORCHESTRATOR_NOTE}",
@@ -71,7 +73,8 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
             events.emit("notice", message=lapsed)
         mode, agent_spec, max_cost = _settings(state, config, mode_flag, agent_spec, max_cost, events)
         if state is not None and approve is not None and held(state):
-            events.emit("notice", message=answers.answer(state, config, "approve", approve))
+            origin = identity.here("cli", project.root)
+            events.emit("notice", message=answers.answer(state, config, "approve", approve, origin))
             store.save(state)
         if state is not None and held(state) and not _answerable_now(state, mode, max_cost):
             raise Waiting(f"task {task!r} is waiting for {what(state)}; nothing ran. Answer with "

@@ -5,12 +5,20 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from specd.state.checkpoint import who
 from specd.state.model import RunState
 
 
 def _get(record: Any, key: str, default: Any = "") -> Any:
     """A field of a history/checkpoint/failure row; rows are read as they are, so be forgiving."""
     return record.get(key, default) if isinstance(record, dict) else default
+
+
+def _checkpoint(row: Any) -> str:
+    """An answer, who gave it and from where (older rows: unknown), and its note."""
+    note = _get(row, "note")
+    return (f"- {_get(row, 'at')}: {_get(row, 'step')} — {_get(row, 'answer')} — by "
+            f"{who(row) if isinstance(row, dict) else 'unknown'}" + (f" — note: {_cell(note)}" if note else ""))
 
 
 def _cell(text: Any) -> str:
@@ -71,7 +79,7 @@ def render_markdown(state: RunState, budgets: dict[str, Any] | None = None) -> s
                  + "".join(f"; {k}: {v}" for k, v in (budgets or {}).items() if v is not None))
     lines += ["- Phases completed: " + (", ".join(state.phases_completed) or "none"), "",
               "## Human checkpoints", ""]
-    lines += [f"- {_get(c, 'at')}: {_get(c, 'step')} — {_get(c, 'answer')}" for c in state.checkpoints] or ["- none"]
+    lines += [_checkpoint(c) for c in state.checkpoints] or ["- none"]
     lines += ["", "## Notes", ""]
     lines += [f"- {n}" for n in state.notes] or ["- none"]
     if state.failure_clusters:  # one row per way of failing, however often it happened

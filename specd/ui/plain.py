@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from specd.state.checkpoint import line as checkpoint_line
+
 HEADER = ("task", "status", "needs", "ready", "next step", "phase", "cost", "updated")
 
 
@@ -29,6 +31,12 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(line.format(*cells_of).rstrip() for cells_of in lines)
 
 
+def checkpoint_lines(view: dict[str, Any]) -> list[str]:
+    """The human answers the view holds (the last ten), each with who gave it and from where."""
+    rows = [row for row in view.get("checkpoints") or [] if isinstance(row, dict)]
+    return ["  checkpoints:", *(f"    {checkpoint_line(row)}" for row in rows)] if rows else []
+
+
 def task_text(view: dict[str, Any]) -> str:
     """One task in detail, as plain lines: what `specd status TASK` prints into a pipe (no rich to import)."""
     nxt = view.get("next") or {}
@@ -48,6 +56,7 @@ def task_text(view: dict[str, Any]) -> str:
     if usage:
         lines.append(f"  run cost ${usage.get('cost_usd', 0):.4f}; tokens in {usage.get('input_tokens', 0)}, "
                      f"out {usage.get('output_tokens', 0)}, cache read {usage.get('cache_read_input_tokens', 0)}")
+    lines += checkpoint_lines(view)
     lines += [f"  note: {notice}" for notice in view.get("plan_notices") or []]
     plan = view.get("plan") or []
     if plan:

@@ -12,6 +12,7 @@ from typing import Any
 from specd.git.repo import GitFailed, Repo
 from specd.pipeline.model import PipelineConfig
 from specd.redact import redact, redact_obj
+from specd.state.checkpoint import who
 from specd.state.store import StateStore
 from specd.tasks import logs
 from specd.tasks.project import Project
@@ -34,7 +35,7 @@ def task_page(project: Project, folder: Path, task: str) -> dict[str, Any]:
     data = {
         "task": task, "view": view, "row": row, "steps": steps,
         "events": [logs.line(e) for e in events], "offset": _size(store.journal.path),
-        "checkpoints": list(reversed(state.checkpoints)) if state else [],
+        "checkpoints": [{**c, "who": who(c)} for c in reversed(state.checkpoints)] if state else [],
         "clusters": state.failure_clusters if state else [],
         "position": _position(view), "broken": broken,
         "pipeline_svg": svg.pipeline(_shape(config), _position(view), _done(history)) if config else "",

@@ -75,6 +75,8 @@ def test_a_gate_is_answered_from_another_clone_with_a_note(tmp_path: Path, tempo
         assert waiting.returncode == 3, waiting.stdout + waiting.stderr
         other = tmp_path / "other"
         subprocess.run(["git", "clone", "-q", str(cluster.remote), str(other)], check=True, env=repo.env)
+        for key, value in (("user.name", "Other Person"), ("user.email", "other@example.com")):
+            subprocess.run(["git", "config", key, value], cwd=other, check=True, env=repo.env)
         answered = subprocess.run([*repo.specd_argv(), "approve", "g", "--note", "ok", *cluster.flags()], cwd=other,
                                   env=repo.env, capture_output=True, text=True, check=False)
         assert answered.returncode == 0, answered.stderr
@@ -82,8 +84,9 @@ def test_a_gate_is_answered_from_another_clone_with_a_note(tmp_path: Path, tempo
         assert done.returncode == 0, done.stdout + done.stderr
         state = json.loads(repo.git("show", "origin/specd/g:.specd/tasks/g/.pipeline-state.json"))
         assert state["status"] == "COMPLETE"
-        assert [(c["answer"], c["note"]) for c in state["checkpoints"] if c["answer"] == "approve"] == [("approve",
-                                                                                                          "ok")]
+        # recorded by a worker in its own clone, as given by whoever answered in theirs
+        assert [(c["note"], c["via"], c["by"]) for c in state["checkpoints"] if c["answer"] == "approve"] == [
+            ("ok", "clone", "Other Person <other@example.com>")]
     finally:
         cluster.close()
 
@@ -111,6 +114,10 @@ def test_no_secret_value_reaches_the_history(tmp_path: Path, temporal_server: De
     secret = "tok-9f8e7d6c5b4a39281706"
     repo = Repo(tmp_path)
     repo.env["MY_SERVICE_TOKEN"] = secret
+    pipeline = json.loads((repo.root / ".specd" / "pipeline.json").read_text(encoding="utf-8"))
+    pipeline["agent"] = {"env_allow": ["MY_SERVICE_TOKEN"]}  # the agent is given the token on purpose
+    repo.write(".specd/pipeline.json", json.dumps(pipeline))
+    repo.git("commit", "-q", "-am", "the agent may use the service's token")
     # the step fails saying the secret: the failure reason travels back through Temporal as the task's reason
     (repo.dir / "agent.py").write_text('import os, sys\nsys.stdin.read()\n'
                                        'print("failed with", os.environ["MY_SERVICE_TOKEN"], file=sys.stderr)\n'

@@ -61,8 +61,10 @@ def _state(site: Site, task: str = "waits") -> dict[str, Any]:
     return data
 
 
-def test_reject_without_a_note_is_refused_and_approve_records_the_note(fresh_site: tuple[Site, Any]) -> None:
+def test_reject_without_a_note_is_refused_and_approve_records_the_note(fresh_site: tuple[Site, Any],
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     site, client = fresh_site
+    monkeypatch.setenv("USER", "page-runner")  # the OS user the server runs as: all the page knows of anyone
     refused = client.post("/tasks/waits/reject", data={"csrf": csrf(), "note": "  "})
     assert refused.status_code == 400
     assert "reject needs a note saying what to change" in refused.text
@@ -73,10 +75,11 @@ def test_reject_without_a_note_is_refused_and_approve_records_the_note(fresh_sit
     assert state["status"] == "IN_PROGRESS"
     assert state["checkpoints"][-1] | {"at": None} == {
         "at": None, "step": "s2", "pipeline": "main", "phase": None, "answer": "approve", "note": "ship it",
-        "waiting": "gate"}  # the very row `specd approve --note` writes
+        "waiting": "gate", "via": "page", "by": "page-runner"}  # the row `specd approve --note` writes, from here
     page = client.get(done.headers["location"]).text
     assert "approve: recorded" in page
     assert "ship it" in page
+    assert '<td class="who">page-runner via page</td>' in page
     again = client.post("/tasks/waits/approve", data={"csrf": csrf()})
     assert again.status_code == 400
     assert "is not waiting for an answer" in again.text
@@ -95,7 +98,7 @@ def test_skip_cancel_and_rerun_from_the_page(fresh_site: tuple[Site, Any]) -> No
     assert client.post("/tasks/waits/rerun", data={"csrf": csrf(), "step": "s1"}).status_code == 200
     state = _state(site)
     assert state["status"] == "IN_PROGRESS"
-    assert state["checkpoints"][-1]["answer"] == "rerun"
+    assert (state["checkpoints"][-1]["answer"], state["checkpoints"][-1]["via"]) == ("rerun", "page")
     retry = client.post("/tasks/waits/retry", data={"csrf": csrf()})
     assert retry.status_code == 400
     assert "has not failed" in retry.text

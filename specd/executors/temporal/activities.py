@@ -41,6 +41,7 @@ from specd.engine import control
 from specd.executors.temporal import budget, clones, lookup
 from specd.executors.temporal.job import REFUSED, Job, JobRefused, verify, within
 from specd.executors.temporal.settings import Behaviour
+from specd.state.checkpoint import Origin
 from specd.system import children
 from specd.tasks.project import Project
 
@@ -119,9 +120,10 @@ class Activities:
             clone = await asyncio.to_thread(self._clone, job, job.needs)
             await asyncio.to_thread(clones.push, clone)
             if job.answer:
-                verb, note = job.answer
+                verb, note, by = job.answer
+                # sent from another clone; who sent it came with the signal (nobody, from an older specd)
                 said = await asyncio.to_thread(control.answer, Project(clone.path), task, verb,
-                                               *([note] if verb != "skip" else []))
+                                               note if verb != "skip" else "", Origin("clone", by))
                 activity.logger.info("%s: %s", task, said)
             # the worker's --max-cost; with the run's budget, what the whole run has left when that is less
             cap = await asyncio.to_thread(budget.cap, clone.path, task, job.budget, self.own.max_cost)
@@ -205,7 +207,8 @@ class Activities:
         task = job.task
         try:
             clone = await asyncio.to_thread(self._clone, job, ())
-            said = await asyncio.to_thread(control.cancel, Project(clone.path), task)
+            # a workflow's cancel carries no data: from another clone, by someone it cannot name
+            said = await asyncio.to_thread(control.cancel, Project(clone.path), task, Origin("clone"))
             folder = str(Path(".specd") / "tasks" / task)
             await asyncio.to_thread(clones.commit_folder, clone, folder, f"docs({task}): run state CANCELLED")
             await asyncio.to_thread(clones.push, clone)

@@ -41,7 +41,7 @@ class Job:
     task: str
     key: str
     needs: tuple[str, ...] = ()
-    answer: tuple[str, str] | None = None  # a held gate's (verb, note)
+    answer: tuple[str, str, str] | None = None  # a held gate's (verb, note, who sent it: "" when unsaid)
     budget: dict[str, Any] | None = None  # the run's --max-cost; it can only lower what the worker allows
 
 
@@ -131,15 +131,16 @@ def _asked_mode(asked: Any, own: str | None) -> None:
                      "Submit without a mode flag, or to workers started with that mode")
 
 
-def _answer(value: Any) -> tuple[str, str] | None:
+def _answer(value: Any) -> tuple[str, str, str] | None:
     if value is None:
         return None
     note = value.get("note") if isinstance(value, dict) else None
-    if not isinstance(value, dict) or value.get("answer") not in ANSWERS or set(value) - {"answer", "note"} \
-            or not isinstance(note or "", str):
+    by = value.get("by") if isinstance(value, dict) else None
+    if not isinstance(value, dict) or value.get("answer") not in ANSWERS or set(value) - {"answer", "note", "by"} \
+            or not isinstance(note or "", str) or not isinstance(by or "", str) or len(by or "") > 200:
         raise JobRefused(f"field answer: {_shown(value)} is not a gate's answer, "
-                         '{"answer": "approve" | "reject" | "skip", "note": TEXT}')
-    return str(value["answer"]), str(note or "")
+                         '{"answer": "approve" | "reject" | "skip", "note": TEXT, "by": WHO}')
+    return str(value["answer"]), str(note or ""), str(by or "")
 
 
 def _budget(value: Any) -> dict[str, Any] | None:

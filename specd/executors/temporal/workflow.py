@@ -40,7 +40,7 @@ class TaskWorkflow:
 
     @workflow.signal
     def answer(self, given: dict[str, Any]) -> None:
-        """A held gate's answer: {"answer": "approve" | "reject" | "skip", "note": "..."}."""
+        """A held gate's answer: {"answer": "approve" | "reject" | "skip", "note": "...", "by": "who sent it"}."""
         self.answers.append(given)
 
     @workflow.signal
