@@ -10,7 +10,7 @@ import click
 from specd.commands.common import complete_tasks, project_from
 from specd.commands.continue_ import mode_options
 from specd.commands.temporal import run_on_temporal, temporal_options
-from specd.errors import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_WAITING, UsageError
+from specd.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_WAITING, UsageError
 
 
 @click.command("run")
@@ -83,4 +83,6 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     statuses = {r.status for r in results}
     if statuses & {"BLOCKED", "FAILED"}:
         return EXIT_FAILED
+    if "BROKEN" in statuses:  # the others ran; the task's own files are bad input, named with their fix above
+        return EXIT_BAD_INPUT
     return EXIT_OK if statuses <= {"COMPLETE"} else EXIT_WAITING

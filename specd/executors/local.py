@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from specd.errors import ConfigError, TaskError
 from specd.executors import child as children
 from specd.executors import held, warm, worktrees
 from specd.state.store import StateStore
@@ -47,17 +48,28 @@ class Result:
         return worktrees.branch(self.task)
 
 
-def current_status(project: Project, task: str) -> str:
-    return str(task_status(worktrees.task_project(project, task), task, listing=True)["status"])
+BROKEN = "BROKEN"  # a task whose own files do not load: reported with their fix, never run, never a stop for the rest
 
 
-def targets(project: Project, names: list[str], graph: graphs.Graph) -> list[str]:
+def current_status(project: Project, task: str, broken: dict[str, str] | None = None) -> str:
+    """The task's status; with ``broken``, a task whose files do not load is BROKEN and its error kept there."""
+    try:
+        return str(task_status(worktrees.task_project(project, task), task, listing=True)["status"])
+    except (TaskError, ConfigError) as exc:
+        if broken is None:
+            raise
+        broken[task] = str(exc)
+        return BROKEN
+
+
+def targets(project: Project, names: list[str], graph: graphs.Graph,
+            broken: dict[str, str] | None = None) -> list[str]:
     """The named tasks (checked) or, with none named, every unfinished task."""
     for name in names:
         existing_task(project, name)
     if names:
         return names
-    return [t for t in graph if current_status(project, t) not in FINAL]
+    return [t for t in graph if current_status(project, t, broken) not in FINAL]
 
 
 class LocalExecutor:
@@ -82,12 +94,16 @@ class LocalExecutor:
     def run(self, names: list[str]) -> dict[str, Result]:
         self.graph = graph = graphs.load(self.project)
         worktrees.check(self.project)
-        order = graphs.closure(graph, targets(self.project, names, graph))
-        status = {t: current_status(self.project, t) for t in order}
-        pending = [t for t in order if status[t] not in FINAL]
+        broken: dict[str, str] = {}
+        order = graphs.closure(graph, targets(self.project, names, graph, broken))
+        status = {t: current_status(self.project, t, broken) for t in order}
+        pending = [t for t in order if status[t] not in (*FINAL, BROKEN)]
         for task in order:
             if status[task] in FINAL:
                 self.results[task] = Result(task, status[task])
+            elif status[task] == BROKEN:  # said, then left alone: the other tasks run
+                self.results[task] = Result(task, BROKEN, broken[task])
+                self.listener(task, {"kind": "task_broken", "reason": broken[task]})
         try:
             while pending or self.running or self.waiting:
                 pending = self._start_ready(pending, graph, status)

@@ -99,3 +99,20 @@ def test_a_repository_without_a_commit_is_bad_input(tmp_path: Path) -> None:
     assert empty.returncode == 2
     assert "has no commit yet" in empty.stderr
     assert not (project / ".specd" / "worktrees" / "a").exists()
+
+
+def test_one_task_with_a_cut_run_state_is_reported_and_the_others_run(repo: Repo) -> None:
+    for task in "abcdef":
+        repo.new(task)
+    repo.new("g", "c")  # needs the broken one: it waits, and says for what
+    state = repo.root / ".specd" / "tasks" / "c" / ".pipeline-state.json"
+    state.write_text('{"run_id": "r1", "status": "IN_PROG', encoding="utf-8")  # cut in half by a crash
+    done = repo.specd("run", "--all", "--auto", "--agent", repo.agent())
+    assert done.returncode == 2, done.stdout + done.stderr  # bad input, named; but only after the rest ran
+    assert "c: not run, its files do not load (the others run)" in done.stdout
+    assert "fix: restore it from git" in done.stdout
+    for task in "abdef":
+        assert f"{task}: COMPLETE" in done.stdout, done.stdout
+        assert ("s3", task) in [(step, t) for t, step, _, _ in repo.ledger()]  # its last step ran
+    assert "g: not started, waits for c" in done.stdout
+    assert state.read_text(encoding="utf-8") == '{"run_id": "r1", "status": "IN_PROG'  # left for its owner
