@@ -64,6 +64,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         _report_leftovers(lock, events)
         state = store.load()
         if state is not None and state.status == "COMPLETE":
+            git.commit_finished(project, task, task_dir, events)  # finished means committed, kill -9 or not
             events.emit("notice", message=f"task {task!r} is already complete; nothing to do (`specd rerun {task} "
                                           "--from STEP` runs steps again)")
             return "COMPLETE", "already complete", None

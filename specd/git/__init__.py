@@ -44,6 +44,17 @@ def attach(project: Project, task: str, task_dir: Path, events: EventBus) -> Git
     return recorder
 
 
+def commit_finished(project: Project, task: str, task_dir: Path, events: EventBus) -> None:
+    """A COMPLETE task's record, committed if a kill came between saving it and committing it: the journaled
+    work of its steps first (under their names), then ``run state COMPLETE``. Nothing to commit, nothing made."""
+    quiet = EventBus(lambda event: events.emit(event.kind, **event.data) if event.kind in ("warning", "notice")
+                     else None)
+    if attach(project, task, task_dir, quiet) is None:
+        return
+    quiet.emit("run_started", task=task, resumed=True)
+    quiet.emit("run_finished", task=task, status="COMPLETE")
+
+
 def phase_context(root: Path, task_dir: Path, phase: str | None) -> dict[str, str]:
     """Header lines for a phase step: its start commit and the diff command review should read."""
     if not phase:

@@ -30,6 +30,7 @@ from specd.git.shared_tree import own_output
 from specd.git.tree import Snapshot
 from specd.git.windows import Windows, contested
 from specd.redact import redact
+from specd.system.machine import machine_refusal
 
 
 class GitRecorder:
@@ -69,9 +70,18 @@ class GitRecorder:
                     try:
                         action()
                     except (GitFailed, OSError) as exc:
+                        refused = machine_refusal(exc, self.repo.git_dir or self.repo.common_dir)
+                        if refused is not None and event.kind == "step_started":
+                            # No agent runs when the step's starting point cannot be recorded: its work would
+                            # be lost with the disk, and the step paid for twice. The run stops, resumable.
+                            raise refused from None
                         self._warn(f"git: {exc}")
                 self.windows.publish(self.task, self.before, self.pending)
-        except (GitFailed, OSError) as exc:  # the lock itself (a read-only .git, say)
+        except GitFailed as exc:  # the lock itself (a read-only .git, say)
+            self._warn(f"git: {exc}")
+        except OSError as exc:
+            if event.kind == "step_started" and machine_refusal(exc, None) is exc:
+                raise
             self._warn(f"git: {exc}")
 
     def _actions(self, kind: str, data: dict[str, Any]) -> list[Callable[[], None]]:

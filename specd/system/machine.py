@@ -9,6 +9,9 @@ the journal, where ``specd status`` finds it.
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
+from pathlib import Path
 
 from specd.errors import MachineError, machine_error
 from specd.state.store import StateStore
@@ -44,4 +47,24 @@ def interrupted_reason(store: StateStore) -> str | None:
         return None
     if events and events[-1].get("kind") == INTERRUPTED:
         return f"{events[-1].get('reason')}; fix: {events[-1].get('fix')}"
+    return None
+
+
+# What a failed git command says when the machine refused it, as the errno it stands for.
+_SAID = {"No space left on device": errno.ENOSPC, "Read-only file system": errno.EROFS,
+         "Disk quota exceeded": errno.EDQUOT}
+_REFUSALS = frozenset(_SAID.values())
+
+
+def machine_refusal(exc: Exception, where: Path | None) -> OSError | None:
+    """``exc`` as the machine's refusal of a write (a full disk, a read-only file system), or None.
+
+    A git command that failed for that reason says so in its own words; it becomes the OSError it stands for,
+    so the run stops the way any refused write stops it."""
+    if isinstance(exc, OSError):
+        return exc if exc.errno in _REFUSALS else None
+    said = str(exc)
+    for words, number in _SAID.items():
+        if words in said:
+            return OSError(number, os.strerror(number), str(where) if where is not None else None)
     return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -210,3 +211,38 @@ def test_machine_errors_name_the_path_and_the_fix(code: int, words: str) -> None
 def test_other_os_errors_are_not_disguised_as_machine_errors() -> None:
     assert machine_error(OSError(errno.ENOENT, "No such file", "/x")) is None
     assert machine_error(OSError(errno.EPERM, "Operation not permitted")) is None  # e.g. kill(), not a write
+
+
+def test_a_disk_full_at_a_starting_commit_stops_the_run_before_the_agent_and_the_step_runs_once_later(
+        h: Harness, setup: Callable[[], tuple[Path, Path]], mounts: list[Path]) -> None:
+    hold, ledger = setup()
+    (hold / "released").write_text("")  # no step holds here
+    for argv in (["init", "-q"], ["config", "user.name", "T"], ["config", "user.email", "t@example.com"],
+                 ["add", "-A"], ["commit", "-qm", "initial"]):
+        subprocess.run(["git", *argv], cwd=h.root, check=True, capture_output=True)
+    h.new("t")
+    objects = h.root / ".git" / "objects"
+    kept = h.root.parent / "objects-before"
+    shutil.copytree(objects, kept)
+    mount("-t", "tmpfs", "-o", "size=1m", "tmpfs", str(objects))
+    mounts.append(objects)
+    shutil.copytree(kept, objects, dirs_exist_ok=True)
+    filler = objects / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
+    with contextlib.suppress(OSError):
+        while True:
+            os.write(fd, b"\0" * 4096)
+    os.close(fd)
+    result = h.cont("t")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "no space left on the device (ENOSPC)" in result.stderr
+    assert not ledger.exists()  # no agent ran: its work would have been lost, and paid for twice
+    assert h.status("t")["status"] == "BLOCKED"
+    filler.unlink()
+    again = h.cont("t")
+    assert again.returncode == 0, again.stderr
+    assert ledger.read_text(encoding="utf-8").splitlines() == ["a", "b", "c"]  # each step once
+    subjects = subprocess.run(["git", "log", "--format=%s"], cwd=h.root, check=True, capture_output=True,
+                              text=True).stdout
+    assert subjects.splitlines().count("docs(t): a complete") == 1  # a's work, recorded once the disk had room

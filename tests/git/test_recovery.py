@@ -170,3 +170,49 @@ def test_a_real_kill_between_git_add_and_git_commit_then_resume(gp: GitProject) 
     commits = dict(gp.commits())
     assert "src/new.py" in commits["docs(t): discuss complete (recovered after an interrupted run)"]
     assert gp.git("show", "HEAD:src/new.py") == "print('discuss')\n"
+
+
+KILL_AT_FINAL = """#!/bin/sh
+# git, except that the first `run state COMPLETE` commit kills specd (its parent) instead: a kill -9 landing
+# between the task's state saved COMPLETE and its last commit.
+case "$*" in
+  *"run state COMPLETE"*) if [ ! -e "$KILLED_MARK" ]; then : > "$KILLED_MARK"; kill -9 "$PPID"; exit 1; fi ;;
+esac
+exec "$REAL_GIT" "$@"
+"""
+
+
+def test_a_kill_at_the_last_commit_is_finished_by_the_next_run(gp: GitProject) -> None:
+    """Finished means committed: the next run commits the record a kill left short, the last hook's output too."""
+    pipeline(gp, {}, {})
+    gp.write(".specd/pipeline.json", json.dumps({"schema_version": "1.0", "pipelines": {"main": [
+        {"name": "discuss", "workflow": "work.md"},
+        {"name": "plan", "workflow": "work.md", "hooks": {"post": {"run": "echo by the last hook > last.txt"}}}]}}))
+    gp.git("commit", "-q", "-am", "a post hook on the last step")
+    gp.new("t")
+    wrapper = gp.dir / "bin" / "git"
+    wrapper.parent.mkdir()
+    wrapper.write_text(KILL_AT_FINAL, encoding="utf-8")
+    wrapper.chmod(0o755)
+    real = shutil.which("git")
+    assert real is not None
+    gp.env.update(PATH=f"{wrapper.parent}{os.pathsep}{gp.env['PATH']}", REAL_GIT=real,
+                  KILLED_MARK=str(gp.dir / "killed"))
+    killed = gp.run("t")
+    assert killed.returncode == -9, killed.stdout + killed.stderr
+    assert (gp.dir / "killed").exists()
+    assert json.loads((gp.root / ".specd/tasks/t/.pipeline-state.json").read_text())["status"] == "COMPLETE"
+    assert not any(s == "docs(t): run state COMPLETE" for s, _ in gp.commits())  # the kill landed in the window
+
+    again = gp.run("t")
+
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "already complete" in again.stdout + again.stderr
+    # The record is committed under the name of what made it (the last hook), the COMPLETE state with it.
+    [(subject, files)] = [(s, f) for s, f in gp.commits() if "recovered after an interrupted run" in s]
+    assert subject.startswith("docs(t): plan post hook run: echo by the last hook")
+    assert {".specd/tasks/t/.pipeline-state.json", "last.txt"} <= set(files)
+    assert gp.git("status", "--porcelain") == ""
+    made = len(gp.commits())
+    assert gp.run("t").returncode == 0
+    assert len(gp.commits()) == made  # nothing more to do
