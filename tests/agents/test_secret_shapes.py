@@ -105,3 +105,15 @@ def test_a_project_without_env_files_adds_nothing(tmp_path: Path) -> None:
     assert load_project_secrets(tmp_path) == 0
     assert load_project_secrets(tmp_path / "missing") == 0
 
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", f"aws_secret_access_key = {MASK}"),
+    ('{"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}', f'{{"SecretAccessKey": "{MASK}"}}'),
+    ("AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", f"{MASK} {MASK}"),
+    ("user,,AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", f"user,,{MASK},{MASK}"),
+    # 40 characters with no AWS context is a hash or an id, not a key
+    ("commit 0123456789abcdef0123456789abcdef01234567", "commit 0123456789abcdef0123456789abcdef01234567"),
+])
+def test_a_bare_aws_secret_key_is_masked_next_to_its_label_or_key_id(text: str, kept: str) -> None:
+    assert redact(text) == kept
