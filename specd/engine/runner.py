@@ -95,6 +95,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         dispatcher = Dispatcher(project, task, task_dir, config, agent, mode, state.run_id, budget)
         recorder = git.attach(project, task, task_dir, events)
         if recorder is not None:
+            recorder.barrier.approve(answers.approved_files(state))  # before run_started: it commits them
             dispatcher.agent = git.ReportingAgent(agent, recorder)
             dispatcher.extra = lambda step, phase: git.phase_context(project.root, task_dir, phase)
         events.emit("run_started", task=task, run_id=state.run_id, mode=mode, resumed=resumed,
@@ -102,6 +103,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         store.save(state)
         brain = Brain(project, task, config, mode, human, events, store, dispatcher, limits)
         if recorder is not None:
+            brain.secrets = recorder.barrier.holds
             brain.tree = TreeLock(recorder.repo.git_dir or recorder.repo.common_dir, task,
                                   lambda message: events.emit("notice", message=message))
         try:
