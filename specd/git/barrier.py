@@ -29,7 +29,7 @@ from specd.state.history import HISTORY_FILE, SEALED_DIR
 from specd.state.store import HEARTBEAT, SHAPE_JSON, STATE_JSON, STATE_MD
 from specd.tasks.secrets import known_secrets
 
-MAX_BYTES = 8 << 20  # a secret pasted into a huge file is near its start, or is data, not a leak by hand
+MAX_BYTES = 4 << 20  # a secret pasted into a huge file is near its start; 4 MB take about 0.2 s to check
 # specd's own writes in the task folder, all redacted: the run state, its history, the journals, config.json.
 OWN = frozenset({STATE_JSON, STATE_MD, SHAPE_JSON, HEARTBEAT, HISTORY_FILE, SEALED_DIR, JOURNAL, ".git-baseline.json",
                  "config.json"})
