@@ -46,7 +46,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         approve: str | None = None) -> Why:
     """Run ``task`` (through ``specd.engine.seam.run_task``); ``approve`` (a note, maybe empty) answers a waiting
     run first, as `specd approve` would."""
-    load_project_secrets(project.root)  # .env values are masked before anything the run prints or writes
+    load_project_secrets(project.root, dependencies=True)  # masked before anything the run prints or writes
     if is_orchestrator(read_settings(project)):
         raise ConfigError(f"{project.config_file}: {ORCHESTRATOR_NOTE}",
                           fix=f"cd into a sub-project and run `specd continue {task}` there")

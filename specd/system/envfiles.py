@@ -67,7 +67,13 @@ def env_files(root: Path, templates: bool = True) -> list[Path]:
 
 def hidden_from_agents(root: Path) -> list[Path]:
     """The secret files under ``root`` the jail shows as empty, at any depth, sorted."""
-    return [path for path in find(root, _named) if is_secret_file(path)]
+    return secret_files(root)
+
+
+def secret_files(root: Path, dependencies: bool = True) -> list[Path]:
+    """The secret files under ``root``; without ``dependencies``, none in the folders of dependencies git ignores
+    (``node_modules``, a venv: ``findfiles.HEAVY``), which may take a walk of a second to cover."""
+    return [path for path in find(root, _named, heavy=dependencies) if is_secret_file(path)]
 
 
 def is_hidden(root: Path, resolved: Path) -> bool:

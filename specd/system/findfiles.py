@@ -17,6 +17,7 @@ import os
 import subprocess
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from specd.redact import scrubbed_env
@@ -29,31 +30,39 @@ GIT = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]  #
 TIMEOUT = 30.0
 
 Wanted = Callable[[str], bool]
-_walks: dict[tuple[str, Wanted], tuple[int, list[str]]] = {}  # (folder, wanted) -> (its mtime, what was found)
+# (folder, wanted, heavy) -> (the folder's mtime, what was found)
+_walks: dict[tuple[str, Wanted, bool], tuple[int, list[str]]] = {}
 
 
-def find(root: Path, wanted: Wanted) -> list[Path]:
-    """Regular files under ``root`` whose name ``wanted`` accepts, sorted; never inside a ``.git`` folder."""
+@dataclass
+class _Walk:
+    wanted: Wanted
+    heavy: bool  # whether dependencies' folders (HEAVY) are walked too
+    budget: int
+
+
+def find(root: Path, wanted: Wanted, heavy: bool = True) -> list[Path]:
+    """Regular files under ``root`` whose name ``wanted`` accepts, sorted; never inside a ``.git`` folder.
+    ``heavy=False`` leaves out the folders of dependencies (``HEAVY``) that git does not list."""
     found: set[str] = set()
-    budget = [MAX_FOLDERS]
-    _find(root, wanted, found, budget, NESTED)
+    _find(root, _Walk(wanted, heavy, MAX_FOLDERS), found, NESTED)
     return sorted(Path(path) for path in found)
 
 
-def _find(root: Path, wanted: Wanted, found: set[str], budget: list[int], nested: int) -> None:
+def _find(root: Path, walk: _Walk, found: set[str], nested: int) -> None:
     listing = _listing(root) if nested > 0 else None
     if listing is None:
-        found.update(_walk(str(root), wanted, budget))
+        found.update(_walk(str(root), walk))
         return
     files, folders = listing
-    found.update(str(root / f) for f in files if wanted(f.rpartition("/")[2]) and (root / f).is_file())
+    found.update(str(root / f) for f in files if walk.wanted(f.rpartition("/")[2]) and (root / f).is_file())
     # The project's own ignored folders (`.vercel/`, `tmp/`) before dependencies, which may spend the budget.
-    for folder in sorted(_outermost(folders), key=lambda f: f.rstrip("/").rpartition("/")[2] in HEAVY):
+    for folder in sorted(_outermost(folders), key=lambda f: _name(f) in HEAVY):
         path = root / folder
         if (path / ".git").exists():  # a repository of its own: git knows it best
-            _find(path, wanted, found, budget, nested - 1)
-        else:
-            found.update(_walk_kept(path, wanted, budget))
+            _find(path, walk, found, nested - 1)
+        elif walk.heavy or _name(folder) not in HEAVY:
+            found.update(_walk_kept(path, walk))
 
 
 def _listing(root: Path) -> tuple[list[str], list[str]] | None:
@@ -98,33 +107,41 @@ def _outermost(folders: list[str]) -> list[str]:
     return kept
 
 
-def _walk_kept(folder: Path, wanted: Wanted, budget: list[int]) -> list[str]:
+def _name(folder: str) -> str:
+    return folder.rstrip("/").rpartition("/")[2]
+
+
+def _walk_kept(folder: Path, walk: _Walk) -> list[str]:
     try:
         mtime = folder.stat().st_mtime_ns
     except OSError:
         return []
-    kept = _walks.get((str(folder), wanted))
+    key = (str(folder), walk.wanted, walk.heavy)
+    kept = _walks.get(key)
     if kept is not None and kept[0] == mtime:
         return kept[1]
-    found = _walk(str(folder), wanted, budget)
-    _walks[(str(folder), wanted)] = (mtime, found)
+    found = _walk(str(folder), walk)
+    _walks[key] = (mtime, found)
     return found
 
 
-def _walk(top: str, wanted: Wanted, budget: list[int]) -> list[str]:
+def _walk(top: str, walk: _Walk) -> list[str]:
     """Breadth first, the project's own folders before heavy ones, until the budget is spent."""
     found: list[str] = []
     light, heavy = deque([top]), deque[str]()
-    while (light or heavy) and budget[0] > 0:
+    while (light or heavy) and walk.budget > 0:
         folder = light.popleft() if light else heavy.popleft()
-        budget[0] -= 1
+        walk.budget -= 1
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name != ".git":
-                            (heavy if entry.name in HEAVY else light).append(entry.path)
-                    elif wanted(entry.name) and entry.is_file():
+                        if entry.name in HEAVY:
+                            if walk.heavy:
+                                heavy.append(entry.path)
+                        elif entry.name != ".git":
+                            light.append(entry.path)
+                    elif walk.wanted(entry.name) and entry.is_file():
                         found.append(entry.path)
         except OSError:
             continue

@@ -121,7 +121,9 @@ def test_nested_env_and_credential_file_values_are_masked(tmp_path: Path, monkey
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text)
 
-    assert load_project_secrets(root) == 4  # the project's own values; the user's are masked too
+    assert load_project_secrets(root) == 3  # the project's own values; the user's are masked too
+    assert redact("dependency-value-333") == "dependency-value-333"  # `status` spares itself node_modules' walk
+    assert load_project_secrets(root, dependencies=True) == 4  # a run does not
 
     text = "devcontainer-value-111 deep-value-222 dependency-value-333 npmrc-value-444 home-aws-value-555"
     assert redact(text) == " ".join([MASK] * 5)

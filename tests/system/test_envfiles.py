@@ -86,3 +86,11 @@ def test_a_walk_has_a_bound_and_is_kept_while_the_folder_is_unchanged(tmp_path: 
     assert envfiles.hidden_from_agents(root) == first  # kept: node_modules itself did not change
     (root / "node_modules" / "new-dep").mkdir()
     assert root / "node_modules/pkg/lib/deep/.env" in envfiles.hidden_from_agents(root)
+
+
+def test_without_dependencies_node_modules_is_left_out_and_the_rest_is_not(tmp_path: Path) -> None:
+    root = _project(tmp_path, git=True)
+
+    found = [p.relative_to(root).as_posix() for p in envfiles.secret_files(root, dependencies=False)]
+
+    assert found == sorted(name for name in HIDDEN if not name.startswith("node_modules/"))
