@@ -8,7 +8,7 @@ people commit and share. Standard library only, because core modules import it.
 
 What is masked: the values of secret-named environment variables (and of any
 variable holding a URL with a password), the values ``add_secrets`` was given
-(a project's ``.env*`` files, see ``specd.tasks.secrets``), and the token
+(a project's ``.env*`` and credential files at any depth, see ``specd.tasks.secrets``), and the token
 shapes in ``specd.redact_rules``. The token patterns never match a quote or a
 backslash, so redacting the text of a JSON document keeps it valid JSON.
 """
@@ -52,7 +52,7 @@ def is_secret_var(name: str, value: str) -> bool:
 def add_secrets(values: Iterable[str]) -> None:
     """Mask these values too from now on (a project's .env values); short ones are ignored like env ones."""
     global _cache
-    new = {v for value in values if isinstance(value, str) for v in _secret_parts(value)} - _extra
+    new = {v for value in values if isinstance(value, str) for v in secret_parts(value)} - _extra
     if new:
         _extra.update(new)
         _cache = (_STALE, ())
@@ -63,8 +63,9 @@ def added_secrets() -> frozenset[str]:
     return frozenset(_extra)
 
 
-def _secret_parts(value: str) -> list[str]:
-    # A URL's password alone is a secret as well: it may be printed outside the URL.
+def secret_parts(value: str) -> list[str]:
+    """The parts of a secret value worth masking: the whole, and a URL's password alone (it may be printed
+    outside the URL); none shorter than 8 characters."""
     parts = [value, *(m.group(2) for m in URL_CREDENTIALS.finditer(value))] if "://" in value else [value]
     return [part for part in parts if len(part) >= _MIN_SECRET_LEN]
 
@@ -77,7 +78,7 @@ def _env_secrets() -> tuple[str, ...]:
     key = tuple(raw.items()) if isinstance(raw, dict) else None
     if key is None or key != _cache[0]:
         values = {part for name, value in os.environ.items() if is_secret_var(name, value)
-                  for part in _secret_parts(value)} | _extra
+                  for part in secret_parts(value)} | _extra
         # Longest first so a secret that contains another is masked whole.
         _cache = (key, tuple(sorted(values, key=len, reverse=True)))
     return _cache[1]

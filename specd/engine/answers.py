@@ -37,12 +37,16 @@ def answer(state: RunState, config: PipelineConfig, verb: str, note: str, origin
     elif kind == "outcome":
         raise UsageError(f"step {name!r} already finished; there is nothing to skip",
                          fix=f"`specd approve {state.task}` goes on, or `specd reject {state.task} --note TEXT`")
+    elif kind == "secret":
+        raise UsageError(f"the files step {name!r} changed are written; skipping would not take the secrets out",
+                         fix=f"`specd approve {state.task}` commits them as they are, `specd reject {state.task} "
+                             "--note TEXT` runs the step again")
     else:
         gates.skip(state, config, frame, config.step(frame.pipeline, name), "skipped by `specd skip`")
         state.current = None
         said = f"step {name!r} counts as finished (outcome done); the run goes on from there"
     checkpoint.record(state, origin, verb, name, note, pipeline=wait.get("pipeline"), phase=wait.get("phase"),
-                      waiting=kind)
+                      waiting=kind, **({"files": wait.get("files") or []} if kind == "secret" else {}))
     state.status, state.waiting = "IN_PROGRESS", None
     state.reason = f"answered ({verb}); `specd continue {state.task}` goes on"
     return said
@@ -69,13 +73,18 @@ def _approve(state: RunState, frame: Frame, wait: dict[str, Any], note: str) -> 
         return "the run goes on if the budget now allows it (raise agent.max_cost_usd, or pass --max-cost)"
     if kind == "failure_cluster":  # the interrupted step stays current: continue runs it again
         return f"step {name!r} runs again at the next `specd continue {state.task}` ({wait.get('limit')} more tries)"
+    if kind == "secret":  # the checkpoint row names the files and their content: see approved_files
+        paths = ", ".join(str(f.get("path")) for f in wait.get("files") or ())
+        return (f"{paths} will be committed as they are at the next `specd continue {state.task}` (a file changed "
+                "since is checked again), and the run goes on")
     return f"the run goes on after {name!r}"
 
 
 def _reject(state: RunState, config: PipelineConfig, frame: Frame, wait: dict[str, Any], note: str) -> str:
     name = str(wait["step"])
     step = config.step(frame.pipeline, name)
-    target = step.on_reject or cursor.previous(config, frame.pipeline, name)
+    # A held secret is the step's own doing: the step itself runs again, told what to take out.
+    target = name if wait["kind"] == "secret" else step.on_reject or cursor.previous(config, frame.pipeline, name)
     if target is None or target not in cursor.names(config, frame.pipeline):
         raise UsageError(f"step {name!r} has no step before it in {frame.pipeline} to send the run back to",
                          fix=f"set \"on_reject\" on step {name!r} in {config.source}, or `specd skip {state.task}`")
@@ -84,3 +93,9 @@ def _reject(state: RunState, config: PipelineConfig, frame: Frame, wait: dict[st
     state.answer = {"answer": "reject", "step": target, "pipeline": frame.pipeline, "phase": frame.phase,
                     "note": note}
     return f"step {target!r} runs again at the next `specd continue {state.task}`, with your note in its prompt"
+
+
+def approved_files(state: RunState) -> list[dict[str, str]]:
+    """The files held for a secret that a person let through (path and content digest), for the recorder."""
+    return [dict(f) for row in state.checkpoints if row.get("waiting") == "secret" and row.get("answer") == "approve"
+            for f in row.get("files") or ()]

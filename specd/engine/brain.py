@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
-from specd.engine import cursor, edits, gates, hook_stage, progress, records
+from specd.engine import cursor, edits, gates, hook_stage, progress, records, secret_hold
 from specd.engine.dispatch import Dispatcher
 from specd.engine.failures import failure_stop
 from specd.engine.loop import Stop
@@ -45,6 +45,7 @@ class Brain:
     dispatcher: Dispatcher
     limits: Budget
     tree: TreeLock | None = None  # steps of runs sharing a working tree take turns (git only)
+    secrets: secret_hold.Holds | None = None  # files withheld from commits for a secret (git only)
     _synced: str | None = field(default=None, init=False)  # what config.json was last moved to
     _machinery: Machinery | None = field(default=None, init=False)  # checked around every step and hook
     _seen: edits.Marks | None = field(default=None, init=False)  # the pipeline files as this run last read them
@@ -72,6 +73,9 @@ class Brain:
                         self._run_stage(stage, frame, step, cur)
                         if stage not in cur.completed:  # the step stage marks itself (see _run_step)
                             cur.completed.append(stage)
+                        if "step" in cur.completed:  # a rejected step's files wait for its next run, not its hooks
+                            secret_hold.check(self.secrets, self.task, frame, step)
+                secret_hold.check(self.secrets, self.task, frame, step)  # a resumed step whose stages all ran
                 self._advance(frame, step, cur)
         except cursor.NoPhases as exc:
             return self._end("WAITING_FOR_HUMAN", f"step {exc.step!r} runs once per phase, but ROADMAP.md and "

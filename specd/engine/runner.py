@@ -48,7 +48,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
     """Run ``task`` (through ``specd.engine.seam.run_task``); ``approve`` (a note, maybe empty) answers a waiting
     run first, as `specd approve` would (only `specd continue --approve` passes it: an answer from the command
     line, by this project's git identity)."""
-    load_project_secrets(project.root)  # .env values are masked before anything the run prints or writes
+    load_project_secrets(project.root, dependencies=True)  # masked before anything the run prints or writes
     if is_orchestrator(read_settings(project)):
         raise ConfigError(f"{project.config_file}: {ORCHESTRATOR_NOTE}",
                           fix=f"cd into a sub-project and run `specd continue {task}` there")
@@ -99,6 +99,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         dispatcher = Dispatcher(project, task, task_dir, config, agent, mode, state.run_id, budget)
         recorder = git.attach(project, task, task_dir, events)
         if recorder is not None:
+            recorder.barrier.approve(answers.approved_files(state))  # before run_started: it commits them
             dispatcher.agent = git.ReportingAgent(agent, recorder)
             dispatcher.extra = lambda step, phase: git.phase_context(project.root, task_dir, phase)
         events.emit("run_started", task=task, run_id=state.run_id, mode=mode, resumed=resumed,
@@ -106,6 +107,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         store.save(state)
         brain = Brain(project, task, config, mode, human, events, store, dispatcher, limits)
         if recorder is not None:
+            brain.secrets = recorder.barrier.holds
             brain.tree = TreeLock(recorder.repo.git_dir or recorder.repo.common_dir, task,
                                   lambda message: events.emit("notice", message=message))
         try:

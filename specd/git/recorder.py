@@ -3,8 +3,9 @@
 Before each step or hook, the recorder notes the dirty paths and their content; after it, the
 paths whose content moved are that step's work. Nothing else is ever added: not the user's own
 edits or untracked files from before, not another task's folder, not a secret-looking file git
-does not already track, not transcripts (unless ``commit_transcripts``). Every git failure
-becomes a visible ``warning`` event; a run never fails because git did.
+does not already track, not a file holding a secret (``barrier``: it waits for a person), not
+transcripts (unless ``commit_transcripts``). Every git failure becomes a visible ``warning``
+event; a run never fails because git did.
 
 Between two steps, with nothing but specd at work, the "starting" commit needs no `git status`: the
 tree is carried over from the last commit (see ``carry``), so a step costs three git processes.
@@ -22,6 +23,7 @@ from typing import Any
 
 from specd.events import Event, EventBus
 from specd.git import tree
+from specd.git.barrier import Barrier
 from specd.git.carry import HARMLESS, Carry
 from specd.git.journal import Journal, Pending
 from specd.git.repo import GitFailed, Repo
@@ -53,6 +55,7 @@ class GitRecorder:
         self.label = ""  # the open step or hook
         self.carry = Carry(repo, task_dir, self.folder, self.specd)  # the tree after the last commit (see carry)
         self._carried: Snapshot | None = None  # taken for this event's commit, when it still holds
+        self.barrier = Barrier(repo, settings.root, self.folder, self.specd)  # a file with a secret waits
 
     def __call__(self, event: Event) -> None:
         carries = self._carries(event)
@@ -65,6 +68,7 @@ class GitRecorder:
             # One hold of the lock per event: no other run commits between this step's close and its commit.
             with self.repo.locked():
                 self._now = None
+                self.barrier.refresh()
                 self._carried = self.carry.take(self.windows.others) if carries else None
                 for action in actions:
                     try:
@@ -109,7 +113,7 @@ class GitRecorder:
 
     def _final(self, status: str) -> str:
         """The run's last commit: a run that stopped inside a step commits that step's work so far, and says so."""
-        unfinished = self.made.labels(self.pending) if status != "COMPLETE" else []
+        unfinished = self.made.labels(self.pending - self.barrier.held.keys()) if status != "COMPLETE" else []
         return f"docs({self.task}): run state {status}" + (
             f" (with the unfinished work of {', '.join(unfinished)})" if unfinished else "")
 
@@ -139,8 +143,13 @@ class GitRecorder:
             return
         self.pending |= self.made.work.keys()
         self.had_edits |= self.made.user_staged & self.made.work.keys()
-        labels = ", ".join(self.made.labels(set(self.made.work)))
-        self._commit(f"docs({self.task}): {labels} complete (recovered after an interrupted run)")
+        work = set(self.made.work)
+        if not work - self.barrier.look(work, now):
+            return  # all of it still waits for a person: a commit now would hold only the run state
+        labels = ", ".join(self.made.labels(work))
+        approved = any((p, now[p].digest) in self.barrier.approved for p in work)
+        why = "held for a secret, committed as approved" if approved else "recovered after an interrupted run"
+        self._commit(f"docs({self.task}): {labels} complete ({why})")
 
     def _start(self) -> None:
         now = self._snapshot()
@@ -166,8 +175,10 @@ class GitRecorder:
         before, self.before, after = self.before, None, self._snapshot()
         others, fresh = self.windows.others(), False
         # Only paths dirty now: one that went clean was reverted, or committed by another run.
-        for path in tree.changed(before, after) & after.keys():
-            if self._specd(path) or path in self.own_output:
+        changed = {p for p in tree.changed(before, after) & after.keys() if p not in self.own_output}
+        self.barrier.look({p for p in changed if not tree.untracked_secret(p, after)}, after)  # that: never added
+        for path in changed:
+            if self._specd(path):
                 continue  # the task folder is committed anyway; specd's config and other tasks never are
             if path in self.reported or not contested(path, after[path].digest, others):
                 self.pending.add(path)
@@ -186,7 +197,7 @@ class GitRecorder:
         """Whether this event's commit may start from the tree carried over from the last commit."""
         starting = event.kind == "step_started" and event.data.get("attempt", 1) == 1
         return ((starting or event.kind == "run_finished") and self.before is None and not self.pending
-                and not self.settings.commit_transcripts)
+                and not self.settings.commit_transcripts and not self.barrier.held)
 
     def _commit(self, message: str) -> None:
         carried, self._carried = self._carried, None
@@ -201,9 +212,10 @@ class GitRecorder:
         else:
             self.pending.clear()  # the user commits code changes themselves
             self._journal_done(set(self.made.work))
-        secrets = {p for p in paths if tree.untracked_secret(p, after)}
-        self._warn_secrets(secrets)
+        secrets = self.barrier.named({p for p in paths if tree.untracked_secret(p, after)})
         paths = {p for p in paths - secrets if tree.committable(self.repo.top, p, after)}
+        paths -= self.barrier.look({p for p in paths if p in after}, after)  # they stay pending
+        self._warn_barrier()
         self._now = None  # adding and committing change the statuses
         if forced:
             self.repo.run("add", "-f", "--", *forced)
@@ -230,8 +242,8 @@ class GitRecorder:
             return False
         if self.settings.commit_docs:  # with nothing pending, the task folder is all this commit could hold
             new = self.carry.new_files(files)
-            secrets = {p for p in new if tree.is_secret(p)}
-            self._warn_secrets(secrets)
+            secrets = self.barrier.named({p for p in new if tree.is_secret(p)})
+            self._warn_barrier()
             try:
                 if set(new) - secrets:
                     self.repo.run("add", "--", *(p for p in new if p not in secrets))
@@ -276,12 +288,9 @@ class GitRecorder:
             self._warn("no git identity configured; committed as specd <specd@localhost> "
                        "(set one with `git config user.email you@example.com`)")
 
-    def _warn_secrets(self, secrets: set[str]) -> None:
-        new = sorted(secrets - self.warned)
-        if new:
-            self.warned |= set(new)
-            self._warn(f"not committing {', '.join(new)}: the name looks like a secret and git does not track it "
-                       "(commit it yourself if it belongs in the repository)")
+    def _warn_barrier(self) -> None:
+        for message in self.barrier.news(self.task):
+            self._warn(message)
 
     def _end(self) -> None:
         self.baseline.unlink(missing_ok=True)
@@ -291,7 +300,6 @@ class GitRecorder:
 
     def _warn(self, message: str) -> None:
         self.events.emit("warning", message=message)
-
 
 
 def _short(name: str) -> str:

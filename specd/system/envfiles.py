@@ -1,53 +1,85 @@
-"""A project's ``.env*`` files: the settings files that hold its keys and passwords.
+"""A project's secret files: the settings and credential files that hold its keys and passwords.
 
-Two parts of specd read them: redaction masks the values of those at the root in everything specd writes or
-prints (``specd.tasks.secrets``), and the jail shows each of them, and those in the project's folders, to the
-agent and its commands as an empty file (``specd.system.jail``), since what an agent reads goes to the model
-untouched. A ``.env/`` virtualenv is a folder, not one of them; templates (``.env.example``, ``.env.sample``,
-...) hold no values and stay readable, so an agent can still document a new setting there.
+- ``.env``, ``.env.local``, ``.env.production``, ... at any depth: a monorepo's ``apps/web/.env``, a
+  ``.devcontainer/.env``, one under ``node_modules``. Templates (``.env.example``, ``.env.sample``, ...) hold
+  no values and stay readable, so an agent can still document a new setting there; a ``.env/`` virtualenv is a
+  folder, not one of them.
+- the package managers' and tools' credentials: ``.npmrc``, ``.pypirc``, ``.netrc``, ``.git-credentials``, and
+  Rails' ``secrets.yml``;
+- private keys: ssh's ``id_rsa``, ``id_ed25519``, ... (never ``.pub``), and any ``id_*``, ``*.pem`` or ``*.key``
+  file holding a ``PRIVATE KEY`` block (a ``.pem`` certificate alone is public, and ``id_map.py`` is code).
+
+Three parts of specd read this list: the jail shows each of these files to the agent and its commands as an
+empty file (``specd.system.jail``), since what an agent reads goes to the model untouched; the anthropic
+agent's file tools refuse them (``is_hidden``); and their values are masked by redaction and checked for in
+every commit (``specd.tasks.secrets``). Finding them at any depth stays cheap: see ``specd.system.findfiles``.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from specd.system.findfiles import find
+
 TEMPLATES = (".example", ".sample", ".template", ".dist")
-# Where nested .env files are looked for: a monorepo's apps/web/.env, not a dependency's copy of one.
-DEPTH = 4
-SKIP = frozenset({"node_modules", "venv", "__pycache__", "site-packages", "dist", "build", "target", "vendor"})
-MAX_FOLDERS = 5000  # a bound on the walk, whatever the project's size
+CREDENTIALS = frozenset({".npmrc", ".pypirc", ".netrc", "_netrc", ".git-credentials", "secrets.yml",
+                         "secrets.yaml"})
+SSH_KEYS = frozenset({"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"})
+PEEK = 64 * 1024  # a key file's block is at its start; a big .pem bundle is certificates
 
 
-def env_files(root: Path, depth: int = 0, templates: bool = True) -> list[Path]:
-    """``.env``, ``.env.local``, ``.env.production``, ... at the project root (the values redaction masks), and
-    in its folders down to ``depth`` levels (never in dot-folders or the ``SKIP`` ones)."""
-    found: list[Path] = []
-    stack, walked = [(str(root), 0)], 0
-    while stack and walked < MAX_FOLDERS:
-        folder, level = stack.pop()
-        walked += 1
-        try:
-            with os.scandir(folder) as entries:
-                for entry in entries:
-                    if (entry.name.startswith(".env") and (templates or not entry.name.endswith(TEMPLATES))
-                            and entry.is_file()):
-                        found.append(Path(entry.path))
-                    elif (level < depth and not entry.name.startswith(".") and entry.name not in SKIP
-                          and entry.is_dir(follow_symlinks=False)):
-                        stack.append((entry.path, level + 1))
-        except OSError:
-            continue
-    return sorted(found)
+def is_env_name(name: str, templates: bool = False) -> bool:
+    return name.startswith(".env") and (templates or not name.endswith(TEMPLATES))
+
+
+def _named(name: str) -> bool:
+    """Whether a file of this name may be a secret file (a maybe-key still has to hold a key)."""
+    # Called on every file of a walk: plain string tests. `id_*`, `*.pem`, `*.key` hold a key only if a PRIVATE
+    # KEY block is in them (``is_secret_file``).
+    if name.startswith(".env"):
+        return not name.endswith(TEMPLATES)
+    return (name in CREDENTIALS or name.endswith((".pem", ".key"))
+            or (name.startswith("id_") and not name.endswith(".pub")))
+
+
+def holds_private_key(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            return b"PRIVATE KEY-----" in handle.read(PEEK)
+    except OSError:
+        return False
+
+
+def is_secret_file(path: Path) -> bool:
+    """Whether the regular file at ``path`` is one of a project's secret files (see the module's docstring)."""
+    name = path.name
+    if not _named(name):
+        return False
+    if is_env_name(name) or name in CREDENTIALS or name in SSH_KEYS:
+        return path.is_file()
+    return path.is_file() and holds_private_key(path)
+
+
+def env_files(root: Path, templates: bool = True) -> list[Path]:
+    """The ``.env*`` files at any depth under ``root`` (with the templates, unless ``templates`` is False)."""
+    return find(root, _env_with_templates if templates else is_env_name)
 
 
 def hidden_from_agents(root: Path) -> list[Path]:
-    """The ``.env*`` files the jail shows as empty: all but the templates, down to ``DEPTH`` levels."""
-    return env_files(root, DEPTH, templates=False)
+    """The secret files under ``root`` the jail shows as empty, at any depth, sorted."""
+    return secret_files(root)
+
+
+def secret_files(root: Path, dependencies: bool = True) -> list[Path]:
+    """The secret files under ``root``; without ``dependencies``, none in the folders of dependencies git ignores
+    (``node_modules``, a venv: ``findfiles.HEAVY``), which may take a walk of a second to cover."""
+    return [path for path in find(root, _named, heavy=dependencies) if is_secret_file(path)]
 
 
 def is_hidden(root: Path, resolved: Path) -> bool:
-    """Whether ``resolved`` (symlinks resolved) is a ``.env*`` file inside ``root`` kept from agents."""
-    name = resolved.name
-    return (name.startswith(".env") and not name.endswith(TEMPLATES) and resolved.is_relative_to(root)
-            and resolved.is_file())
+    """Whether ``resolved`` (symlinks resolved) is a secret file inside ``root`` kept from agents."""
+    return _named(resolved.name) and resolved.is_relative_to(root) and is_secret_file(resolved)
+
+
+def _env_with_templates(name: str) -> bool:
+    return is_env_name(name, templates=True)

@@ -1,45 +1,80 @@
-"""The values of a project's ``.env*`` files join the redaction set when the project is opened.
+"""The secret values specd knows of, beyond its environment: those in a project's secret files, and the user's.
 
-A value that exists only in ``.env`` never reaches the environment specd sees, so the name-based filter
-in ``specd.redact`` cannot know it; yet an agent or hook that reads the file may print it. Every value at
-least 8 characters long is masked, whatever its name: a false positive costs a few unreadable characters.
-python-dotenv is imported only when a project has such a file, so commands on a project without one pay
-nothing for it.
+A value that exists only in a ``.env`` file never reaches the environment specd sees, so the name-based filter
+in ``specd.redact`` cannot know it; yet an agent or hook that reads the file may print it, or copy it into a file
+a step commits. Two uses, two filters:
+- redaction (``load_project_secrets``) masks every value at least 8 characters long, whatever its name: a
+  false positive costs a few unreadable characters;
+- the check before a commit (``known_secrets``) takes a ``.env`` value only when its name is a secret's, or the
+  value looks generated (long, letters and digits, no spaces): ``NODE_ENV=development`` in every file an agent
+  writes would hold every step for a person. It also names each value, never showing it.
 """
 
 from __future__ import annotations
 
-import io
+import math
+import os
+import re
+from collections import Counter
 from pathlib import Path
 
-from specd.redact import add_secrets
-from specd.system.envfiles import env_files
+from specd.redact import add_secrets, is_secret_var, secret_parts
+from specd.system.envfiles import env_files, is_env_name, secret_files
+from specd.tasks.secret_values import home_files, values_in
 
-MAX_BYTES = 1 << 20  # an .env file is a few lines; a huge one is not a settings file
+__all__ = ["env_files", "known_secrets", "load_project_secrets"]
+
+MIN_LEN = 8  # as redaction: a shorter value would match ordinary words
 
 
-__all__ = ["env_files", "load_project_secrets"]
+def load_project_secrets(root: Path, dependencies: bool = False) -> int:
+    """Add the values of ``root``'s secret files (and the user's credential files) to the redaction set;
+    returns how many the project's files held. A run passes ``dependencies`` (it also reads the secret files in
+    node_modules, a venv...: everything it writes is masked with them); a command that only shows what runs
+    wrote (`status`, `logs`, the dashboard) need not spend the walk of a big node_modules on every start."""
+    own = [value for _, _, value in _file_values(root, home=False, dependencies=dependencies)]
+    add_secrets([*own, *(value for _, _, value in _file_values(root, project=False))])
+    return len(own)
 
 
-def load_project_secrets(root: Path) -> int:
-    """Add the values of ``root``'s ``.env*`` files to the redaction set; returns how many were read."""
-    files = env_files(root)
-    if not files:
-        return 0
-    import logging
+def known_secrets(root: Path, environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Each secret value a commit must not hold, mapped to what it is (``the value of DB_PASSWORD in
+    apps/web/.env``): secret-named environment variables and the values in secret files."""
+    known: dict[str, str] = {}
+    for path, key, value in _file_values(root):
+        if not is_env_name(path.name) or is_secret_var(key, value) or looks_generated(value):
+            for part in secret_parts(value):
+                known.setdefault(part, f"the value of {key} in {_shown(path, root)}")
+    for name, value in sorted((os.environ if environ is None else environ).items()):
+        if is_secret_var(name, value):
+            for part in secret_parts(value):
+                known[part] = f"the value of the environment variable {name}"
+    return {value: name for value, name in known.items() if len(value) >= MIN_LEN}
 
-    from dotenv import dotenv_values
 
-    # A line it cannot parse is logged by python-dotenv; specd's screen is no place for that (or for its text).
-    logging.getLogger("dotenv").setLevel(logging.CRITICAL)
-    values: list[str] = []
-    for path in files:
-        try:
-            with path.open("rb") as handle:
-                text = handle.read(MAX_BYTES).decode("utf-8", errors="replace")
-        except OSError:
-            continue  # unreadable to us is unreadable to the agents we start as well
-        for interpolate in (False, True):  # as written, and as a program loading it would see it
-            values += [v for v in dotenv_values(stream=io.StringIO(text), interpolate=interpolate).values() if v]
-    add_secrets(values)
-    return len(values)
+def looks_generated(value: str) -> bool:
+    """A generated key or password: long, one word with letters and digits mixed, not a URL or a path, and
+    varied."""
+    if len(value) < 16 or "://" in value or value.startswith(("/", "~", ".")) or any(c.isspace() for c in value):
+        return False
+    # Words and numbers joined (`my-app-production-2024`, `us-east-1`) are names; a key mixes them in one part.
+    if not any(any(c.isdigit() for c in part) and any(c.isalpha() for c in part)
+               for part in re.split(r"[-_.]", value)):
+        return False
+    counts = Counter(value)
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    return entropy >= 3.5  # bits a character: a random 16-character word has about 3.7, `staging-eu-west-1` 3.4
+
+
+def _file_values(root: Path, project: bool = True, home: bool = True,
+                 dependencies: bool = True) -> list[tuple[Path, str, str]]:
+    files = [*(secret_files(root, dependencies) if project else ()), *(home_files() if home else ())]
+    return [(path, key, value) for path in files for key, value in values_in(path)]
+
+
+def _shown(path: Path, root: Path) -> str:
+    """The file as a person knows it: from the project's root, else from HOME (a user's file)."""
+    for base, prefix in ((root, ""), (Path(os.environ.get("HOME") or "/nonexistent"), "~/")):
+        if path.is_relative_to(base):
+            return prefix + path.relative_to(base).as_posix()
+    return str(path)

@@ -23,7 +23,8 @@ Source = Callable[[Project], list[dict[str, Any]]]
 ORDER = {"WAITING_FOR_HUMAN": 0, "BLOCKED": 1, "FAILED": 2, "IN_PROGRESS": 3, "ABORTED": 4, "ERROR": 5,
          "NOT_STARTED": 6, "COMPLETE": 7, "CANCELLED": 8}
 WAIT_WORDS = {"gate": "approval at the gate", "outcome": "a decision on an outcome", "budget": "more budget",
-              "max_visits": "a decision (max_visits)", "failure_cluster": "a decision on repeated failures"}
+              "max_visits": "a decision (max_visits)", "failure_cluster": "a decision on repeated failures",
+              "secret": "a decision on a secret in a commit"}
 
 
 def local_rows(project: Project) -> list[dict[str, Any]]:

@@ -105,3 +105,38 @@ def test_a_project_without_env_files_adds_nothing(tmp_path: Path) -> None:
     assert load_project_secrets(tmp_path) == 0
     assert load_project_secrets(tmp_path / "missing") == 0
 
+
+
+@pytest.mark.usefixtures("fresh_extra")
+def test_nested_env_and_credential_file_values_are_masked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text("[default]\nregion = eu-west-1-region\n"
+                                               "aws_secret_access_key = home-aws-value-555\n")
+    monkeypatch.setenv("HOME", str(home))
+    root = tmp_path / "proj"
+    for name, text in {".devcontainer/.env": "X=devcontainer-value-111\n", "a/b/c/d/e/f/.env": "Y=deep-value-222\n",
+                       "node_modules/p/.env": "Z=dependency-value-333\n",
+                       ".npmrc": "registry=https://registry.example.com/\n//r/:_authToken=npmrc-value-444\n"}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+    assert load_project_secrets(root) == 3  # the project's own values; the user's are masked too
+    assert redact("dependency-value-333") == "dependency-value-333"  # `status` spares itself node_modules' walk
+    assert load_project_secrets(root, dependencies=True) == 4  # a run does not
+
+    text = "devcontainer-value-111 deep-value-222 dependency-value-333 npmrc-value-444 home-aws-value-555"
+    assert redact(text) == " ".join([MASK] * 5)
+    assert redact("https://registry.example.com/ eu-west-1-region") == "https://registry.example.com/ eu-west-1-region"
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", f"aws_secret_access_key = {MASK}"),
+    ('{"SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}', f'{{"SecretAccessKey": "{MASK}"}}'),
+    ("AKIAIOSFODNN7EXAMPLE wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", f"{MASK} {MASK}"),
+    ("user,,AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", f"user,,{MASK},{MASK}"),
+    # 40 characters with no AWS context is a hash or an id, not a key
+    ("commit 0123456789abcdef0123456789abcdef01234567", "commit 0123456789abcdef0123456789abcdef01234567"),
+])
+def test_a_bare_aws_secret_key_is_masked_next_to_its_label_or_key_id(text: str, kept: str) -> None:
+    assert redact(text) == kept

@@ -70,6 +70,10 @@ def needs_bwrap() -> None:
 def git_repo(h: Harness) -> None:
     for argv in (["git", "init", "-q"], ["git", "config", "user.name", "T"], ["git", "config", "user.email", "t@x"]):
         subprocess.run(argv, cwd=h.root, check=True, capture_output=True)
+    # The harness's log of each agent call holds its environment: a step would commit it, and a secret in it holds
+    # the step (issue 28). It is the test's, not the project's.
+    with (h.root / ".git" / "info" / "exclude").open("a", encoding="utf-8") as exclude:
+        exclude.write("/.harness/\n")
 
 
 def one_step(h: Harness, post: dict[str, object]) -> None:

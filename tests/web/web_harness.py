@@ -1,7 +1,8 @@
 """The dashboard tests' harness: a real project whose agent leaks a secret, and a real `specd ui` server.
 
-The command agent prints a secret-named environment value and writes it into a task document, which the
-step commits: the secret is then on disk and in git, and only the dashboard's redaction keeps it off pages.
+The command agent prints a secret-named environment value and writes it into a task document. The step is
+held for it (issue 28: no secret in a commit) and the harness approves, as a person would who wants it there: the
+secret is then on disk and in git, and only the dashboard's redaction keeps it off pages.
 """
 
 from __future__ import annotations
@@ -56,12 +57,22 @@ class Site(Repo):
         self.git("commit", "-q", "-am", "the agent may use the service's key")
 
     def run_to_end(self, task: str) -> None:
-        done = self.specd("continue", task, "--auto", "--agent", self.agent())
+        done = self._through_holds(task, "--auto")
         assert done.returncode == 0, done.stdout + done.stderr
 
     def run_to_gate(self, task: str) -> None:
-        done = self.specd("continue", task, "--semi-auto", "--agent", self.agent())
+        done = self._through_holds(task, "--semi-auto")
         assert done.returncode == 3, done.stdout + done.stderr
+        assert "gate" in done.stdout + done.stderr, done.stdout + done.stderr
+
+    def _through_holds(self, task: str, mode: str) -> subprocess.CompletedProcess[str]:
+        done = self.specd("continue", task, mode, "--agent", self.agent())
+        while done.returncode == 3 and "not committed: " in done.stdout + done.stderr:  # the secret's hold
+            assert SECRET not in done.stdout + done.stderr
+            approved = self.specd("approve", task)
+            assert approved.returncode == 0, approved.stdout + approved.stderr
+            done = self.specd("continue", task, mode)
+        return done
 
 
 def csrf() -> str:

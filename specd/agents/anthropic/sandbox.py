@@ -5,10 +5,12 @@ inside the project that points out of it, or at specd's own machinery, is
 refused just like the plain path would be. Reading specd's config and state is
 allowed (the agent may need to know the pipeline); writing it is not: a
 rewritten pipeline file or hook would run the agent's code on the next
-`specd continue`. The project's ``.env*`` files (keys) are refused both ways, as the jail shows them
-empty to every other backend. Files with more than one hard link are refused both ways,
-since the other link may live outside the project. The model sees every
-refusal as a tool error and can correct itself; nothing is raised at the loop.
+`specd continue`. The project's secret files (``.env*``, ``.npmrc``, private
+keys...: see ``specd.system.envfiles``) are refused both ways, as the jail shows
+them empty to every other backend. Files with more than one hard link are
+refused both ways, since the other link may live outside the project. The model
+sees every refusal as a tool error and can correct itself; nothing is raised at
+the loop.
 """
 
 from __future__ import annotations
@@ -54,8 +56,8 @@ class Sandbox:
         if write and (reason := machinery(resolved.relative_to(self.root).parts)):
             raise Refused(f"{path}: writing refused: {reason}")
         if is_hidden(self.root, resolved):  # what the model reads goes to the API as it is
-            raise Refused(f"{path}: holds the project's keys; .env files are never shown to the model "
-                          "(a template such as .env.example is)")
+            raise Refused(f"{path}: holds the project's keys; .env files, credential files and private keys are "
+                          "never shown to the model (a template such as .env.example is)")
         return resolved
 
     def read_text(self, path: str) -> str:

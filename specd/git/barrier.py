@@ -1,0 +1,166 @@
+"""No secret in a commit, whatever the file: the bytes of every path a commit would take are checked first.
+
+A file's name says little: an agent's ``loot.txt`` may hold an ssh key, a ``.env`` value or a token. So before
+each commit (and when a step or hook closes, so the run can stop right there) every changed file the commit
+would take is read, its first ``MAX_BYTES``, and searched for the secret values specd knows of (secret-named
+environment variables, the values in the project's secret files and the user's: ``specd.tasks.secrets``) and
+for the token shapes (``specd.redact_rules.SHAPES``). A file with a hit is withheld from every commit, the
+run's last one included, until a person answers: the brain stops the run (WAITING_FOR_HUMAN) naming the file
+and what the secret is, never its value. `specd approve` approves that file's content as it is then; `specd
+reject` sends the step back. A tracked file is held only for what it did not hold at HEAD: a key a test
+fixture has always had is not this step's doing.
+
+specd's own files in the task folder are not read: they are written through redaction, and an agent that
+changes them is undone (machinery). A file is read again only when its content changed (``Snapshot`` digests).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from specd.git.journal import NAME as JOURNAL
+from specd.git.repo import NO_HOOKS, Repo, git_env
+from specd.git.tree import GONE, Entry, Snapshot, inside
+from specd.redact_rules import SHAPES
+from specd.state.history import HISTORY_FILE, SEALED_DIR
+from specd.state.store import HEARTBEAT, SHAPE_JSON, STATE_JSON, STATE_MD
+from specd.tasks.secrets import known_secrets
+
+MAX_BYTES = 4 << 20  # a secret pasted into a huge file is near its start; 4 MB take about 0.2 s to check
+# specd's own writes in the task folder, all redacted: the run state, its history, the journals, config.json.
+OWN = frozenset({STATE_JSON, STATE_MD, SHAPE_JSON, HEARTBEAT, HISTORY_FILE, SEALED_DIR, JOURNAL, ".git-baseline.json",
+                 "config.json"})
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str  # relative to the repository's top, as git names it
+    # What the secret is (`the value of the environment variable X`, `a private key block`). Not called
+    # `secret`: redaction masks the whole value of a key named so, and this is what a person needs to read.
+    holds: str
+    digest: str  # the content held: an approval is of this content only
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": self.path, "holds": self.holds, "digest": self.digest}
+
+
+class Barrier:
+    def __init__(self, repo: Repo, root: Path, folder: str, specd: str) -> None:
+        self.repo, self.root, self.folder, self.specd = repo, root, folder, specd  # the task's, and .specd/
+        self.held: dict[str, Hit] = {}  # paths withheld now, until approved, changed or gone
+        self.approved: set[tuple[str, str]] = set()  # (path, digest) a person let through
+        self._seen: dict[tuple[str, str], str] = {}  # (path, digest) -> what it holds ("" for nothing)
+        self._known: dict[bytes, str] | None = None  # for this event (see ``refresh``)
+        self._last: dict[bytes, str] = {}
+        self._named: set[str] = set()  # withheld by name since the last ``news``
+        self._told: set[str] = set()
+
+    def approve(self, files: Iterable[dict[str, str]]) -> None:
+        self.approved |= {(str(f.get("path")), str(f.get("digest"))) for f in files}
+
+    def refresh(self) -> None:
+        """Between events the secret files may have changed: the known values are read again when next needed."""
+        self._known = None
+
+    def named(self, paths: set[str]) -> set[str]:
+        """Untracked paths whose NAME looks like a secret's (``tree.SECRET_NAMES``): never added, said once."""
+        self._named |= paths
+        return paths
+
+    def news(self, task: str) -> list[str]:
+        """What was withheld and not said yet: each file once, and again only when its content changed."""
+        said: list[str] = []
+        names = sorted(self._named - self._told)
+        if names:
+            said.append(f"not committing {', '.join(names)}: the name looks like a secret and git does not track it "
+                        "(commit it yourself if it belongs in the repository)")
+        for hit in self.holds():
+            if f"{hit.path}:{hit.digest}" not in self._told:
+                said.append(f"not committing {hit.path}: it holds {hit.holds}; take the secret out of the file, or "
+                            f"answer the run's hold with `specd approve {task}` to commit it as it is")
+        self._told |= set(names) | {f"{hit.path}:{hit.digest}" for hit in self.held.values()}
+        self._named.clear()
+        return said
+
+    def holds(self) -> list[Hit]:
+        return sorted(self.held.values(), key=lambda hit: hit.path)
+
+    def look(self, paths: Iterable[str], now: Snapshot) -> set[str]:
+        """Check ``paths`` as they are in ``now``; returns those to withhold (see ``held``)."""
+        for path in paths:
+            entry = now.get(path)
+            if entry is None or not _content(entry) or self._own(path) or (path, entry.digest) in self.approved:
+                self.held.pop(path, None)
+                continue
+            secret = self._secret(path, entry)
+            if secret:
+                self.held[path] = Hit(path, secret, entry.digest)
+            else:
+                self.held.pop(path, None)
+        return {path for path in paths if path in self.held}
+
+    def _own(self, path: str) -> bool:
+        """specd's own files in the task folder, and the rest of .specd/ (other tasks, config: never committed)."""
+        if not path.startswith(self.folder.rstrip("/") + "/"):
+            return inside(path, self.specd)
+        first = PurePosixPath(path[len(self.folder.rstrip("/")) + 1:]).parts[0]
+        return first in OWN
+
+    def _secret(self, path: str, entry: Entry) -> str:
+        key = (path, entry.digest)
+        self._values()  # first: what was seen with fewer known values is seen again
+        if key not in self._seen:
+            data = _head_of(self.repo.top / path)
+            found = self._found(data)
+            if found and entry.tracked and entry.status[0] != "A":  # only what HEAD's version did not hold
+                before = self._found(_at_head(self.repo, path))
+                found = {name: matches - before.get(name, set()) for name, matches in found.items()}
+            self._seen[key] = ", ".join(sorted(name for name, matches in found.items() if matches))
+        return self._seen[key]
+
+    def _found(self, data: bytes) -> dict[str, set[bytes]]:
+        """What ``data`` holds: each secret's name, with the matches that make it one."""
+        if not data:
+            return {}
+        found: dict[str, set[bytes]] = {}
+        for value, name in self._values().items():
+            if value in data:
+                found.setdefault(name, set()).add(value)
+        text = data.decode("latin-1")  # one character a byte: the shapes are ASCII
+        lowered = text.lower()
+        for rule in SHAPES:
+            if any(hint in lowered for hint in rule.hints):
+                for match in rule.pattern.finditer(text):
+                    found.setdefault(rule.name, set()).add(match.group(0).encode("latin-1"))
+        return found
+
+
+    def _values(self) -> dict[bytes, str]:
+        if self._known is None:
+            known = {value.encode(): name for value, name in known_secrets(self.root).items()}
+            if known != self._last:
+                self._seen.clear()
+            self._known = self._last = known
+        return self._known
+
+
+def _content(entry: Entry) -> bool:
+    """Whether the path is a file with content to read (not gone, a link, a nested repository, unreadable)."""
+    return entry.digest != GONE and entry.digest != "dir" and not entry.digest.startswith(("link:", "unreadable:"))
+
+
+def _head_of(path: Path) -> bytes:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(MAX_BYTES)
+    except OSError:
+        return b""
+
+
+def _at_head(repo: Repo, path: str) -> bytes:
+    done = subprocess.run(["git", *NO_HOOKS, "cat-file", "blob", f"HEAD:{path}"], cwd=repo.top, capture_output=True,
+                          check=False, env=git_env())
+    return done.stdout[:MAX_BYTES] if done.returncode == 0 else b""

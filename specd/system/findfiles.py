@@ -1,0 +1,148 @@
+"""Files of given names anywhere under a project, at a bounded cost: git lists most, a walk finds the rest.
+
+A project's secret files may sit at any depth: a monorepo's ``apps/web/.env``, ``.devcontainer/.env``, a
+``.vercel/.env.local``, a ``.env`` a build copied into ``dist/``. Walking the whole tree costs 15-20 µs a folder
+in Python, and a big ``node_modules`` has 40,000 folders (0.6 s, every step and every command the agent runs).
+So git answers for the project's own tree, in two processes (a few milliseconds): its tracked and untracked
+files (a nested repository shows as ``sub/``), then what it ignores, with ignored folders collapsed
+(``node_modules/``, ``.venv/``). Only those folders, nested repositories and submodules are walked here, at most
+``MAX_FOLDERS`` folders a call, and a folder's walk is kept while its own mtime holds: dependencies do not grow
+keys between two steps. Without git (or when git fails) the project is walked the same way, its own folders
+before heavy ones.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from specd.redact import scrubbed_env
+
+MAX_FOLDERS = 20_000  # folders walked in one call (about 0.3 s); git's own listing is not counted
+NESTED = 3  # repositories inside repositories, as deep as this
+HEAVY = frozenset({"node_modules", ".venv", "venv", "site-packages", "__pycache__", ".tox", ".cache", "vendor",
+                   "target", "dist", "build", ".next", ".mypy_cache", ".pytest_cache"})
+GIT = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]  # runs nothing the project names
+TIMEOUT = 30.0
+
+Wanted = Callable[[str], bool]
+# (folder, wanted, heavy) -> (the folder's mtime, what was found)
+_walks: dict[tuple[str, Wanted, bool], tuple[int, list[str]]] = {}
+
+
+@dataclass
+class _Walk:
+    wanted: Wanted
+    heavy: bool  # whether dependencies' folders (HEAVY) are walked too
+    budget: int
+
+
+def find(root: Path, wanted: Wanted, heavy: bool = True) -> list[Path]:
+    """Regular files under ``root`` whose name ``wanted`` accepts, sorted; never inside a ``.git`` folder.
+    ``heavy=False`` leaves out the folders of dependencies (``HEAVY``) that git does not list."""
+    found: set[str] = set()
+    _find(root, _Walk(wanted, heavy, MAX_FOLDERS), found, NESTED)
+    return sorted(Path(path) for path in found)
+
+
+def _find(root: Path, walk: _Walk, found: set[str], nested: int) -> None:
+    listing = _listing(root) if nested > 0 else None
+    if listing is None:
+        found.update(_walk(str(root), walk))
+        return
+    files, folders = listing
+    found.update(str(root / f) for f in files if walk.wanted(f.rpartition("/")[2]) and (root / f).is_file())
+    # The project's own ignored folders (`.vercel/`, `tmp/`) before dependencies, which may spend the budget.
+    for folder in sorted(_outermost(folders), key=lambda f: _name(f) in HEAVY):
+        path = root / folder
+        if (path / ".git").exists():  # a repository of its own: git knows it best
+            _find(path, walk, found, nested - 1)
+        elif walk.heavy or _name(folder) not in HEAVY:
+            found.update(_walk_kept(path, walk))
+
+
+def _listing(root: Path) -> tuple[list[str], list[str]] | None:
+    """(files, folders to walk) relative to ``root``, or None when git cannot tell (not a repository)."""
+    # No pathspec on the first: one would hide the nested repositories, and names are filtered as fast here.
+    own = _git(root, "-c", "-o", "--exclude-standard")  # tracked, and untracked but not ignored
+    ignored = _git(root, "-o", "-i", "--exclude-standard", "--directory")  # ignored folders collapsed
+    if own is None or ignored is None:
+        return None
+    files = [entry for entry in [*own, *ignored] if not entry.endswith("/")]
+    return files, [entry for entry in [*own, *ignored] if entry.endswith("/")] + _submodules(root)
+
+
+def _git(root: Path, *args: str) -> list[str] | None:
+    try:
+        done = subprocess.run([*GIT, "ls-files", "-z", *args], cwd=root, capture_output=True, check=False,
+                              timeout=TIMEOUT, env={**scrubbed_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return [os.fsdecode(entry) for entry in done.stdout.split(b"\0") if entry]
+
+
+def _submodules(root: Path) -> list[str]:
+    """The submodules' folders (``path = ...`` in .gitmodules): git lists none of the files inside them."""
+    try:
+        with (root / ".gitmodules").open(encoding="utf-8", errors="replace") as handle:
+            lines = handle.read(1 << 20).splitlines()
+    except OSError:
+        return []
+    paths = [line.split("=", 1)[1].strip() for line in lines if line.strip().startswith("path") and "=" in line]
+    return [path.rstrip("/") + "/" for path in paths if path and ".." not in path.split("/")]
+
+
+def _outermost(folders: list[str]) -> list[str]:
+    """Folders not inside another one listed (git lists ``src/a/`` and ``src/a/b/`` both, at times)."""
+    kept: list[str] = []
+    for folder in sorted(set(folders)):
+        if not kept or not folder.startswith(kept[-1]):
+            kept.append(folder)
+    return kept
+
+
+def _name(folder: str) -> str:
+    return folder.rstrip("/").rpartition("/")[2]
+
+
+def _walk_kept(folder: Path, walk: _Walk) -> list[str]:
+    try:
+        mtime = folder.stat().st_mtime_ns
+    except OSError:
+        return []
+    key = (str(folder), walk.wanted, walk.heavy)
+    kept = _walks.get(key)
+    if kept is not None and kept[0] == mtime:
+        return kept[1]
+    found = _walk(str(folder), walk)
+    _walks[key] = (mtime, found)
+    return found
+
+
+def _walk(top: str, walk: _Walk) -> list[str]:
+    """Breadth first, the project's own folders before heavy ones, until the budget is spent."""
+    found: list[str] = []
+    light, heavy = deque([top]), deque[str]()
+    while (light or heavy) and walk.budget > 0:
+        folder = light.popleft() if light else heavy.popleft()
+        walk.budget -= 1
+        try:
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name in HEAVY:
+                            if walk.heavy:
+                                heavy.append(entry.path)
+                        elif entry.name != ".git":
+                            light.append(entry.path)
+                    elif walk.wanted(entry.name) and entry.is_file():
+                        found.append(entry.path)
+        except OSError:
+            continue
+    return found

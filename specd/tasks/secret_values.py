@@ -1,0 +1,85 @@
+"""The values in one secret file, each with the key it goes by; a file is parsed again only when it changed.
+
+What each kind of file holds (see ``specd.system.envfiles`` for which files these are):
+- ``.env*``: every value, as written and as a program loading it would see it (interpolated);
+- ``.netrc``: the passwords; ``.git-credentials``: the password of each URL, as stored and decoded;
+- ``.npmrc``, ``.pypirc``, ``~/.aws/credentials`` (``key = value``) and ``secrets.yml`` (``key: value``): the
+  values of secret-named keys (``_authToken``, ``password``, ``aws_secret_access_key``), not a registry's URL;
+- a private key: nothing here; its block is a token shape (``specd.redact_rules``).
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from pathlib import Path
+from urllib.parse import unquote
+
+from specd.redact import is_secret_var
+from specd.redact_rules import URL_CREDENTIALS
+from specd.system.envfiles import is_env_name
+
+MAX_BYTES = 1 << 20  # a settings file is a few lines; a huge one is not a settings file
+Pairs = list[tuple[str, str]]
+_parsed: dict[str, tuple[tuple[int, int, int], Pairs]] = {}
+
+
+def values_in(path: Path) -> Pairs:
+    """(key, value) pairs of the file at ``path``; none when it cannot be read (nor can an agent read it)."""
+    try:
+        info = path.stat()
+        key = (info.st_mtime_ns, info.st_size, info.st_ino)
+        kept = _parsed.get(str(path))
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        with path.open("rb") as handle:
+            text = handle.read(MAX_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    pairs = [(k, v) for k, v in _parse(path.name, text) if v]
+    _parsed[str(path)] = (key, pairs)
+    return pairs
+
+
+def _parse(name: str, text: str) -> Pairs:
+    if is_env_name(name):
+        return _dotenv(text)
+    if name in (".netrc", "_netrc"):
+        words = text.split()
+        return [(word, value) for word, value in zip(words, words[1:], strict=False) if word in ("password",
+                                                                                                 "account")]
+    if name == ".git-credentials":
+        return [("password", found) for match in URL_CREDENTIALS.finditer(text)
+                for found in {match.group(2), unquote(match.group(2))}]
+    if name.endswith((".pem", ".key")) or name.startswith("id_"):
+        return []
+    split = ":" if name.endswith((".yml", ".yaml")) else "="
+    pairs = []
+    for line in text.splitlines():
+        key, sep, value = line.strip().partition(split)
+        value = value.strip().strip("\"'")
+        if sep and key and not key.startswith(("#", ";")) and is_secret_var(key.strip(), value):
+            pairs.append((key.strip(), value))
+    return pairs
+
+
+def _dotenv(text: str) -> Pairs:
+    from dotenv import dotenv_values  # only a project with such a file pays for the import
+
+    # A line it cannot parse is logged by python-dotenv; specd's screen is no place for that (or for its text).
+    logging.getLogger("dotenv").setLevel(logging.CRITICAL)
+    pairs: Pairs = []
+    for interpolate in (False, True):  # as written, and as a program loading it would see it
+        values = dotenv_values(stream=io.StringIO(text), interpolate=interpolate)
+        pairs += [(key, value) for key, value in values.items() if value]
+    return list(dict.fromkeys(pairs))
+
+
+def home_files(home: str | None = None) -> list[Path]:
+    """The user's own credential files: the jail hides HOME, but an agent run with ``sandbox: false`` reads it."""
+    try:
+        base = Path(home) if home else Path.home()
+    except RuntimeError:  # no HOME and no password entry: nothing of the user's to know
+        return []
+    names = (".aws/credentials", ".netrc", "_netrc", ".npmrc", ".pypirc", ".git-credentials")
+    return [base / name for name in names if (base / name).is_file()]

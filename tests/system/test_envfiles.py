@@ -1,0 +1,96 @@
+"""Which files the jail shows empty and the anthropic tools refuse: secret files at any depth, found cheaply.
+
+The same project is checked as a git repository (git lists the project's own files, the walk only what git
+ignores: node_modules, a collapsed dot-folder) and as a plain folder (the walk alone).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from specd.system import envfiles, findfiles
+
+PEM_KEY = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"
+PEM_CERT = "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG\n-----END CERTIFICATE-----\n"
+HIDDEN = [".devcontainer/.env", ".env", ".npmrc", "a/b/c/d/e/f/.env.local", "apps/web/.env", "deploy/server.pem",
+          "home/.ssh/id_ed25519", "node_modules/pkg/lib/deep/.env", "ops/.git-credentials", "ops/.netrc",
+          "ops/.pypirc", "ops/id_deploy", "ops/tls.key", "sub/.env", "vendored/config/secrets.yml"]
+SHOWN = [".env.example", "apps/web/.env.sample", "deploy/cert.pem", "home/.ssh/id_ed25519.pub", "src/id_map.py",
+         "ops/plain.key", "tools/.env/bin/python", "README.md"]
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def _project(root: Path, *, git: bool) -> Path:
+    files = {name: f"SECRET_VALUE_{i}=v{i}-abcdefgh\n" for i, name in enumerate(HIDDEN)}
+    files |= {name: "TEMPLATE=put-yours-here\n" for name in SHOWN}
+    files |= {"deploy/server.pem": PEM_KEY + PEM_CERT, "ops/id_deploy": PEM_KEY, "ops/tls.key": PEM_KEY,
+              "deploy/cert.pem": PEM_CERT, "home/.ssh/id_ed25519": "anything: the name says it",
+              "ops/plain.key": "a license key file, no PEM block\n", "src/id_map.py": "ID_MAP = {}\n"}
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    if git:
+        _git(root, "init", "-q")
+        (root / ".gitignore").write_text("node_modules/\n.env\n.devcontainer/\n")
+        _git(root / "sub", "init", "-q")  # a nested repository of its own
+        _git(root, "add", "-f", "apps/web/.env")  # a tracked one is hidden all the same
+    return root
+
+
+@pytest.mark.parametrize("git", [True, False], ids=["git", "no-git"])
+def test_secret_files_are_hidden_at_any_depth_and_nothing_else(tmp_path: Path, git: bool) -> None:
+    if git and shutil.which("git") is None:
+        pytest.fail("git is required for this test")
+    root = _project(tmp_path, git=git)
+
+    hidden = [p.relative_to(root).as_posix() for p in envfiles.hidden_from_agents(root)]
+
+    assert hidden == sorted(HIDDEN)
+    for name in HIDDEN:
+        assert envfiles.is_hidden(root, root / name), name
+    for name in SHOWN:
+        assert not envfiles.is_hidden(root, root / name), name
+    assert not envfiles.is_hidden(root / "apps", root / ".env")  # outside the root it is asked about
+
+
+def test_env_files_lists_every_depth_with_the_templates(tmp_path: Path) -> None:
+    root = _project(tmp_path, git=True)
+
+    found = [p.relative_to(root).as_posix() for p in envfiles.env_files(root)]
+
+    assert ".env.example" in found
+    assert "node_modules/pkg/lib/deep/.env" in found
+    assert "tools/.env/bin/python" not in found  # a virtualenv named .env is a folder
+
+
+def test_a_walk_has_a_bound_and_is_kept_while_the_folder_is_unchanged(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _project(tmp_path, git=True)
+    for i in range(30):  # dependencies: more folders than the bound allows
+        (root / "node_modules" / f"dep{i:02}" / "lib").mkdir(parents=True)
+    monkeypatch.setattr(findfiles, "MAX_FOLDERS", 8)
+    findfiles._walks.clear()
+
+    first = envfiles.hidden_from_agents(root)
+
+    assert root / ".devcontainer/.env" in first  # the project's own ignored folder is walked before node_modules
+    assert root / "node_modules/pkg/lib/deep/.env" not in first  # past the bound
+    monkeypatch.setattr(findfiles, "MAX_FOLDERS", 10_000)
+    assert envfiles.hidden_from_agents(root) == first  # kept: node_modules itself did not change
+    (root / "node_modules" / "new-dep").mkdir()
+    assert root / "node_modules/pkg/lib/deep/.env" in envfiles.hidden_from_agents(root)
+
+
+def test_without_dependencies_node_modules_is_left_out_and_the_rest_is_not(tmp_path: Path) -> None:
+    root = _project(tmp_path, git=True)
+
+    found = [p.relative_to(root).as_posix() for p in envfiles.secret_files(root, dependencies=False)]
+
+    assert found == sorted(name for name in HIDDEN if not name.startswith("node_modules/"))
