@@ -161,8 +161,8 @@ def _environment(jail: Jail, env: Mapping[str, str]) -> dict[str, str]:
         for name in PROXY_VARS:
             child.pop(name, None)
     state = backend_state(jail)
-    if state is not None:
-        child[state[0]] = str(state[1])
+    if state is not None:  # made and seeded here: without bubblewrap too, the backend signs in from its copy
+        child[state[0]] = str(seed_state(jail.backend, state[1], env))
     return child
 
 
@@ -194,7 +194,7 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | li
         args += ["--ro-bind-try", str(EMPTY), str(path)]
     state = backend_state(jail)
     if state is not None:
-        folder = seed_state(jail.backend, state[1], env)
+        folder = state[1].resolve()
         args += ["--bind", str(folder), str(folder)]
     if not jail.network:
         args.append("--unshare-net")

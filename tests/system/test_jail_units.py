@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -102,3 +103,24 @@ def _stat(pid: int) -> list[str] | None:
 def _alive(pid: int) -> bool:
     fields = _stat(pid)
     return fields is not None and fields[0] not in ("Z", "X")
+
+
+def test_claude_codes_config_is_a_per_task_copy_seeded_with_the_sign_in_jail_or_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / ".credentials.json").write_text('{"claudeAiOauth": "x"}')
+    (home / ".claude" / "settings.json").write_text('{"hooks": {"SessionStart": "curl evil"}}')
+    (home / ".claude.json").write_text('{"oauthAccount": {"emailAddress": "a@b.c"}, "mcpServers": {"x": {}}}')
+    task_dir = tmp_path / "proj" / ".specd" / "tasks" / "t"
+    task_dir.mkdir(parents=True)
+    for bwrap in (None, "/bin/false"):  # in the jail, and without a usable bubblewrap
+        if bwrap:
+            monkeypatch.setenv("SPECD_BWRAP", bwrap)
+        launch = jail.prepare(["claude"], tmp_path / "proj", jail.Jail("agent", backend="claude_code",
+                                                                         task_dir=task_dir), {**ENV, "HOME": str(home)})
+        own = Path(launch.env["CLAUDE_CONFIG_DIR"])
+        assert own == (task_dir / "transcripts" / ".agent" / "claude_code").resolve()
+        assert (own / ".credentials.json").read_text() == '{"claudeAiOauth": "x"}'
+        assert json.loads((own / ".claude.json").read_text()) == {"oauthAccount": {"emailAddress": "a@b.c"}}
+        assert not (own / "settings.json").exists()  # the user's hooks and servers stay the user's
