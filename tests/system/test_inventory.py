@@ -64,8 +64,12 @@ def findings(inv: dict[str, Any], host: Host, *, env: set[str], own: tuple[str, 
     ways = {str(way) for point in mounts for way in (Path(point), *Path(point).parents)}
     found += [f"lists {path}" for path in inv["dirs"]
               if path not in ways and not _under(path, own) and path not in ("/dev", "/proc", "/tmp", inv["home"])]
+    # HOME itself (a fresh tmpfs), a listed tool folder (a venv in /home/<user>) and the folders on the way to
+    # either are the jail's own; anything else under these is the machine's.
+    own_home = {inv["home"], *map(str, Path(inv["home"]).parents)}
     for prefix in (host.host_tmp, host.other, "/var", "/run/user", "/home"):
-        found += [f"sees {path}" for path in inv["dirs"] + inv["read"] if _under(path, [str(prefix)])]
+        found += [f"sees {path}" for path in inv["dirs"] + inv["read"] if _under(path, [str(prefix)])
+                  and path not in own_home and path not in ways and not _under(path, allowed)]
     # Writing: nowhere but the project, /tmp and HOME (fresh tmpfs), and the jail's own /dev. The probe left a
     # mark in each place it could write: found out here, the write reached the host.
     for path in inv["write"]:
