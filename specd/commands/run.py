@@ -75,7 +75,7 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
         from specd.executors.land import land
 
         for result in results:
-            if result.status == "COMPLETE" and result.task in executor.started:
+            if result.status == "COMPLETE" and result.task in executor.started - executor.here:
                 for line in land(project, result.task):
                     click.echo(line)
     if executor.stopping:
