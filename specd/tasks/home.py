@@ -136,6 +136,8 @@ def move(main: Project, task: str, home: Home) -> None:
 
 def running(main: Project, task: str, pid: int | None) -> None:
     """Note the process running the task (None: no process runs it now)."""
+    if not _file(main, task).is_file():
+        return  # never homed here (a Temporal worker's clone, an engine test): nothing to note, nothing made
     with _locked(main):
         found = read(main, task)
         if found is not None and (pid is not None or found.pid == os.getpid()):
