@@ -129,7 +129,7 @@ def _home(ctx: click.Context, task: str) -> Project:
     existing_task(where, task)  # a mistyped name is said as such, and gets no record
     main = home.main_of(given)
     if main == given:
-        home.settle(main, task, home.Home("main"))
+        home.local(main, task, home.settle(main, task, home.Home("main")))
     if where != given:
         click.echo(f"specd: {task} lives in its worktree {given.rel(where.root)} (branch specd/{task}), "
                    "made by `specd run`: running it there", err=True)

@@ -146,9 +146,15 @@ class LocalExecutor:
     def _start(self, task: str, needs: tuple[str, ...], status: dict[str, str]) -> None:
         try:
             # A task first run by `specd continue` lives in the main tree: it goes on there, never copied.
-            here = home.settle(self.project, task, home.worktree(task)).kind == "main"
+            found = home.local(self.project, task, home.settle(self.project, task, home.worktree(task)))
+            here = found.kind == "main"
             tree = self.project.root if here else worktrees.prepare(self.project, task, needs)
-        except (worktrees.Conflict, worktrees.WorktreeError, TaskError) as exc:
+        except TaskError as exc:  # where it lives says it cannot run here (home.py): bad input, said with its fix
+            status[task] = BROKEN
+            self.results[task] = Result(task, BROKEN, str(exc))
+            self.listener(task, {"kind": "task_broken", "reason": str(exc)})
+            return
+        except (worktrees.Conflict, worktrees.WorktreeError) as exc:
             status[task] = "BLOCKED"
             self.results[task] = Result(task, "BLOCKED", str(exc))
             self.listener(task, {"kind": "task_finished", "status": "BLOCKED", "reason": str(exc)})

@@ -118,6 +118,17 @@ def project_of(main: Project, task: str, home: Home) -> Project:
                         f"tree instead, `git merge {home.branch}` and delete {main.rel(_file(main, task))}")
 
 
+def local(main: Project, task: str, home: Home) -> Home:
+    """``home``, when this machine may run the task; a task on Temporal is its workflow's, not a second copy."""
+    if home.kind == "temporal":
+        record = main.rel(_file(main, task))
+        raise TaskError(f"task {task!r} runs on Temporal (workflow {home.workflow_id} at {home.address}, recorded "
+                        f"in {record}); running it here too would make a second copy",
+                        fix=f"answer it with `specd approve {task}` and follow it with `specd status {task}`; to run "
+                            f"it here instead, `specd cancel {task}`, then delete {record}")
+    return home
+
+
 def settle(main: Project, task: str, default: Home) -> Home:
     """The task's home, recorded now if this is its first run (``default`` when nothing on disk says)."""
     with _locked(main):

@@ -131,3 +131,18 @@ def test_a_task_found_in_both_places_is_refused_naming_both(tmp_path: Path) -> N
     assert row["status"] == "ERROR"
     assert "exists twice" in row["reason"]
     assert not (repo.root / ".specd" / "homes" / "c.json").exists()  # nothing was picked
+
+
+def test_a_task_homed_on_temporal_is_not_run_here_as_a_second_copy(tmp_path: Path) -> None:
+    repo = Repo(tmp_path, steps=("s1", "s2"), pause="s2")
+    repo.new("t")
+    record = {"kind": "temporal", "address": "127.0.0.1:7233", "workflow_id": "specd-abc-t"}
+    repo.write(".specd/homes/t.json", json.dumps(record))  # as `specd run --executor temporal` leaves it
+    for argv, code in ((("continue", "t", *_flags(repo)), 2), (("run", "t", *_flags(repo)), 2)):
+        refused = repo.specd(*argv)
+        said = refused.stderr + refused.stdout
+        assert refused.returncode == code, (argv, said)
+        assert "runs on Temporal (workflow specd-abc-t at 127.0.0.1:7233" in said, said
+        assert "Traceback" not in said
+    assert _states(repo, "t") == []  # nothing ran anywhere
+    assert _home(repo, "t")["kind"] == "temporal"
