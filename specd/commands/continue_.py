@@ -107,7 +107,7 @@ def start_run(ctx: click.Context, task: str, *, mode: str | None, agent_spec: st
     bus = EventBus(LiveView(quiet=quiet or as_json, verbose=verbose))
     if as_json:
         bus.subscribe(json_lines)
-    stopped = run_task(task_project(ctx, task), task, mode_flag=mode, agent_spec=agent_spec, human_for=human_for,
+    stopped = run_task(_home(ctx, task), task, mode_flag=mode, agent_spec=agent_spec, human_for=human_for,
                        events=bus, max_cost=max_cost, approve=approve)
     if as_json:  # the stream ends with the one envelope every verb prints
         from specd.commands.envelope import emit, error_body
@@ -116,6 +116,24 @@ def start_run(ctx: click.Context, task: str, *, mode: str | None, agent_spec: st
         failed = error_body(code, stopped.reason or stopped.status, _next(task, stopped.status)) if code else None
         emit(task, indent=None, error=failed, status=stopped.status, waiting=stopped.waiting)
     return stopped.exit_code
+
+
+def _home(ctx: click.Context, task: str) -> Project:
+    """The tree the task lives in, recorded as its home on its first run (the main tree, run from here).
+    A task that lives in a worktree (`specd run` made it) runs there: one copy, wherever it is asked from."""
+    from specd.tasks import home
+    from specd.tasks.task import existing_task
+
+    given = project_from(ctx)
+    where = task_project(ctx, task)
+    existing_task(where, task)  # a mistyped name is said as such, and gets no record
+    main = home.main_of(given)
+    if main == given:
+        home.local(main, task, home.settle(main, task, home.Home("main")))
+    if where != given:
+        click.echo(f"specd: {task} lives in its worktree {given.rel(where.root)} (branch specd/{task}), "
+                   "made by `specd run`: running it there", err=True)
+    return where
 
 
 def _next(task: str, status: str) -> str:

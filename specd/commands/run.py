@@ -40,7 +40,8 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     """Run TASKs (or, with --all, every unfinished task) and what they need,
     side by side, each in its own git worktree .specd/worktrees/<task> on
     branch specd/<task>. Your own tree, index and branch are not touched;
-    `specd land TASK` brings a finished task's work back.
+    `specd land TASK` brings a finished task's work back. A task first run
+    by `specd continue` lives in your tree: it goes on there (one copy).
 
     Exit codes: 0 all complete, 1 a task failed or is blocked, 2 bad input,
     3 a task waits for a human, 130 interrupted (run again to resume).
@@ -75,7 +76,7 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
         from specd.executors.land import land
 
         for result in results:
-            if result.status == "COMPLETE" and result.task in executor.started:
+            if result.status == "COMPLETE" and result.task in executor.started - executor.here:
                 for line in land(project, result.task):
                     click.echo(line)
     if executor.stopping:

@@ -31,6 +31,7 @@ from specd.state.lock import TaskLock
 from specd.state.model import RunState
 from specd.state.store import StateStore
 from specd.system import children, machine
+from specd.tasks import home
 from specd.tasks.derive import derive, seed_cursor
 from specd.tasks.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
 from specd.tasks.secrets import load_project_secrets
@@ -60,7 +61,8 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
     for warning in config.warnings:
         events.emit("warning", message=warning)
     store = StateStore(task_dir, task)
-    with TaskLock(task_dir, task) as lock, children.tracked_by(lock), _sigterm_as_interrupt():
+    with TaskLock(task_dir, task) as lock, children.tracked_by(lock), home.runner(project, task), \
+            _sigterm_as_interrupt():
         _report_leftovers(lock, events)
         state = store.load()
         if state is not None and state.status == "COMPLETE":

@@ -12,6 +12,7 @@ from pathlib import Path
 from specd.errors import UsageError
 from specd.executors import worktrees
 from specd.git.repo import git, identity
+from specd.tasks import home
 from specd.tasks.project import Project
 from specd.tasks.status import task_status
 
@@ -48,6 +49,7 @@ def land(project: Project, task: str) -> list[str]:
         raise UsageError(f"`git merge --no-ff {name}` failed: {(merged.stderr or merged.stdout).strip()}",
                          fix="see `git status`")
     report = [f"landed {task}: {name} merged into {base}"]
+    home.move(project, task, home.Home("main"))  # its work is here now: the next verb finds it here, not there
     tree = worktrees.path_of(project, task)
     if (tree / ".git").exists():
         removed = git(project.root, "worktree", "remove", "--force", str(tree))

@@ -19,6 +19,7 @@ from specd.executors import child as children
 from specd.executors import held, warm, worktrees
 from specd.state.store import StateStore
 from specd.tasks import graph as graphs
+from specd.tasks import home
 from specd.tasks.project import Project
 from specd.tasks.status import task_status
 from specd.tasks.task import existing_task
@@ -80,6 +81,7 @@ class LocalExecutor:
         self.results: dict[str, Result] = {}
         self.spent = 0.0
         self.started: set[str] = set()  # tasks this run started
+        self.here: set[str] = set()  # of those, the ones that live in the main tree (no branch to land)
         self.graph: graphs.Graph = {}
         self.waiting: dict[str, tuple[str, ...]] = {}  # --keep-waiting: task -> its needs, until answered
         self.stopping = False
@@ -143,7 +145,15 @@ class LocalExecutor:
 
     def _start(self, task: str, needs: tuple[str, ...], status: dict[str, str]) -> None:
         try:
-            tree = worktrees.prepare(self.project, task, needs)
+            # A task first run by `specd continue` lives in the main tree: it goes on there, never copied.
+            found = home.local(self.project, task, home.settle(self.project, task, home.worktree(task)))
+            here = found.kind == "main"
+            tree = self.project.root if here else worktrees.prepare(self.project, task, needs)
+        except TaskError as exc:  # where it lives says it cannot run here (home.py): bad input, said with its fix
+            status[task] = BROKEN
+            self.results[task] = Result(task, BROKEN, str(exc))
+            self.listener(task, {"kind": "task_broken", "reason": str(exc)})
+            return
         except (worktrees.Conflict, worktrees.WorktreeError) as exc:
             status[task] = "BLOCKED"
             self.results[task] = Result(task, "BLOCKED", str(exc))
@@ -152,7 +162,13 @@ class LocalExecutor:
         self.running[task] = children.start(task, tree, self._options(task, tree), self.inbox, time.monotonic())
         status[task] = "IN_PROGRESS"
         self.started.add(task)
-        self.listener(task, {"kind": "task_started", "worktree": self.project.rel(tree)})
+        if here:
+            self.here.add(task)
+            self.listener(task, {"kind": "task_started", "worktree": None, "home": "main",
+                                 "notice": f"{task} lives in the main tree (its first run was `specd continue`): "
+                                           "it goes on there, in no worktree"})
+        else:
+            self.listener(task, {"kind": "task_started", "worktree": self.project.rel(tree)})
 
     def _options(self, task: str, tree: Any) -> list[str]:
         options = [f"--{self.settings.mode}"] if self.settings.mode else []

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from specd.errors import UsageError
 from specd.git.repo import git, identity
+from specd.tasks.locate import locate
 from specd.tasks.project import Project
 
 FOLDER = "worktrees"
@@ -56,9 +57,8 @@ def path_of(project: Project, task: str) -> Path:
 
 
 def task_project(project: Project, task: str) -> Project:
-    """Where ``task`` runs: its worktree when it has one, else the user's tree."""
-    tree = path_of(project, task)
-    return Project(tree) if (tree / ".git").exists() else project
+    """Where ``task`` runs: the tree its home record names (a worktree, or the user's tree)."""
+    return locate(project, task)
 
 
 def check(project: Project) -> None:

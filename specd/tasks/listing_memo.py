@@ -36,8 +36,9 @@ Before = tuple[int, str, list[tuple[str, status_memo.Mark]]]
 
 
 def parents(project: Project) -> list[str]:
-    """The folders tasks live in: tasks/, features/ and worktrees/."""
-    return [str(folder) for folder in (project.tasks_dir, project.features_dir, project.specd_dir / "worktrees")]
+    """The folders tasks live in: tasks/, features/ and worktrees/; and homes/, which says which of them."""
+    return [str(folder) for folder in (project.tasks_dir, project.features_dir, project.specd_dir / "worktrees",
+                                       project.specd_dir / "homes")]
 
 
 def inputs(project: Project) -> Before | None:

@@ -1,9 +1,10 @@
-"""Where a task lives: in the main tree, or in its own git worktree made by `specd run`.
+"""Where a task lives: in the main tree, or in its own git worktree made by `specd run`, as its home says.
 
-A task run that way has a full checkout of branch ``specd/<task>`` at ``.specd/worktrees/<task>/``,
+A task run in a worktree has a full checkout of branch ``specd/<task>`` at ``.specd/worktrees/<task>/``,
 and its live folder (run state, lock, journal) is the one inside that checkout. Commands typed in
 the main tree (approve, reject, skip, cancel, retry, logs, status) must act on that live folder,
-not on the main tree's copy, which stays as it was when the branch was made.
+not on the main tree's copy, which stays as it was when the branch was made. The task's home record
+(``home.py``) says which of the two it is; a worktree holding the task is no proof it lives there.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from specd.errors import SpecdError
+from specd.tasks import home
 from specd.tasks.project import SPECD_DIR, Project
 
 WORKTREES = "worktrees"
@@ -25,11 +28,12 @@ def branch(task: str) -> str:
 
 
 def locate(project: Project, task: str) -> Project:
-    """The worktree's project when the task's live folder is there, else ``project`` itself."""
-    root = worktree_root(project, task)
-    if (root / SPECD_DIR / "tasks" / task / "config.json").is_file():
-        return Project(root)
-    return project
+    """The project holding the task's one live copy. Inside a task's worktree (a run's child, or
+    ``--project`` given), that worktree itself. A task in two places is refused (``home.TwoCopies``)."""
+    main = home.main_of(project)
+    if main != project:
+        return project
+    return home.project_of(main, task, home.current(main, task))
 
 
 def in_worktrees(project: Project) -> set[str]:
@@ -39,5 +43,15 @@ def in_worktrees(project: Project) -> set[str]:
     except OSError:
         return set()
     with entries:
-        return {entry.name for entry in entries
-                if entry.is_dir() and Path(entry.path, SPECD_DIR, "tasks", entry.name, "config.json").is_file()}
+        found = {entry.name for entry in entries
+                 if entry.is_dir() and Path(entry.path, SPECD_DIR, "tasks", entry.name, "config.json").is_file()}
+    # A worktree left from before a task was homed in the main tree is not where it lives.
+    return {task for task in found if _home_kind(project, task) != "main"}
+
+
+def _home_kind(project: Project, task: str) -> str:
+    try:
+        found = home.read(project, task)
+    except SpecdError:
+        return ""  # a broken record: shown from the worktree, and the verbs name the file to fix
+    return "" if found is None else found.kind

@@ -17,7 +17,9 @@ GITIGNORE = ("*.lock\n*.lock.owner\n**/.heartbeat\n**/.result-*.json\n**/.tmp-*\
              "tasks/*/transcripts/\n.cache/\nworktrees/\n**/.cancel-requested\n**/.git-pending.json\n"
              # Only grows (a line per event): re-added whole by every step's commit it made git's cost grow
              # with the run. The run state and its history, which are committed, are what resume needs.
-             "tasks/*/events.jsonl\n")
+             "tasks/*/events.jsonl\n"
+             # Where each task lives in this clone (tasks/home.py): another clone's trees are not these.
+             "homes/\n")
 CONFIG = {"auto_commit_docs": True, "auto_commit_code": True}
 
 

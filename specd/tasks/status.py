@@ -216,7 +216,7 @@ def all_status(project: Project, config: PipelineConfig | None = None,
     def build(task: str, entry: tuple[str, frozenset[str], bool] | None) -> dict[str, Any]:
         try:
             if task in away:
-                tree = Project(locate.worktree_root(project, task))
+                tree = locate.locate(project, task)  # its home: a task in both places is an ERROR row
                 return task_status(tree, task, None, listing=True) | {
                     "branch": locate.branch(task), "folder": project.rel(tree.tasks_dir / task)}
             found = None

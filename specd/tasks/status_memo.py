@@ -104,6 +104,7 @@ def inputs(project: Project, task: str, extra: Iterable[Path] = ()) -> Inputs | 
     if len(found) != 1 or os.path.lexists(f"{found[0]}/.run.lock.owner") or not _tree(found[0], paths):
         return None
     paths.append(str(project.specd_dir / "worktrees" / task / ".specd" / "tasks" / task / "config.json"))
+    paths.append(str(project.specd_dir / "homes" / f"{task}.json"))  # a new home moves where status reads from
     if not shared(project, paths):
         return None
     paths += [str(path) for path in extra]

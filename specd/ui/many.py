@@ -34,7 +34,8 @@ class RunView:
         row = self.rows.setdefault(task, {"step": "", "tokens": 0, "cost": 0.0, "since": time.monotonic()})
         if kind == "task_started":
             row["since"] = time.monotonic()
-            self._say(f"{task}: started in {event.get('worktree')}")
+            self._say(f"{task}: {event['notice']}" if event.get("notice") else
+                      f"{task}: started in {event.get('worktree')}")
         elif kind == "step_started":
             row["step"] = event.get("step")
         elif kind == "step_finished":

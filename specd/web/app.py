@@ -113,7 +113,8 @@ def create_app(project: Project, token: str) -> Starlette:
 
     async def not_found(request: Request, exc: Exception) -> Response:
         code = exc.status_code if isinstance(exc, HTTPException) else 500
-        return PlainTextResponse(f"{code}\n", status_code=code)
+        said = f": {redact(exc.detail)}" if isinstance(exc, HTTPException) and code == 409 else ""
+        return PlainTextResponse(f"{code}{said}\n", status_code=code)
 
     routes = [
         Route("/", tasks), Route("/rows", tasks_rows), Route("/events", tasks_events),

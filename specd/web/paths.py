@@ -12,6 +12,7 @@ from pathlib import Path
 
 from starlette.exceptions import HTTPException
 
+from specd.errors import SpecdError
 from specd.tasks import locate
 from specd.tasks.project import Project
 from specd.tasks.task import SLUG
@@ -21,7 +22,10 @@ def task_home(project: Project, task: str) -> tuple[Project, Path]:
     """The project the task lives in now (its worktree while `specd run` runs it) and its folder; else 404."""
     if not SLUG.match(task):  # one plain name: no "/", no leading "." (so never ".."), nothing encoded
         raise HTTPException(404)
-    where = locate.locate(project, task)
+    try:
+        where = locate.locate(project, task)
+    except SpecdError as exc:  # a task in two places, a broken home record: said, never one copy picked
+        raise HTTPException(409, detail=str(exc)) from None
     for root in (where.tasks_dir, where.features_dir):
         folder = root / task
         if (folder / "config.json").is_file() and inside(folder, root):

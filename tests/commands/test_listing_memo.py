@@ -329,6 +329,9 @@ def test_a_task_made_in_features_or_run_in_a_worktree_shows_at_once(listing: Lis
     inner = listing.root / ".specd" / "worktrees" / "a" / ".specd" / "tasks" / "a"
     shutil.copytree(listing.tasks / "a", inner)
     (inner / "config.json").write_text(json.dumps({**config, "stage": "in-the-worktree"}), encoding="utf-8")
+    # its home record says so (`a` first ran by `specd continue`, which made it the main tree's)
+    (listing.root / ".specd" / "homes" / "a.json").write_text(json.dumps(
+        {"kind": "worktree", "path": ".specd/worktrees/a", "branch": "specd/a"}), encoding="utf-8")
     _, _, as_json = listing.follows()
     assert rows(as_json)["a"]["stage"] == "in-the-worktree"
     assert rows(as_json)["a"]["branch"]

@@ -19,6 +19,7 @@ from specd.executors.temporal.ids import branch, repo_key, workflow_id
 from specd.executors.temporal.settings import Settings
 from specd.executors.temporal.workflow import NAME
 from specd.tasks import graph as graphs
+from specd.tasks import home
 from specd.tasks.project import Project
 
 FINAL = ("COMPLETE", "CANCELLED", "FAILED")
@@ -76,6 +77,9 @@ async def submit(client: Client, project: Project, settings: Settings, names: li
                                     id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                                     id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
                                     memo={"status": "SUBMITTED", "reason": ""}, rpc_timeout=lookup.RPC)
+    for job in jobs:  # its home, unless it has one: a task run here already is not moved by this (see home.py)
+        home.settle(project, job["task"], home.Home("temporal", address=settings.address,
+                                                    workflow_id=workflow_id(key, job["task"])))
     record.save(project, settings, [s.task for s in out if s.how != "done-here"])
     return key, out
 

@@ -1,0 +1,191 @@
+"""Where each task lives, recorded once in the main tree: ``.specd/homes/<task>.json``.
+
+A task used to be found by guessing: `specd continue` ran it in the user's tree, `specd run` in a worktree, and
+each verb looked for itself. A task answered in one place was then run again from its start in the other: two
+copies, diverging, an answer lost. So the first run records the task's home (``main``: the main tree;
+``worktree``: its path and branch; ``temporal``: the server's address and the workflow id) and every verb, the
+page included, resolves the task through that record. A record also says which process runs the task now.
+
+Records are never committed (``homes/`` is in ``.specd/.gitignore``): they describe this clone's trees.
+A task from before the records existed is placed by what is on disk; found in both places, it is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from specd.errors import TaskError
+from specd.state import atomic
+from specd.state.model import now
+from specd.tasks.project import SPECD_DIR, Project
+
+FOLDER = "homes"
+WORKTREES = "worktrees"  # the folder `specd run` makes each task's worktree in (executors/worktrees.py)
+KINDS = ("main", "worktree", "temporal")
+STATE = ".pipeline-state.json"  # a run started in that tree (state/store.py's snapshot)
+
+
+@dataclass(frozen=True)
+class Home:
+    kind: str  # one of KINDS
+    path: str = ""  # worktree: its folder, relative to the main tree's root
+    branch: str = ""  # worktree: specd/<task>
+    address: str = ""  # temporal: host:port of the server
+    workflow_id: str = ""  # temporal
+    pid: int | None = None  # the process running the task now, if any
+    started: str = ""  # when that process took it
+
+
+class TwoCopies(TaskError):
+    """The task has a run in the main tree and a worktree of its own; picking one would lose the other."""
+
+
+def main_of(project: Project) -> Project:
+    """The main tree of ``project``: itself, or the tree holding it when it is a task's worktree."""
+    root = project.root
+    if root.parent.name == WORKTREES and root.parent.parent.name == SPECD_DIR:
+        return Project(root.parents[2])
+    return project
+
+
+def worktree(task: str) -> Home:
+    return Home("worktree", path=f"{SPECD_DIR}/{WORKTREES}/{task}", branch=f"specd/{task}")
+
+
+def read(main: Project, task: str) -> Home | None:
+    path = _file(main, task)
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise TaskError(f"{path}: cannot read where task {task!r} lives ({exc})",
+                        fix=f"delete {path}; the next run records it again") from None
+    names = {f for f in Home.__dataclass_fields__}
+    if not isinstance(data, dict) or data.get("kind") not in KINDS or not set(data) <= names:
+        raise TaskError(f"{path}: not a task home record (kind must be one of {', '.join(KINDS)})",
+                        fix=f"delete {path}; the next run records it again")
+    found = Home(**data)
+    if found.kind == "worktree" and (found.path, found.branch) != (worktree(task).path, worktree(task).branch):
+        # only specd's own folder for the task: a record naming another place would run the task there
+        raise TaskError(f"{path}: task {task!r} is recorded in {found.path!r} on {found.branch!r}; specd puts a "
+                        f"task's worktree only at {worktree(task).path} on {worktree(task).branch}",
+                        fix=f"delete {path}; the next run records it again")
+    return found
+
+
+def infer(main: Project, task: str) -> Home | None:
+    """A task with no record, placed by what is on disk (None: it never ran anywhere)."""
+    away = worktree(task)
+    in_tree = (main.root / away.path / SPECD_DIR / "tasks" / task / "config.json").is_file()
+    ran_here = (main.tasks_dir / task / STATE).is_file()
+    if in_tree and ran_here:
+        state = main.rel(main.tasks_dir / task / STATE)
+        raise TwoCopies(
+            f"task {task!r} exists twice: a run in the main tree ({state}) and its worktree {away.path} "
+            f"(branch {away.branch}); specd will not pick one and lose the other",
+            fix=f"keep the main tree's: `git worktree remove --force {away.path}` (branch {away.branch} stays); "
+                f"or keep the worktree's: `rm {main.rel(main.tasks_dir / task)}/.pipeline-state.*` (the main "
+                "tree's run); then run the command again")
+    if in_tree:
+        return away
+    return Home("main") if ran_here else None
+
+
+def current(main: Project, task: str) -> Home:
+    """The recorded home, else the inferred one, else the main tree (where a task that never ran is)."""
+    return read(main, task) or infer(main, task) or Home("main")
+
+
+def project_of(main: Project, task: str, home: Home) -> Project:
+    """The project a verb acts on for ``home``: the main tree, or the worktree (a full checkout)."""
+    if home.kind != "worktree":
+        return main  # temporal: the answers go by signal; here are the seeds and records
+    tree = main.root / home.path
+    if (tree / SPECD_DIR / "tasks" / task / "config.json").is_file():
+        return Project(tree)
+    if (tree / ".git").exists():
+        return main  # the worktree was made but the task's folder not brought yet (a merge stopped it)
+    raise TaskError(f"task {task!r} lives in worktree {home.path} (recorded in {main.rel(_file(main, task))}), "
+                    "which is gone",
+                    fix=f"`specd run {task}` makes it again from branch {home.branch}; or, to go on in the main "
+                        f"tree instead, `git merge {home.branch}` and delete {main.rel(_file(main, task))}")
+
+
+def local(main: Project, task: str, home: Home) -> Home:
+    """``home``, when this machine may run the task; a task on Temporal is its workflow's, not a second copy."""
+    if home.kind == "temporal":
+        record = main.rel(_file(main, task))
+        raise TaskError(f"task {task!r} runs on Temporal (workflow {home.workflow_id} at {home.address}, recorded "
+                        f"in {record}); running it here too would make a second copy",
+                        fix=f"answer it with `specd approve {task}` and follow it with `specd status {task}`; to run "
+                            f"it here instead, `specd cancel {task}`, then delete {record}")
+    return home
+
+
+def settle(main: Project, task: str, default: Home) -> Home:
+    """The task's home, recorded now if this is its first run (``default`` when nothing on disk says)."""
+    with _locked(main):
+        found = read(main, task)
+        if found is None:
+            found = infer(main, task) or default
+            _write(main, task, found)
+        return found
+
+
+def move(main: Project, task: str, home: Home) -> None:
+    """Record a new home on purpose (`specd land` brings a task's work back to the main tree)."""
+    with _locked(main):
+        _write(main, task, home)
+
+
+def running(main: Project, task: str, pid: int | None) -> None:
+    """Note the process running the task (None: no process runs it now)."""
+    if not _file(main, task).is_file():
+        return  # never homed here (a Temporal worker's clone, an engine test): nothing to note, nothing made
+    with _locked(main):
+        found = read(main, task)
+        if found is not None and (pid is not None or found.pid == os.getpid()):
+            _write(main, task, replace(found, pid=pid, started=now() if pid is not None else ""))
+
+
+@contextlib.contextmanager
+def runner(project: Project, task: str) -> Iterator[None]:
+    """While this process holds the task's lock, its home record names it as the task's runner.
+    Inside the lock, so a second run refused by the lock never overwrites the first one's pid."""
+    main = main_of(project)
+    with contextlib.suppress(OSError):  # a record this process cannot write (a read-only tree) must not stop it
+        running(main, task, os.getpid())
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError, TaskError):
+            running(main, task, None)
+
+
+def _file(main: Project, task: str) -> Path:
+    return main.specd_dir / FOLDER / f"{task}.json"
+
+
+def _write(main: Project, task: str, home: Home) -> None:
+    folder = main.specd_dir / FOLDER
+    if not (folder / ".gitignore").exists():  # projects set up before the records: never commit them
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / ".gitignore").write_text("*\n", encoding="utf-8")
+    atomic.write_json(_file(main, task), asdict(home))
+
+
+@contextlib.contextmanager
+def _locked(main: Project) -> Iterator[None]:
+    from filelock import FileLock  # here: only writers pay for it
+
+    folder = main.specd_dir / FOLDER
+    folder.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(folder / ".homes.lock"), timeout=30):
+        yield

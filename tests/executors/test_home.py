@@ -1,0 +1,148 @@
+"""One home per task: whichever verb starts a task, the others find its one copy (DESIGN.md "Many tasks").
+
+Through the real CLI: `specd continue` then `specd run` keeps the task in the main tree; `specd run` then
+`specd continue` keeps it in its worktree; an answer from the main tree reaches the copy that runs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from executor_harness import Repo
+
+
+def _flags(repo: Repo) -> tuple[str, ...]:
+    return ("--semi-auto", "--agent", repo.agent())
+
+
+def _status(repo: Repo, task: str) -> dict[str, Any]:
+    done = repo.specd("status", task, "--json")
+    assert done.returncode == 0, done.stderr
+    data: dict[str, Any] = json.loads(done.stdout)
+    return data
+
+
+def _home(repo: Repo, task: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((repo.root / ".specd" / "homes" / f"{task}.json").read_text())
+    return data
+
+
+def _states(repo: Repo, task: str) -> list[Path]:
+    """Every run state of ``task`` anywhere under the project: the main tree's and any worktree's."""
+    return sorted(repo.root.rglob(f".specd/tasks/{task}/.pipeline-state.json"))
+
+
+def _steps(repo: Repo, task: str) -> list[str]:
+    return [row["step"] for row in _status(repo, task)["history"] if not row.get("superseded")]
+
+
+def _ledger(tree: Path, task: str) -> list[str]:
+    path = tree / f"ledger-{task}.txt"
+    return [line.split()[1] for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _summary(out: str, task: str) -> dict[str, Any]:
+    rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    found: dict[str, Any] = next(r for r in rows if r.get("kind") == "summary" and r["task"] == task)
+    return found
+
+
+def test_a_task_continued_in_the_main_tree_goes_on_there_under_specd_run(tmp_path: Path) -> None:
+    repo = Repo(tmp_path, steps=("s1", "s2"), pause="s2")
+    repo.new("a")
+    first = repo.specd("continue", "a", *_flags(repo))
+    assert first.returncode == 3, first.stderr  # s1 ran; the gate before s2 waits
+    assert _home(repo, "a")["kind"] == "main"
+    assert _home(repo, "a")["pid"] is None  # no process runs it now
+
+    held = repo.specd("run", "--all", "--json", *_flags(repo))
+    assert held.returncode == 3, held.stderr
+    assert "lives in the main tree" in held.stdout
+    assert not (repo.root / ".specd" / "worktrees" / "a").exists()
+    assert _status(repo, "a")["status"] == _summary(held.stdout, "a")["status"] == "WAITING_FOR_HUMAN"
+
+    answered = repo.specd("approve", "a", "--note", "go on")
+    assert answered.returncode == 0, answered.stderr
+    done = repo.specd("run", "--all", "--json", *_flags(repo))
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert _status(repo, "a")["status"] == _summary(done.stdout, "a")["status"] == "COMPLETE"
+
+    assert not (repo.root / ".specd" / "worktrees" / "a").exists()  # never copied
+    assert "specd/a" not in repo.git("branch", "--list")
+    assert _states(repo, "a") == [repo.root / ".specd" / "tasks" / "a" / ".pipeline-state.json"]
+    assert _steps(repo, "a") == ["s1", "s2"]  # one history, each step once
+    assert _ledger(repo.root, "a") == ["s1", "s2"]
+    assert _status(repo, "a")["checkpoints"][-1]["note"] == "go on"  # the answer the run went on with
+
+
+def test_a_task_run_in_its_worktree_is_continued_and_answered_there(tmp_path: Path) -> None:
+    repo = Repo(tmp_path, steps=("s1", "s2"), pause="s2")
+    repo.new("b")
+    started = repo.specd("run", "b", "--json", *_flags(repo))
+    assert started.returncode == 3, started.stderr
+    home = _home(repo, "b")
+    assert (home["kind"], home["path"], home["branch"]) == ("worktree", ".specd/worktrees/b", "specd/b")
+    tree = repo.tree("b")
+
+    again = repo.specd("continue", "b", *_flags(repo))
+    assert again.returncode == 3, again.stderr  # the worktree's copy still waits at its gate: nothing ran
+    assert "lives in its worktree .specd/worktrees/b" in again.stderr
+    assert _status(repo, "b")["status"] == "WAITING_FOR_HUMAN"
+
+    answered = repo.specd("approve", "b", "--note", "ship it")  # typed in the main tree
+    assert answered.returncode == 0, answered.stderr
+    done = repo.specd("continue", "b", *_flags(repo))
+    assert done.returncode == 0, done.stderr
+    assert _status(repo, "b")["status"] == "COMPLETE"
+
+    states = _states(repo, "b")
+    assert states == [tree / ".specd" / "tasks" / "b" / ".pipeline-state.json"]  # the main tree never ran it
+    assert _steps(repo, "b") == ["s1", "s2"]
+    assert _ledger(tree, "b") == ["s1", "s2"]
+    assert _ledger(repo.root, "b") == []
+    assert _status(repo, "b")["checkpoints"][-1]["note"] == "ship it"
+    assert _home(repo, "b")["pid"] is None
+
+
+def test_a_task_found_in_both_places_is_refused_naming_both(tmp_path: Path) -> None:
+    repo = Repo(tmp_path, steps=("s1", "s2"), pause="s2")
+    repo.new("c")
+    assert repo.specd("continue", "c", *_flags(repo)).returncode == 3
+    # As before homes were recorded: a worktree made for the task while the main tree's run went on.
+    (repo.root / ".specd" / "homes" / "c.json").unlink()
+    repo.git("worktree", "add", "-q", "-b", "specd/c", ".specd/worktrees/c", "HEAD")
+    # the step commit put the task folder in HEAD, so the worktree holds its copy already; make sure of it
+    shutil.copytree(repo.root / ".specd" / "tasks" / "c", repo.tree("c") / ".specd" / "tasks" / "c",
+                    dirs_exist_ok=True)
+
+    for argv in (("approve", "c"), ("continue", "c", *_flags(repo)), ("run", "c", *_flags(repo))):
+        refused = repo.specd(*argv)
+        assert refused.returncode == 2, (argv, refused.stdout, refused.stderr)
+        said = refused.stderr + refused.stdout
+        assert ".specd/tasks/c/.pipeline-state.json" in said, said
+        assert ".specd/worktrees/c" in said
+        assert "git worktree remove --force .specd/worktrees/c" in said
+        assert "Traceback" not in said
+    listing = repo.specd("status", "--json")
+    row = next(r for r in json.loads(listing.stdout)["tasks"] if r["task"] == "c")
+    assert row["status"] == "ERROR"
+    assert "exists twice" in row["reason"]
+    assert not (repo.root / ".specd" / "homes" / "c.json").exists()  # nothing was picked
+
+
+def test_a_task_homed_on_temporal_is_not_run_here_as_a_second_copy(tmp_path: Path) -> None:
+    repo = Repo(tmp_path, steps=("s1", "s2"), pause="s2")
+    repo.new("t")
+    record = {"kind": "temporal", "address": "127.0.0.1:7233", "workflow_id": "specd-abc-t"}
+    repo.write(".specd/homes/t.json", json.dumps(record))  # as `specd run --executor temporal` leaves it
+    for argv, code in ((("continue", "t", *_flags(repo)), 2), (("run", "t", *_flags(repo)), 2)):
+        refused = repo.specd(*argv)
+        said = refused.stderr + refused.stdout
+        assert refused.returncode == code, (argv, said)
+        assert "runs on Temporal (workflow specd-abc-t at 127.0.0.1:7233" in said, said
+        assert "Traceback" not in said
+    assert _states(repo, "t") == []  # nothing ran anywhere
+    assert _home(repo, "t")["kind"] == "temporal"
