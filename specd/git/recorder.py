@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.events import Event, EventBus
-from specd.git import tree
+from specd.git import paths, tree
 from specd.git.carry import HARMLESS, Carry
 from specd.git.journal import Journal, Pending
 from specd.git.repo import GitFailed, Repo
@@ -121,7 +121,7 @@ class GitRecorder:
                       and p not in self.made.user_staged)
         if ours:  # a kill between `git add` and `git commit`; the user's own staged paths stay staged
             self._now = None
-            self.repo.run("reset", "-q", "--", *ours)
+            paths.unstage(self.repo, ours)
         now = self._snapshot()
         self.made.work = {p: label for p, label in self.made.work.items() if p in now}
         if not self.made.work:
@@ -183,34 +183,31 @@ class GitRecorder:
         if carried is not None and self._commit_carried(message, carried):
             return
         after = self._snapshot()
-        paths = {p for p in after if tree.inside(p, self.folder)} if self.settings.commit_docs else set()
+        chosen = {p for p in after if tree.inside(p, self.folder)} if self.settings.commit_docs else set()
         forced = (self.settings.transcripts(self.repo, self.task_dir)
                   if self.settings.commit_docs and self.settings.commit_transcripts else [])
         if self.settings.commit_code:
-            paths |= self.pending
+            chosen |= self.pending
         else:
             self.pending.clear()  # the user commits code changes themselves
             self._journal_done(set(self.made.work))
-        secrets = {p for p in paths if tree.untracked_secret(p, after)}
+        secrets = {p for p in chosen if tree.untracked_secret(p, after)}
         self._warn_secrets(secrets)
-        paths = {p for p in paths - secrets if tree.committable(self.repo.top, p, after)}
+        chosen = {p for p in chosen - secrets if tree.committable(self.repo.top, p, after)}
         self._now = None  # adding and committing change the statuses
-        if forced:
-            self.repo.run("add", "-f", "--", *forced)
-        # Only untracked paths need `git add`: `commit --only` takes a tracked path's content (or its
-        # deletion) from the tree. A path git shows as dirty is the only kind with something to commit.
-        new = sorted(p for p in paths if p in after and not after[p].tracked)
-        if new:
-            self.repo.run("add", "--", *new)
-        dirty = {p for p in paths if p in after}
-        paths |= set(forced)
-        if (dirty or forced) and self.repo.commit(redact(message), sorted(paths)):
+        paths.stage(self.repo, forced)  # transcripts are git-ignored: staged as `git add -f` would
+        # Only untracked paths need staging: a commit of only some paths takes a tracked path's content (or
+        # its deletion) from the tree. A path git shows as dirty is the only kind with something to commit.
+        paths.stage(self.repo, sorted(p for p in chosen if p in after and not after[p].tracked))
+        dirty = {p for p in chosen if p in after}
+        chosen |= set(forced)
+        if (dirty or forced) and paths.commit(self.repo, redact(message), sorted(chosen)):
             self._after_commit(dirty)
             # The committed paths are clean now: the step opened next starts from this, without a status.
-            self._now = {p: e for p, e in after.items() if p not in paths}
+            self._now = {p: e for p, e in after.items() if p not in chosen}
             self.carry.keep(self._now)
-        self.pending -= paths | secrets
-        self._journal_done(paths | secrets)
+        self.pending -= chosen | secrets
+        self._journal_done(chosen | secrets)
 
     def _commit_carried(self, message: str, carried: Snapshot) -> bool:
         """The commit from the carried tree (see ``carry``): the task folder whole, with `git add` only for files
@@ -223,9 +220,9 @@ class GitRecorder:
             secrets = {p for p in new if tree.is_secret(p)}
             self._warn_secrets(secrets)
             try:
-                if set(new) - secrets:
-                    self.repo.run("add", "--", *(p for p in new if p not in secrets))
-                if self.repo.commit(redact(message), [self.folder]):
+                if set(new) - secrets:  # `git add`, which refuses a file git ignores (see carry.new_files)
+                    self.repo.run_paths("add", paths=[p for p in new if p not in secrets])
+                if paths.commit(self.repo, redact(message), [self.folder]):
                     self._after_commit(set())
             except GitFailed:
                 return False
