@@ -70,7 +70,11 @@ def _commit_big(repo: Repo, message: str, paths: Collection[str]) -> bool:
         index.unlink(missing_ok=True)
     if tree == _head_tree(repo, head):
         return False
-    made = repo.run(*QUIET, "commit-tree", tree, *(["-p", head] if head else []), "-m", message).strip()
+    # commit-tree reads no commit.gpgSign; `git commit` does, and a user who signs every commit gets this one
+    # signed too
+    signed = repo.run("config", "--type=bool", "commit.gpgSign", ok=(0, 1)).strip() == "true"
+    made = repo.run(*QUIET, "commit-tree", tree, *(["-p", head] if head else []), *(["-S"] if signed else []),
+                    "-m", message).strip()
     subject = message.split("\n", 1)[0]
     # The old value guards the update: a commit made meanwhile (by the user, say) fails this one, loudly.
     repo.run("update-ref", "-m", f"commit{'' if head else ' (initial)'}: {subject}", "HEAD", made, head or "")
