@@ -15,8 +15,8 @@ from specd.commands.envelope import emit, json_option
 def land(ctx: click.Context, /, task: str, as_json: bool) -> int:
     """Merge a COMPLETE task's branch specd/TASK into your branch with a merge
     commit, then remove its worktree (the branch is kept). Refuses, changing
-    nothing, when your tree has changes in the paths the merge touches or the
-    merge would conflict (exit 2)."""
+    nothing, when the merge would conflict or would overwrite a file of yours
+    that is not committed: changed, untracked or git-ignored (exit 2)."""
     from specd.executors.land import land as land_task
     from specd.executors.worktrees import branch
 

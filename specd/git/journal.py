@@ -49,9 +49,16 @@ class Journal:
         if not pending.work:
             self.clear()
             return
+        # flat: json's C encoder; with an indent, a step's 200,000 paths took seconds and tens of MB to write
         atomic.write_json(self.path, {"work": pending.work,
-                                      "user_staged": sorted(pending.user_staged & pending.work.keys())})
+                                      "user_staged": sorted(pending.user_staged & pending.work.keys())}, flat=True)
 
     def clear(self) -> None:
         with contextlib.suppress(OSError):
             self.path.unlink(missing_ok=True)
+
+
+def short_name(name: str) -> str:
+    """A hook's name for a commit subject: a `run:` hook is named by its whole command."""
+    name = " ".join(name.split())
+    return name if len(name) <= 48 else name[:47] + "…"

@@ -5,7 +5,7 @@ paths whose content moved are that step's work. Nothing else is ever added: not 
 edits or untracked files from before, not another task's folder, not a secret-looking file git
 does not already track, not a file holding a secret (``barrier``: it waits for a person), not
 transcripts (unless ``commit_transcripts``). Every git failure becomes a visible ``warning``
-event; a run never fails because git did.
+event, but one: a "starting" commit the machine refuses (a full disk) stops the run before the agent.
 
 Between two steps, with nothing but specd at work, the "starting" commit needs no `git status`: the
 tree is carried over from the last commit (see ``carry``), so a step costs three git processes.
@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from specd.events import Event, EventBus
-from specd.git import tree
+from specd.git import paths, tree
 from specd.git.barrier import Barrier
 from specd.git.carry import HARMLESS, Carry
-from specd.git.journal import Journal, Pending
+from specd.git.journal import Journal, Pending, short_name
 from specd.git.repo import GitFailed, Repo
 from specd.git.settings import Settings
 from specd.git.shared_tree import own_output
@@ -92,7 +92,7 @@ class GitRecorder:
         """What an event asks of git, in order; each action fails (and warns) alone."""
         if kind == "run_started":
             return [lambda: self._recover(bool(data.get("resumed"))), self._start]
-        label = (f"{data.get('step')} {data.get('point')} hook {_short(str(data.get('hook')))}"
+        label = (f"{data.get('step')} {data.get('point')} hook {short_name(str(data.get('hook')))}"
                  if kind == "hook_started"
                  else f"{data.get('step')}" + (f" (phase {data['phase']})" if data.get("phase") else ""))
         if kind == "step_started" and data.get("attempt", 1) == 1:
@@ -117,9 +117,9 @@ class GitRecorder:
         return f"docs({self.task}): run state {status}" + (
             f" (with the unfinished work of {', '.join(unfinished)})" if unfinished else "")
 
-    def note_reported(self, paths: Iterable[str]) -> None:
+    def note_reported(self, reported: Iterable[str]) -> None:
         """Paths an agent reported as its own work (command agent result field ``files``)."""
-        for path in paths:
+        for path in reported:
             try:
                 self.reported.add(self.repo.rel(self.settings.root / path))
             except (ValueError, OSError):
@@ -135,7 +135,7 @@ class GitRecorder:
                       and p not in self.made.user_staged)
         if ours:  # a kill between `git add` and `git commit`; the user's own staged paths stay staged
             self._now = None
-            self.repo.run("reset", "-q", "--", *ours)
+            paths.unstage(self.repo, ours)
         now = self._snapshot()
         self.made.work = {p: label for p, label in self.made.work.items() if p in now}
         if not self.made.work:
@@ -204,35 +204,32 @@ class GitRecorder:
         if carried is not None and self._commit_carried(message, carried):
             return
         after = self._snapshot()
-        paths = {p for p in after if tree.inside(p, self.folder)} if self.settings.commit_docs else set()
+        chosen = {p for p in after if tree.inside(p, self.folder)} if self.settings.commit_docs else set()
         forced = (self.settings.transcripts(self.repo, self.task_dir)
                   if self.settings.commit_docs and self.settings.commit_transcripts else [])
         if self.settings.commit_code:
-            paths |= self.pending
+            chosen |= self.pending
         else:
             self.pending.clear()  # the user commits code changes themselves
             self._journal_done(set(self.made.work))
-        secrets = self.barrier.named({p for p in paths if tree.untracked_secret(p, after)})
-        paths = {p for p in paths - secrets if tree.committable(self.repo.top, p, after)}
-        paths -= self.barrier.look({p for p in paths if p in after}, after)  # they stay pending
+        secrets = self.barrier.named({p for p in chosen if tree.untracked_secret(p, after)})
+        chosen = {p for p in chosen - secrets if tree.committable(self.repo.top, p, after)}
+        chosen -= self.barrier.look({p for p in chosen if p in after}, after)  # they stay pending
         self._warn_barrier()
         self._now = None  # adding and committing change the statuses
-        if forced:
-            self.repo.run("add", "-f", "--", *forced)
-        # Only untracked paths need `git add`: `commit --only` takes a tracked path's content (or its
-        # deletion) from the tree. A path git shows as dirty is the only kind with something to commit.
-        new = sorted(p for p in paths if p in after and not after[p].tracked)
-        if new:
-            self.repo.run("add", "--", *new)
-        dirty = {p for p in paths if p in after}
-        paths |= set(forced)
-        if (dirty or forced) and self.repo.commit(redact(message), sorted(paths)):
+        paths.stage(self.repo, forced)  # transcripts are git-ignored: staged as `git add -f` would
+        # Only untracked paths need staging: a commit of only some paths takes a tracked path's content (or
+        # its deletion) from the tree. A path git shows as dirty is the only kind with something to commit.
+        paths.stage(self.repo, sorted(p for p in chosen if p in after and not after[p].tracked))
+        dirty = {p for p in chosen if p in after}
+        chosen |= set(forced)
+        if (dirty or forced) and paths.commit(self.repo, redact(message), sorted(chosen)):
             self._after_commit(dirty)
             # The committed paths are clean now: the step opened next starts from this, without a status.
-            self._now = {p: e for p, e in after.items() if p not in paths}
+            self._now = {p: e for p, e in after.items() if p not in chosen}
             self.carry.keep(self._now)
-        self.pending -= paths | secrets
-        self._journal_done(paths | secrets)
+        self.pending -= chosen | secrets
+        self._journal_done(chosen | secrets)
 
     def _commit_carried(self, message: str, carried: Snapshot) -> bool:
         """The commit from the carried tree (see ``carry``): the task folder whole, with `git add` only for files
@@ -245,9 +242,9 @@ class GitRecorder:
             secrets = self.barrier.named({p for p in new if tree.is_secret(p)})
             self._warn_barrier()
             try:
-                if set(new) - secrets:
-                    self.repo.run("add", "--", *(p for p in new if p not in secrets))
-                if self.repo.commit(redact(message), [self.folder]):
+                if set(new) - secrets:  # `git add`, which refuses a file git ignores (see carry.new_files)
+                    self.repo.run_paths("add", paths=[p for p in new if p not in secrets])
+                if paths.commit(self.repo, redact(message), [self.folder]):
                     self._after_commit(set())
             except GitFailed:
                 return False
@@ -265,11 +262,11 @@ class GitRecorder:
         if remote:
             self.repo.run("push", "--quiet", "--no-verify", remote, "HEAD")
 
-    def _journal_done(self, paths: set[str]) -> None:
-        if not self.made.work.keys() & paths:
+    def _journal_done(self, done: set[str]) -> None:
+        if not self.made.work.keys() & done:
             return
-        self.made.work = {p: label for p, label in self.made.work.items() if p not in paths}
-        self.made.user_staged -= paths
+        self.made.work = {p: label for p, label in self.made.work.items() if p not in done}
+        self.made.user_staged -= done
         self.journal.save(self.made)  # or removes it, once nothing is left
 
     def _snapshot(self) -> Snapshot:
@@ -277,9 +274,9 @@ class GitRecorder:
             self._now = tree.take(self.repo, self.scope, self.hasher)
         return self._now
 
-    def _after_commit(self, paths: set[str]) -> None:
-        edited = sorted(paths & self.had_edits)
-        self.had_edits -= paths
+    def _after_commit(self, committed: set[str]) -> None:
+        edited = sorted(committed & self.had_edits)
+        self.had_edits -= committed
         if edited:
             self._warn(f"committed {', '.join(edited)}: the step changed {'it' if len(edited) == 1 else 'them'}, "
                        "but there were uncommitted edits from before the step too; they are in the commit")
@@ -301,8 +298,3 @@ class GitRecorder:
     def _warn(self, message: str) -> None:
         self.events.emit("warning", message=message)
 
-
-def _short(name: str) -> str:
-    """A hook's name for a commit subject: a `run:` hook is named by its whole command."""
-    name = " ".join(name.split())
-    return name if len(name) <= 48 else name[:47] + "…"

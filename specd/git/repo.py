@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +28,7 @@ QUIET_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 # specd's own git calls run nothing the repository names: no hooks (a file in .git/hooks or in a
 # core.hooksPath inside the project is something an agent can write) and no fsmonitor program.
 NO_HOOKS = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
+FROM_STDIN = ["--pathspec-from-file=-", "--pathspec-file-nul"]
 
 
 def git_env() -> dict[str, str]:
@@ -39,11 +40,14 @@ def git_env() -> dict[str, str]:
 class GitFailed(Exception):
     """A git command that failed; the message names the command and quotes git."""
 
-    def __init__(self, args: list[str], output: str) -> None:
-        command = shlex.join(args)
-        if "--" in args and len(args) - args.index("--") > 2:  # the command, not a list of a thousand paths
-            command = f"{shlex.join(args[:args.index('--') + 1])} <{len(args) - args.index('--') - 1} paths>"
+    def __init__(self, args: list[str], output: str, paths: int = 0) -> None:
+        command = shlex.join(args) + (f" <{paths} path{'s' if paths != 1 else ''} on stdin>" if paths else "")
         super().__init__(f"`git {command}` failed: {output.strip() or 'no output'}")
+
+
+def nul(paths: Iterable[str]) -> str:
+    """Paths as git reads them with ``-z`` or ``--pathspec-file-nul``: each ended by a NUL."""
+    return "\0".join([*paths, ""])  # the strings themselves, not a copy of each: a list may hold 200,000
 
 
 def git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -96,35 +100,30 @@ class Repo:
         finally:
             self._lock.release()
 
-    def run(self, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0,)) -> str:
+    def run(self, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0,),
+            env: dict[str, str] | None = None) -> str:
         """Run git in the top folder; retry index.lock clashes; raise GitFailed on any other failure."""
-        return self._call(list(args), stdin, ok).stdout
+        return self._call(list(args), stdin, ok, env=env).stdout
 
-    def _call(self, args: list[str], stdin: str | None, ok: tuple[int, ...]) -> subprocess.CompletedProcess[str]:
+    def run_paths(self, *args: str, paths: Collection[str],
+                  ok: tuple[int, ...] = (0,)) -> subprocess.CompletedProcess[str]:
+        """git ``args`` over ``paths`` read from stdin, one pathspec each (literal, see ``_call``): argv holds
+        only so many (200,000 paths failed with "Argument list too long"), and a name may hold anything but NUL."""
+        return self._call([*args, *FROM_STDIN], nul(paths), ok, len(paths))
+
+    def _call(self, args: list[str], stdin: str | None, ok: tuple[int, ...], paths: int = 0,
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         argv = [*NO_HOOKS, "--literal-pathspecs", *self.identity, *args]
         for attempt in range(RETRIES):
             result = subprocess.run(["git", *argv], cwd=self.top, input=stdin, capture_output=True, text=True,
-                                    check=False, env=git_env())
+                                    check=False, env={**git_env(), **(env or {})})
             if result.returncode in ok:
                 return result
             output = result.stderr + result.stdout
             if "index.lock" not in output or attempt == RETRIES - 1:
-                raise GitFailed(args, output)
+                raise GitFailed(args, output, paths)
             time.sleep(0.05 * 2**attempt)
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def commit(self, message: str, paths: list[str]) -> bool:
-        """``git commit --only`` of ``paths``; False when none of them differs from HEAD (nothing to commit)."""
-        # No automatic maintenance after each commit (one more git process per commit); the user's own git
-        # commands still run it.
-        result = self._call(["-c", "maintenance.auto=false", "-c", "gc.auto=0", "commit", "-q", "--only", "-m",
-                             message, "--", *paths], None, (0, 1))
-        if result.returncode == 0:
-            return True
-        if any(words in result.stdout for words in ("nothing to commit", "no changes added to commit",
-                                                    "nothing added to commit")):
-            return False  # LC_ALL=C (QUIET_ENV): git's own words, in English
-        raise GitFailed(["commit", "--only", "--", *paths], result.stderr + result.stdout)
 
     def head(self) -> str | None:
         try:

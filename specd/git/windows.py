@@ -40,7 +40,8 @@ class Windows:
         if before is not None:
             state[OPEN] = OPEN
         # Not fsynced: only live processes read it, and none outlives a power cut.
-        atomic.write_json(self.mine, {"task": task, "before": state}, durable=False)
+        # flat: json's C encoder (see journal.save)
+        atomic.write_json(self.mine, {"task": task, "before": state}, durable=False, flat=True)
 
     def others(self) -> list[State]:
         """The starting states of other live processes' open steps; leftovers of dead ones are removed."""

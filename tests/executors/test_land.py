@@ -96,3 +96,76 @@ def test_land_json_is_one_envelope_and_a_refusal_is_one_too(repo: Repo) -> None:
     assert not list(Draft202012Validator(schema).iter_errors(refused))
     assert refused["ok"] is False
     assert refused["error"]["code"] == 2
+
+
+def run_agent(repo: Repo, task: str, code: str) -> None:
+    """Run ``task`` with an agent that is a few lines of Python, inline: no script file to bind into the jail."""
+    import shlex
+    import sys
+
+    repo.new(task)
+    agent = f"cmd:{shlex.quote(sys.executable)} -c {shlex.quote('import sys; sys.stdin.read()' + chr(10) + code)}"
+    done = repo.specd("run", task, "--auto", "--agent", agent)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def ignore(repo: Repo, *patterns: str) -> None:
+    repo.write(".gitignore", "".join(f"{p}\n" for p in patterns))
+    repo.git("add", ".gitignore")
+    repo.git("commit", "-q", "-m", "the user ignores their own files")
+
+
+def test_land_never_overwrites_a_file_git_ignores(repo: Repo) -> None:
+    # The agent takes local.cfg out of .gitignore and commits its own; the user's is ignored in their tree.
+    ignore(repo, "local.cfg")
+    run_agent(repo, "a", "from pathlib import Path\nPath('.gitignore').write_text('')\n"
+                         "Path('local.cfg').write_text('the agent\\'s settings\\n')")
+    assert repo.has("a", "local.cfg")
+    mine = b"password=hunter2 # the user's own, never committed\n"
+    (repo.root / "local.cfg").write_bytes(mine)
+    before = repo.snapshot()
+
+    refused = repo.specd("land", "a")
+
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "local.cfg (ignored by git)" in refused.stderr
+    assert "out of the way" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert (repo.root / "local.cfg").read_bytes() == mine
+    assert repo.snapshot() == before  # HEAD, index, status: no merge commit, nothing staged
+    assert repo.tree("a").exists()
+    # The fix the message names works: moved out of the way, the file survives and the task lands.
+    (repo.root / "local.cfg").rename(repo.root / "local.cfg.mine")
+    landed = repo.specd("land", "a")
+    assert landed.returncode == 0, landed.stderr
+    assert (repo.root / "local.cfg.mine").read_bytes() == mine
+    assert (repo.root / "local.cfg").read_text() == "the agent's settings\n"
+
+
+def test_land_never_deletes_an_ignored_folder_where_the_branch_puts_a_file(repo: Repo) -> None:
+    ignore(repo, "build/")  # only a folder matches: the agent's file named build is not ignored
+    run_agent(repo, "a", "from pathlib import Path\nPath('build').write_text('#!/bin/sh\\n')")
+    repo.write("build/cache.bin", "hours of compiling\n")
+    before = repo.snapshot()
+
+    refused = repo.specd("land", "a")
+
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "build/ (a folder the merge replaces with a file; it holds build/cache.bin" in refused.stderr
+    assert (repo.root / "build" / "cache.bin").read_text() == "hours of compiling\n"
+    assert repo.snapshot() == before
+
+
+def test_land_never_deletes_an_ignored_file_where_the_branch_needs_a_folder(repo: Repo) -> None:
+    ignore(repo, "cache")
+    run_agent(repo, "a", "from pathlib import Path\nPath('.gitignore').write_text('')\n"
+                         "Path('cache').mkdir(exist_ok=True)\nPath('cache/index.txt').write_text('x\\n')")
+    repo.write("cache", "the user's cache file\n")
+    before = repo.snapshot()
+
+    refused = repo.specd("land", "a")
+
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "cache (ignored by git; the merge needs a folder there)" in refused.stderr
+    assert (repo.root / "cache").read_text() == "the user's cache file\n"
+    assert repo.snapshot() == before

@@ -141,14 +141,16 @@ def test_a_real_kill_between_git_add_and_git_commit_then_resume(gp: GitProject) 
     # A git in front of the real one kills specd (its parent) when specd commits the step's file:
     # after specd's `git add`, before its `git commit`. It does so once. The file is new: a tracked one
     # needs no `git add` (`commit --only` takes it from the tree), so there would be no such window.
+    # The commit's paths come on stdin: the fake reads them, and hands them on when it does not kill.
     real = shutil.which("git")
     assert real is not None
-    bin_dir, armed = gp.dir / "bin", gp.dir / "armed"
+    bin_dir, armed, paths = gp.dir / "bin", gp.dir / "armed", gp.dir / "paths"
     bin_dir.mkdir()
     (bin_dir / "git").write_text(
         "#!/bin/sh\n"
-        f'case " $* " in *" commit "*" src/new.py "*) if [ -e \'{armed}\' ]; then rm \'{armed}\'; '
-        "kill -9 $PPID; sleep 5; exit 1; fi;; esac\n"
+        f'case " $* " in *" commit "*) if [ -e \'{armed}\' ]; then cat > \'{paths}\'; '
+        f"if grep -qa src/new.py '{paths}'; then rm '{armed}'; kill -9 $PPID; sleep 5; exit 1; fi; "
+        f"exec {shlex.quote(real)} \"$@\" < '{paths}'; fi;; esac\n"
         f'exec {shlex.quote(real)} "$@"\n', encoding="utf-8")
     (bin_dir / "git").chmod(0o755)
     gp.env["PATH"] = f"{bin_dir}{os.pathsep}{gp.env['PATH']}"
