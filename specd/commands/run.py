@@ -77,7 +77,7 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
 
         for result in results:
             if result.status == "COMPLETE" and result.task in executor.started - executor.here:
-                for line in land(project, result.task):
+                for line in land(project, result.task, with_deps=True):
                     click.echo(line)
     if executor.stopping:
         return EXIT_INTERRUPTED

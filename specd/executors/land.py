@@ -5,6 +5,12 @@ without touching any tree), and no file of the user's may be in a path it writes
 file, not an untracked one, and not an ignored one either, which `git merge` would overwrite without a
 word (see ``specd.git.overwrite``). The task's worktree is removed afterwards; its branch stays, so the
 work can always be found again.
+
+Landing is explicit: a task lands alone, and is refused while a task it needs has work not landed yet (its
+branch holds theirs, so landing it would land them without a word); ``with_deps`` lands those first, in
+order. A task already landed says so and merges nothing. The merge is made as a commit of the merged tree and
+your tree moved to it (``read-tree -m -u``), so a change of yours at a path the merge does not write (a staged
+file, say) stays as it is, where `git merge` would refuse.
 """
 
 from __future__ import annotations
@@ -15,16 +21,35 @@ from specd.errors import UsageError
 from specd.executors import worktrees
 from specd.git.overwrite import in_the_way, refusal
 from specd.git.repo import git, identity
+from specd.tasks import graph as graphs
 from specd.tasks import home
 from specd.tasks.project import Project
 from specd.tasks.status import task_status
 
 
-def land(project: Project, task: str) -> list[str]:
-    """Merge ``specd/<task>`` into the checked-out branch; the lines to report."""
+def land(project: Project, task: str, with_deps: bool = False) -> list[str]:
+    """Merge ``specd/<task>`` (and, ``with_deps``, the unlanded tasks it needs first) into the checked-out
+    branch; the lines to report."""
     name = worktrees.branch(task)
-    if git(project.root, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}").returncode != 0:
+    if not _has_branch(project, name):
         raise UsageError(f"task {task!r} has no branch {name}", fix=f"run it first: `specd run {task}`")
+    if _landed(project, name):
+        return [f"{task} is already landed: {name} is part of your branch; nothing merged",
+                *_remove_worktree(project, task)]
+    needs = [need for need in graphs.closure(graphs.load(project), [task])
+             if need != task and _has_branch(project, worktrees.branch(need))
+             and not _landed(project, worktrees.branch(need))]
+    if needs and not with_deps:
+        raise UsageError(f"task {task!r} needs {', '.join(needs)}, whose work is not landed yet; landing "
+                         f"{task} would land {'it' if len(needs) == 1 else 'them'} too",
+                         fix=f"land {'it' if len(needs) == 1 else 'them'} first (`specd land {needs[0]}`), or "
+                             f"`specd land {task} --with-deps` lands {', '.join(needs)} and {task} in order")
+    report = [line for need in needs for line in _land_one(project, need)]
+    return report + _land_one(project, task)
+
+
+def _land_one(project: Project, task: str) -> list[str]:
+    name = worktrees.branch(task)
     status = task_status(worktrees.task_project(project, task), task, listing=True)["status"]
     if status != "COMPLETE":
         raise UsageError(f"task {task!r} is {status}, not COMPLETE; only finished work is landed",
@@ -48,20 +73,40 @@ def land(project: Project, task: str) -> list[str]:
                              "one included) out of the way, then land again")
     for path in stale:  # the task folder as `specd new` made it: the branch holds its continuation
         (top / path).unlink()
-    done = git(project.root, *identity(project.root), "merge", "--no-ff", "--no-edit", "--quiet",
-               "-m", f"Merge {name}: land task {task}", name)
-    if done.returncode != 0:
-        raise UsageError(f"`git merge --no-ff {name}` failed: {(done.stderr or done.stdout).strip()}",
-                         fix="see `git status`")
+    _merge(project, merged, name, f"Merge {name}: land task {task}")
     report = [f"landed {task}: {name} merged into {base}"]
     home.move(project, task, home.Home("main"))  # its work is here now: the next verb finds it here, not there
+    return [*report, *_remove_worktree(project, task), f"the branch {name} is kept"]
+
+
+def _merge(project: Project, merged: str, name: str, message: str) -> None:
+    """The merge commit of ``merged`` (HEAD and ``name`` its parents), your tree and index moved to it path by
+    path: what the merge does not write stays as you left it, staged or not."""
+    old = _out(project.root, "rev-parse", "HEAD")
+    made = git(project.root, *identity(project.root), "commit-tree", merged, "-p", old, "-p", name, "-m", message)
+    moved = made if made.returncode != 0 else git(project.root, "read-tree", "-m", "-u", old, made.stdout.strip())
+    if moved.returncode == 0:
+        moved = git(project.root, "update-ref", "-m", message, "HEAD", made.stdout.strip(), old)
+    if moved.returncode != 0:
+        raise UsageError(f"merging {name} failed: {(moved.stderr or moved.stdout).strip()}", fix="see `git status`")
+
+
+def _has_branch(project: Project, name: str) -> bool:
+    return git(project.root, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}").returncode == 0
+
+
+def _landed(project: Project, name: str) -> bool:
+    """The task's branch is already part of the checked-out branch (landed before, or merged by hand)."""
+    return git(project.root, "merge-base", "--is-ancestor", name, "HEAD").returncode == 0
+
+
+def _remove_worktree(project: Project, task: str) -> list[str]:
     tree = worktrees.path_of(project, task)
-    if (tree / ".git").exists():
-        removed = git(project.root, "worktree", "remove", "--force", str(tree))
-        report.append(f"removed its worktree {project.rel(tree)}" if removed.returncode == 0 else
-                      f"warning: could not remove {project.rel(tree)}: {removed.stderr.strip()}")
-    report.append(f"the branch {name} is kept")
-    return report
+    if not (tree / ".git").exists():
+        return []
+    removed = git(project.root, "worktree", "remove", "--force", str(tree))
+    return [f"removed its worktree {project.rel(tree)}" if removed.returncode == 0 else
+            f"warning: could not remove {project.rel(tree)}: {removed.stderr.strip()}"]
 
 
 def _stale_task_copy(project: Project, task: str, merged: str) -> set[str]:

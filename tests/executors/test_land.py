@@ -169,3 +169,40 @@ def test_land_never_deletes_an_ignored_file_where_the_branch_needs_a_folder(repo
     assert "cache (ignored by git; the merge needs a folder there)" in refused.stderr
     assert (repo.root / "cache").read_text() == "the user's cache file\n"
     assert repo.snapshot() == before
+
+
+def merges(repo: Repo) -> list[str]:
+    return repo.git("log", "--merges", "--format=%s").splitlines()
+
+
+def test_landing_is_explicit_a_task_lands_alone_or_with_its_deps_named_and_twice_is_a_no_op(repo: Repo) -> None:
+    repo.new("a")
+    repo.new("e", "a")
+    run(repo, "e")  # runs a first, then e on a branch holding a's work
+    refused = repo.specd("land", "e")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "needs a, whose work is not landed yet" in refused.stderr
+    assert "specd land e --with-deps" in refused.stderr
+    assert merges(repo) == []  # nothing of a landed with it
+    landed = repo.specd("land", "e", "--with-deps")
+    assert landed.returncode == 0, landed.stderr
+    assert merges(repo) == ["Merge specd/e: land task e", "Merge specd/a: land task a"]  # a first, then e
+    assert not repo.tree("a").exists()
+    assert not repo.tree("e").exists()
+    again = repo.specd("land", "e")
+    assert again.returncode == 0, again.stderr
+    assert "already landed" in again.stdout
+    assert len(merges(repo)) == 2  # no new merge
+
+
+def test_an_unrelated_staged_file_does_not_stop_a_land_and_stays_staged(repo: Repo) -> None:
+    repo.new("a")
+    run(repo, "a")
+    repo.write("README.md", "# mine, edited and staged\n")
+    repo.git("add", "README.md")
+    landed = repo.specd("land", "a")
+    assert landed.returncode == 0, landed.stdout + landed.stderr  # `git merge` would refuse here
+    assert (repo.root / "out-a-s3.txt").read_text() == "a s3\n"
+    assert repo.git("diff", "--cached", "--name-only").split() == ["README.md"]  # still staged, still yours
+    assert (repo.root / "README.md").read_text() == "# mine, edited and staged\n"
+    assert repo.git("log", "-1", "--format=%s") == "Merge specd/a: land task a\n"
