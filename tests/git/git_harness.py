@@ -49,6 +49,13 @@ RUN_TIMEOUT = 120.0  # a safety net only: a hang fails the test instead of the s
 IDENTITY = {"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"}
 
 
+def plain_git(root: Path, *args: str) -> str:
+    """One git command in ``root`` with a fixed identity, checked: for tests of specd's git pieces on their own."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "T",
+           "GIT_COMMITTER_EMAIL": "t@e"}
+    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True).stdout
+
+
 class GitProject:
     def __init__(self, tmp_path: Path, steps: tuple[str, ...] = ("discuss", "plan", "execute")) -> None:
         self.root = tmp_path / "proj"

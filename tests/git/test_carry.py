@@ -3,11 +3,10 @@ used only while nothing besides specd can have changed it, and the task folder's
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from git_harness import plain_git as git
 
 from specd.git.carry import Carry
 from specd.git.repo import Repo
@@ -16,12 +15,6 @@ from specd.tasks.setup import GITIGNORE
 
 FOLDER = ".specd/tasks/t"
 DIRTY = {"notes.txt": Entry("??", "abc")}
-
-
-def git(root: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "T",
-           "GIT_COMMITTER_EMAIL": "t@e"}
-    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True).stdout
 
 
 @pytest.fixture

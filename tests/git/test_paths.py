@@ -3,22 +3,15 @@ commit of only some paths leaves what the user staged alone, below and above ``p
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from git_harness import plain_git as git
 
 from specd.git import paths
 from specd.git.repo import Repo
 
 ODD = ["new\nline.txt", "-dash.txt", "star*.txt", ":(glob)magic.txt", 'quote".txt', "sp ace.txt"]
-
-
-def git(root: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "T",
-           "GIT_COMMITTER_EMAIL": "t@e"}
-    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True).stdout
 
 
 @pytest.fixture
