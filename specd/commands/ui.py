@@ -34,10 +34,11 @@ def ui(ctx: click.Context, port: int, host: str, token: str | None, no_browser: 
         from specd.web import auth
         from specd.web.app import create_app
     except ModuleNotFoundError as exc:
+        from specd import DISTRIBUTION
         from specd.errors import UsageError
 
         raise UsageError(f"the dashboard needs {exc.name}, which is not installed",
-                         fix="pip install 'specd[ui]'") from None
+                         fix=f"pip install '{DISTRIBUTION}[ui]'") from None
     project = in_project(project_from(ctx))
     load_project_secrets(project.root)  # pages show task output that may hold .env values
     if token is not None and len(token) < 16:
