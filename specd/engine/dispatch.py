@@ -57,9 +57,10 @@ class Dispatcher:
         return self._workflows[key]
 
     def allowed(self, step: Step) -> tuple[str, ...]:
-        """Exactly the outcomes the workflow and the step declare; `done` only when they declare none, so a
-        review can never pass by reporting `done`."""
-        return tuple(dict.fromkeys([*self.workflow(step).outcomes, *step.outcomes])) or ("done",)
+        """The workflow's outcomes (`done` when it declares none), plus the keys of the step's `outcomes` map:
+        the map routes outcomes and adds to them, never takes `done` away from a workflow that has only it;
+        a workflow that declares its own (the built-in review) can never pass by reporting `done`."""
+        return tuple(dict.fromkeys([*(self.workflow(step).outcomes or ("done",)), *step.outcomes]))
 
     def step(self, step: Step, pipeline: str, phase: str | None, conversation: str, attempt: int) -> AgentResult:
         workflow = self.workflow(step)
