@@ -146,7 +146,7 @@ class Brain:
             self._fail(cur, f"step {step.name!r} failed: {exc.reason}", kind="step")
         except BudgetExhausted as exc:
             self.spend(exc.usage)
-            self.budget_stop(exc.reason, frame, step)
+            self.budget_stop(exc.reason, frame, step, exc.next_call_usd)
         self.spend(result.usage)
         allowed = self.dispatcher.allowed(step)
         if result.outcome not in allowed:
@@ -187,11 +187,12 @@ class Brain:
     def _fail(self, cur: Current, reason: str, *, kind: str) -> None:
         raise Stop(*failure_stop(self.state, cur, reason, kind=kind, task=self.task))  # BLOCKED, or held
 
-    def budget_stop(self, reason: str, frame: Frame, step: Step) -> None:
+    def budget_stop(self, reason: str, frame: Frame, step: Step, next_call: float = 0.0) -> None:
         spent = float(self.state.usage.get("cost_usd") or 0)
         raise Stop("WAITING_FOR_HUMAN", f"{reason}; raise the budget (agent.max_cost_usd / max_tokens in the "
                    f"pipeline file, then `specd approve {self.task}`), or `specd continue {self.task} --max-cost USD`",
-                   waiting("budget", frame, step, spent_usd=spent, max_cost_usd=self.limits.max_cost_usd))
+                   waiting("budget", frame, step, spent_usd=spent, max_cost_usd=self.limits.max_cost_usd,
+                           next_call_usd=next_call))
 
     @property
     def machinery(self) -> Machinery:

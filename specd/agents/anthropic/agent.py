@@ -131,11 +131,12 @@ class StepRun:
         params = {"model": self.model, "max_tokens": int(self.settings.get("max_output_tokens", 32_000)),
                   "system": system, "tools": tools, "messages": messages}
         # Refused before it is sent, if even this call's prompt alone would pass a budget.
-        reason = self.request.budget.check(self.usage, pricing.estimate_input(params, self.price))
+        ahead = pricing.estimate_input(params, self.price)
+        reason = self.request.budget.check(self.usage, ahead)
         if reason:
             self.save()
             self.transcript.write("budget", reason=reason)
-            raise BudgetExhausted(reason, self.usage)
+            raise BudgetExhausted(reason, self.usage, ahead.cost_usd)
         self.log_request()
         turn = self.caller.call(params, self.transcript.write)
         used = pricing.usage_from(turn.usage, self.price)
