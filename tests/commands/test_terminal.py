@@ -125,3 +125,14 @@ def test_no_key_names_backends_that_work_here(two_steps: Harness, tmp_path: Path
     claude.write_text("#!/bin/sh\necho 2.0.0\n", encoding="utf-8")
     claude.chmod(0o755)
     assert "--agent claude_code" in _no_key(h, f"{tools}{os.pathsep}/usr/bin")
+
+
+def test_the_top_level_help_names_every_exit_code(tmp_path: Path) -> None:
+    from specd import errors
+
+    shown = " ".join(bare("--help", cwd=tmp_path, env={**os.environ, "COLUMNS": "200"}).stdout.split())
+    codes = {getattr(errors, name) for name in dir(errors) if name.startswith("EXIT_")}
+    assert codes == {0, 1, 2, 3, 4, 130}
+    for code in codes:
+        assert f" {code} " in shown, code
+    assert "4 cancelled" in shown
