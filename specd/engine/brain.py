@@ -135,7 +135,8 @@ class Brain:
         self.dispatcher.note = cur.note
         self.store.save(self.state, settled=False)  # saved before dispatch: a crash now re-runs this step, once
         self.events.emit("step_started", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
-                         attempt=cur.attempt, of=progress.step_of(self.state, self.config))
+                         attempt=cur.attempt,
+                         of=progress.step_of(self.state, self.config, len(phases.discover(self.store.task_dir))))
         try:
             with Heartbeat(self.store.heartbeat_path), self.machinery.watch(self.events, f"step {step.name!r}"):
                 result = self.dispatcher.step(step, frame.pipeline, frame.phase, conversation, cur.attempt)

@@ -72,7 +72,7 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     view["next"] = None if final else nxt
     moved = view.pop("_probe", None)
     view["plan"] = [] if final or pos is None or moved is None else remaining(moved, config)
-    view["progress"] = progress.step_of(moved, config) if view["plan"] else None  # (k, N): "step k of N"
+    view["progress"] = progress.step_of(moved, config, len(known)) if view["plan"] else None  # (k, N): "step k of N"
     if state is None:
         view.update(usage={}, phases=[p.id for p in known], hint=f"specd continue {task}",
                     **({} if listing else {"history": []}))
