@@ -14,6 +14,7 @@ from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, HookSpec, PipelineC
 from specd.pipeline.parse import read_data
 from specd.pipeline.resolve import resolve_workflow
 from specd.pipeline.schema import check_schema, check_version
+from specd.pipeline.typed import check_typed
 from specd.pipeline.workflow import check_includes
 from specd.resources import builtin
 from specd.tasks.project import Project
@@ -52,6 +53,7 @@ def _load(path: Path, project: Project, builtin: bool) -> PipelineConfig:
     warnings = check_version(path, data)
     warnings += _schema_pass(path, data, project)
     warnings += check_semantics(path, data)
+    check_typed(path, data)  # output: and when: (issue 30)
     warnings += specdacular_phase_loop(path, data)
     config = _build(path, data, builtin, tuple(warnings))
     _check_workflows(config, project)
@@ -128,6 +130,8 @@ def _step(raw: dict[str, Any], where: str) -> Step:
         stage=raw.get("stage"),
         timeout=float(raw["timeout"]) if raw.get("timeout") is not None else None,
         on_reject=raw.get("on_reject"),
+        output=raw.get("output"),
+        when=raw.get("when"),
     )
 
 
