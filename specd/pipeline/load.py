@@ -14,7 +14,7 @@ from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, HookSpec, PipelineC
 from specd.pipeline.parse import read_data
 from specd.pipeline.resolve import resolve_workflow
 from specd.pipeline.schema import check_schema, check_version
-from specd.pipeline.typed import check_typed
+from specd.pipeline.typed import check_names, check_typed
 from specd.pipeline.workflow import check_includes
 from specd.resources import builtin
 from specd.tasks.project import Project
@@ -139,6 +139,7 @@ def _check_workflows(config: PipelineConfig, project: Project) -> None:
     """Every workflow named must exist now, not when the run reaches it hours later."""
     problems: list[str] = []
     specs = [(f"hooks.{p}", s) for p, s in config.hooks.items()]
+    names = {step.name for steps in config.pipelines.values() for step in steps}
     for steps in config.pipelines.values():
         for step in steps:
             if step.workflow:
@@ -146,6 +147,7 @@ def _check_workflows(config: PipelineConfig, project: Project) -> None:
                     found = resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")
                     if found.origin == "project":
                         check_includes(found.path)
+                        check_names(found.path, names)  # {{ steps.NAME... }} names a step of this file (issue 30)
                 except ConfigError as exc:
                     problems.append(exc.message)
             specs += [(f"{step.where}.hooks.{p}", s) for p, s in step.hooks.items()]

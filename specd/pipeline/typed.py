@@ -15,6 +15,7 @@ from typing import Any
 
 from specd.errors import ConfigError
 from specd.pipeline.limits import json_path
+from specd.pipeline.workflow import Workflow
 
 OUTPUT_EXAMPLE = '{"type": "object", "properties": {"files": {"type": "array"}}, "required": ["files"]}'
 
@@ -79,6 +80,38 @@ def text_problem(text: str, steps: Iterable[str]) -> str | None:
     except TemplateError as exc:
         return f"{exc} (a workflow that names `steps` is read as a Jinja2 template)" if "{{" in text else None
     return names_problem(step_names(tree), steps) if uses_steps(tree) else None
+
+
+def check_names(path: Path, steps: Iterable[str]) -> None:
+    """Raise ConfigError when a project workflow's placeholders name a step the pipeline does not have."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return  # load_workflow reports an unreadable file with its own message when the step runs
+    why = text_problem(text, steps) if "{{" in text or "{%" in text else None
+    if why:
+        line = _line(path, why.split(":")[0]) if why.startswith("steps.") else ""
+        raise ConfigError(f"{path}{line}: {why}", fix="name a step of the pipeline file, or put text that is not "
+                          "for specd (a CI file's ${{ steps... }}) between {% raw %} and {% endraw %}")
+
+
+def workflow_problem(workflow: Workflow, steps: Iterable[str]) -> str | None:
+    """Why a workflow's frontmatter ``output:`` or its ``{{ steps... }}`` text cannot work, at its line."""
+    if "output" in workflow.meta and (why := schema_problem(workflow.meta["output"])):
+        return f"{workflow.path}{_line(workflow.path, 'output:')}: frontmatter output: {why}"
+    why = text_problem(workflow.body, steps)
+    if why and why.startswith("steps."):
+        return f"{workflow.path}{_line(workflow.path, why.split(':')[0])}: {why}"
+    return f"{workflow.path}: {why}" if why else None
+
+
+def _line(path: Path, text: str) -> str:
+    try:
+        whole = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    at = whole.find(text)
+    return f":{whole.count(chr(10), 0, at) + 1}" if at >= 0 else ""
 
 
 def names_problem(named: Iterable[str], steps: Iterable[str]) -> str | None:
