@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
-from specd.engine import cursor, edits, gates, hook_stage, outputs, progress, records, secret_hold
+from specd.engine import cursor, edits, gates, hook_stage, outputs, progress, records, refusals, secret_hold, when
 from specd.engine.dispatch import Dispatcher
 from specd.engine.failures import failure_stop
 from specd.engine.loop import Stop
@@ -64,7 +64,7 @@ class Brain:
                     continue
                 cur = state.current
                 if cur is None or (cur.step, cur.pipeline, cur.phase) != (step.name, frame.pipeline, frame.phase):
-                    if outputs.skipped(self, frame, step, self.mode):  # `when:` is false (issue 30)
+                    if when.skipped(self, frame, step, self.mode):  # `when:` is false (issue 30)
                         continue
                     cur = self._enter(frame, step)
                     if cur is None:
@@ -141,7 +141,7 @@ class Brain:
                          attempt=cur.attempt, of=progress.step_of(self.state, self.config))
         try:
             with Heartbeat(self.store.heartbeat_path), self.machinery.watch(self.events, f"step {step.name!r}"):
-                result = outputs.dispatch(self, step, frame, cur, conversation)  # until its output is valid
+                result = refusals.dispatch(self, step, frame, cur, conversation)  # until its output is valid
         except Tampered as exc:  # before anything else reads what it wrote
             self._fail(cur, f"step {step.name!r} {exc}", kind="step")
         except AgentFailed as exc:

@@ -16,24 +16,18 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from specd.agents.base import AgentFailed, AgentResult, Usage
-from specd.engine import gates, records
-from specd.engine.loop import Loop, Stop
+from specd.agents.base import AgentFailed, AgentResult
 from specd.errors import ConfigError
 from specd.pipeline import template
 from specd.pipeline.limits import json_path
 from specd.pipeline.model import Step
 from specd.pipeline.typed import schema_problem
 from specd.pipeline.workflow import Workflow
-from specd.state.model import Current, Frame, RunState
-
-if TYPE_CHECKING:
-    from specd.engine.dispatch import Dispatcher
+from specd.state.model import RunState
 
 DEFAULT_ATTEMPTS = 3
-REFUSED = "invalid_output"  # the outcome of an attempt row whose output was refused
 
 
 def values(state: RunState, mode: str, phase: str | None, attempt: int) -> dict[str, Any]:
@@ -90,50 +84,6 @@ def hook_env(facts: dict[str, Any] | None) -> dict[str, str]:
             for name, row in steps.items() if row.get("output") is not None}
 
 
-def skipped(loop: Loop, frame: Frame, step: Step, mode: str) -> bool:
-    """True when the step's ``when:`` is false: recorded as a skipped row with the condition and its value."""
-    if not step.when:
-        return False
-    try:  # before the step is entered: its attempt is the first
-        value = template.evaluate(step.when, values(loop.state, mode, frame.phase, 1))
-    except template.TemplateError as exc:
-        raise Stop("BLOCKED", f"step {step.name!r}: when {step.when!r} cannot be evaluated: {exc}; fix the "
-                   f"condition in {loop.config.source} ({step.where}.when), or run the steps it names first, "
-                   f"then `specd continue {loop.task}`") from None
-    if value:
-        return False
-    summary = f"skipped: when {step.when!r} is {_shown(value)}"
-    gates.skip(loop.state, loop.config, frame, step, summary)
-    loop.state.history[-1].update({"when": step.when, "when_value": _plain(value)})
-    loop.store.save(loop.state)
-    loop.events.emit("step_skipped", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
-                     reason=f"when {step.when} is {_shown(value)}")
-    return True
-
-
-def dispatch(loop: Loop, step: Step, frame: Frame, cur: Current, conversation: str) -> AgentResult:
-    """Run the step until its output matches its schema; each refused output is a row, then another attempt."""
-    dispatcher: Dispatcher = loop.dispatcher
-    while True:
-        dispatcher.output_error = cur.output_errors[-1] if cur.output_errors else ""
-        result = dispatcher.step(step, frame.pipeline, frame.phase, conversation, cur.attempt)
-        error = refusal(dispatcher.output_schema(step), result)
-        if error is None:
-            return result
-        loop.spend(result.usage)
-        cur.output_errors.append(error)
-        loop.state.history.append(records.entry(
-            cur, kind="attempt", outcome=REFUSED, summary=error, usage=result.usage, output=result.data.get("output"),
-            output_error=error, transcript=str(result.transcript) if result.transcript else None))
-        limit = attempts(step)
-        if len(cur.output_errors) >= limit:
-            raise AgentFailed(f"its output was refused {limit} times; the last: {error}", Usage(), result.transcript)
-        cur.attempt += 1
-        loop.store.save(loop.state, settled=False)  # the refusal is recorded before the next attempt runs
-        loop.events.emit("warning", step=step.name, message=f"{step.name}: output refused ({error}); attempt "
-                         f"{cur.attempt} of {limit} gets the error")
-
-
 def refusal(schema: Mapping[str, Any] | None, result: AgentResult) -> str | None:
     """Why ``result``'s output does not match ``schema`` (the first error, at its path), or None."""
     if schema is None:
@@ -158,11 +108,3 @@ def attempts(step: Step) -> int:
 def _known(facts: Mapping[str, Any]) -> str:
     names = sorted(facts.get("steps") or {})
     return ", ".join(f"steps.{n}" for n in names) or "no step has finished yet"
-
-
-def _plain(value: Any) -> Any:
-    return value if isinstance(value, str | int | float | bool | list | dict) or value is None else str(value)
-
-
-def _shown(value: Any) -> str:
-    return json.dumps(_plain(value), default=str)
