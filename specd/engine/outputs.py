@@ -74,7 +74,7 @@ def filled(workflow: Workflow, facts: dict[str, Any] | None, where: str) -> Work
     try:
         return replace(workflow, body=template.render(workflow.body, facts))
     except template.TemplateError as exc:
-        raise AgentFailed(f"{workflow.path}: {exc} (known so far: {_known(facts)}); {where}") from None
+        raise AgentFailed(f"{workflow.path}: {exc} (known so far: {known(facts)}); {where}") from None
 
 
 def hook_env(facts: dict[str, Any] | None) -> dict[str, str]:
@@ -105,6 +105,6 @@ def attempts(step: Step) -> int:
     return int(value) if isinstance(value, int) and value > 0 else DEFAULT_ATTEMPTS
 
 
-def _known(facts: Mapping[str, Any]) -> str:
+def known(facts: Mapping[str, Any]) -> str:
     names = sorted(facts.get("steps") or {})
     return ", ".join(f"steps.{n}" for n in names) or "no step has finished yet"

@@ -12,7 +12,7 @@ from typing import Any
 
 from specd.engine import gates
 from specd.engine.loop import Loop, Stop
-from specd.engine.outputs import values
+from specd.engine.outputs import known, values
 from specd.pipeline import template
 from specd.pipeline.model import Step
 from specd.state.model import Frame
@@ -22,10 +22,12 @@ def skipped(loop: Loop, frame: Frame, step: Step, mode: str) -> bool:
     """True when the step's ``when:`` is false: recorded as a skipped row with the condition and its value."""
     if not step.when:
         return False
-    try:  # before the step is entered: its attempt is the first
-        value = template.evaluate(step.when, values(loop.state, mode, frame.phase, 1))
+    facts = values(loop.state, mode, frame.phase, 1)  # before the step is entered: its attempt is the first
+    try:
+        value = template.evaluate(step.when, facts)
     except template.TemplateError as exc:
-        raise Stop("BLOCKED", f"step {step.name!r}: when {step.when!r} cannot be evaluated: {exc}; fix the "
+        raise Stop("BLOCKED", f"step {step.name!r}: when {step.when!r} cannot be evaluated: {exc} (known so "
+                   f"far: {known(facts)}); fix the "
                    f"condition in {loop.config.source} ({step.where}.when), or run the steps it names first, "
                    f"then `specd continue {loop.task}`") from None
     if value:

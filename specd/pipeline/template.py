@@ -11,6 +11,7 @@ The names a template may use are ``steps`` (per step: ``output``, ``outcome``, `
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -110,5 +111,6 @@ def render(source: str, values: Mapping[str, Any]) -> str:
 
 
 def _said(exc: Exception) -> str:
-    text = str(exc).replace("'dict object'", "the mapping").replace("'None' has", "null has")
-    return text or type(exc).__name__
+    """Jinja2's words for a missing name, in the terms of a pipeline."""
+    text = re.sub(r"'dict object' has no attribute ('[^']*')", r"nothing named \1 is recorded", str(exc))
+    return text.replace("'None' has", "null has") or type(exc).__name__

@@ -195,3 +195,45 @@ def _wait(ready: Any, proc: Any) -> None:
             pytest.fail(f"specd ended (code {proc.returncode}) first:\n{proc.communicate()[1]}")
         time.sleep(0.05)
     pytest.fail("the agent never held")
+
+
+def test_a_condition_over_facts_and_specd_environment(h: Harness) -> None:
+    o = Outputs(h)
+    o.outputs(plan=[{"files": [], "docs": True}])
+    h.pipeline({"main": [{"name": "plan", "workflow": "plan.md", "output": PLAN_OUTPUT},
+                         {"name": "docs", "workflow": "docs.md",
+                          "when": "mode == 'auto' and env.SPECD_WITH_DOCS == 'yes' and steps.plan.outcome == 'done'"}]})
+    h.env["SPECD_WITH_DOCS"] = "no"
+
+    assert o.cont().returncode == 0
+    assert [c["step"] for c in o.calls()] == ["plan"]
+    skipped = o.rows()[-1]
+    assert (skipped["step"], skipped["outcome"], skipped["when_value"]) == ("docs", "skipped", False)
+
+
+def test_a_name_that_is_known_only_at_the_step_blocks_it_with_the_reason(h: Harness) -> None:
+    o = Outputs(h)
+    o.outputs(plan=[{"files": [], "docs": True}])
+    h.pipeline({"main": [{"name": "docs", "workflow": "docs.md", "when": "steps.plan.output.docs"},
+                         {"name": "plan", "workflow": "plan.md", "output": PLAN_OUTPUT}]})
+
+    result = o.cont()
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    status = h.status("t")
+    assert status["status"] == "BLOCKED"
+    assert "step 'docs': when 'steps.plan.output.docs' cannot be evaluated" in status["reason"]
+    assert "nothing named 'plan' is recorded (known so far: no step has finished yet)" in status["reason"]
+    assert not (h.dir / "out-calls.jsonl").exists()  # nothing ran
+
+
+def test_a_workflow_placeholder_with_nothing_recorded_blocks_the_step(h: Harness) -> None:
+    o = Outputs(h)
+    h.pipeline({"main": [{"name": "execute", "workflow": "execute.md"},
+                         {"name": "plan", "workflow": "plan.md", "output": PLAN_OUTPUT}]})
+
+    result = o.cont()
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    reason = h.status("t")["reason"]
+    assert "execute.md: nothing named 'plan' is recorded (known so far: no step has finished yet)" in reason
