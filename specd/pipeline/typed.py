@@ -29,6 +29,12 @@ def check_typed(path: Path, data: Mapping[str, Any]) -> None:
     problems: list[str] = []
     for pipeline, steps in pipelines.items():
         for i, step in enumerate(steps):
+            for key in ("output", "when"):
+                if key in step and "pipeline" in step:  # the cursor enters a reference; nothing would read it
+                    problems.append(_at(path, ["pipelines", pipeline, i, key], f"'{key}' only works on a step with "
+                                        f"'workflow'; put it on the steps inside pipeline {step['pipeline']!r}"))
+            if "pipeline" in step:
+                continue
             if "output" in step and (why := schema_problem(step["output"])):
                 problems.append(_at(path, ["pipelines", pipeline, i, "output"], why))
             if "when" in step and (why := expression_problem(step["when"], names)):

@@ -18,8 +18,10 @@ OUTPUT = {"type": "object", "properties": {"files": {"type": "array"}, "docs": {
 
 
 def doc(*steps: dict[str, Any]) -> dict[str, Any]:
+    steps = tuple({k: v for k, v in s.items() if v is not None} for s in steps)  # None: leave the key out
     return {"schema_version": "1.0", "pipelines": {"main": [
-        {"name": "plan", "workflow": "plan.md"}, {"name": "execute", "workflow": "execute.md"}, *steps]}}
+        {"name": "plan", "workflow": "plan.md"}, {"name": "execute", "workflow": "execute.md"}, *steps],
+        "sub": [{"name": "inner", "workflow": "plan.md"}]}}
 
 
 def setup(project: Any, fmt: str, *steps: dict[str, Any]) -> str:
@@ -42,6 +44,8 @@ BAD = [
     ({"when": 5}, "when", "expected an expression such as `steps.plan.output.docs`, got 5"),
     ({"when": "steps.plan.output.docs =="}, "when", "is not an expression Jinja2 can read"),
     ({"when": "steps.plann.output.docs"}, "when", "no step named 'plann' in the pipeline; did you mean 'plan'?"),
+    ({"when": "steps.plan.output.docs", "pipeline": "sub", "workflow": None}, "when",
+     "'when' only works on a step with 'workflow'; put it on the steps inside pipeline 'sub'"),
 ]
 
 
