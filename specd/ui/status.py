@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -71,11 +70,8 @@ def render_task(view: dict[str, Any], seconds: list[float] | None = None) -> Non
                           str(tokens or "-"), f"${usage.get('cost_usd', 0):.4f}", *pictures,
                           escape((entry.get("summary") or "")[:60]))
         out().print(table)
-        for entry in history:  # typed outputs (issue 30): what later steps read as steps.NAME.output
-            if entry["kind"] == "step" and entry.get("output") is not None and not entry.get("superseded"):
-                shown = json.dumps(entry["output"], ensure_ascii=False)
-                shown = shown if len(shown) <= 160 else shown[:159] + "…"
-                out().print(f"  output of {escape(entry['step'])}: {escape(shown)}")
+        for line in plain.output_lines(history):
+            out().print(escape(line))
     usage = view.get("usage") or {}
     if usage:
         out().print(f"  run cost ${usage.get('cost_usd', 0):.4f}; tokens in {usage.get('input_tokens', 0)}, "

@@ -102,6 +102,9 @@ def test_plan_output_fills_the_execute_prompt_reaches_a_hook_and_skips_docs(h: H
     assert (docs["when"], docs["when_value"]) == ("steps.plan.output.docs", False)
     assert "when 'steps.plan.output.docs' is false" in docs["summary"]
     assert "docs skipped (when steps.plan.output.docs is false)" in result.stderr + result.stdout
+    shown = h.specd("status", "t").stdout  # piped: the plain text
+    assert 'output of plan: {"files": ["src/a.py", "src/b.py"], "docs": false}' in shown
+    assert "skipped: when 'steps.plan.output.docs' is false" in shown
 
 
 def test_a_true_condition_runs_the_step(h: Harness) -> None:
