@@ -53,7 +53,6 @@ def _load(path: Path, project: Project, builtin: bool) -> PipelineConfig:
     warnings = check_version(path, data)
     warnings += _schema_pass(path, data, project)
     warnings += check_semantics(path, data)
-    check_typed(path, data)  # output: and when: (issue 30)
     warnings += specdacular_phase_loop(path, data)
     config = _build(path, data, builtin, tuple(warnings))
     _check_workflows(config, project)
@@ -78,12 +77,20 @@ def _schema_pass(path: Path, data: dict[str, Any], project: Project) -> list[str
     try:
         entry = cache.key(path, path.read_bytes())
     except OSError:
-        return check_schema(path, data)
+        return _checked(path, data)
     remembered = cache.lookup(project, entry)
     if remembered is not None:
         return remembered
-    warnings = check_schema(path, data)  # raises on a real error: only a file that passed is remembered
+    warnings = _checked(path, data)  # raises on a real error: only a file that passed is remembered
     cache.remember(project, entry, warnings)
+    return warnings
+
+
+def _checked(path: Path, data: dict[str, Any]) -> list[str]:
+    """The JSON Schema, then `output:` and `when:` (issue 30): both depend on the file's bytes alone, so a file
+    that passed once is not checked again (and `status` imports neither jsonschema nor jinja2 for it)."""
+    warnings = check_schema(path, data)
+    check_typed(path, data)
     return warnings
 
 
