@@ -87,9 +87,9 @@ class Dispatcher:
         if not hook.path.is_file():  # removed after the run started: a failed hook, not bad input
             return HookResult(False, f"hook workflow {hook.path} is missing (removed after the run started)")
         conv = conversation if hook.spec.mode == "inline" else f"{conversation}.{hook.point}-hook"
-        workflow = self._filled(load_workflow(hook.path), phase, 1)
-        request = self._request(step, pipeline, phase, "hook", workflow, ("done", "fail"), conv, 1)
         try:
+            workflow = self._filled(load_workflow(hook.path), phase, 1)
+            request = self._request(step, pipeline, phase, "hook", workflow, ("done", "fail"), conv, 1)
             result = self.agent.run(request)
         except AgentFailed as exc:
             return HookResult(False, exc.reason, usage=exc.usage)

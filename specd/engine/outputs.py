@@ -23,7 +23,7 @@ from specd.errors import ConfigError
 from specd.pipeline import template
 from specd.pipeline.limits import json_path
 from specd.pipeline.model import Step
-from specd.pipeline.typed import schema_problem
+from specd.pipeline.typed import frontmatter_problem
 from specd.pipeline.workflow import Workflow
 from specd.state.model import RunState
 
@@ -53,9 +53,9 @@ def schema_of(step: Step, workflow: Workflow) -> Mapping[str, Any] | None:
     schema = workflow.meta.get("output")
     if schema is None:
         return None
-    why = schema_problem(schema)
+    why = frontmatter_problem(workflow)
     if why:
-        raise ConfigError(f"{workflow.path}: frontmatter output: {why}",
+        raise ConfigError(why,
                           fix='write a JSON Schema for an object, e.g. `output: {type: object, properties: '
                               '{files: {type: array}}}`')
     return dict(schema)

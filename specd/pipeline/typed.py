@@ -103,12 +103,20 @@ def check_names(path: Path, steps: Iterable[str]) -> None:
 
 def workflow_problem(workflow: Workflow, steps: Iterable[str]) -> str | None:
     """Why a workflow's frontmatter ``output:`` or its ``{{ steps... }}`` text cannot work, at its line."""
-    if "output" in workflow.meta and (why := schema_problem(workflow.meta["output"])):
-        return f"{workflow.path}{_line(workflow.path, 'output:')}: frontmatter output: {why}"
+    why = frontmatter_problem(workflow)
+    if why:
+        return why
     why = text_problem(workflow.body, steps)
     if why and why.startswith("steps."):
         return f"{workflow.path}{_line(workflow.path, why.split(':')[0])}: {why}"
     return f"{workflow.path}: {why}" if why else None
+
+
+def frontmatter_problem(workflow: Workflow) -> str | None:
+    """Why the workflow's frontmatter ``output:`` is not an object schema, at its file:line, or None."""
+    if "output" in workflow.meta and (why := schema_problem(workflow.meta["output"])):
+        return f"{workflow.path}{_line(workflow.path, 'output:')}: frontmatter output: {why}"
+    return None
 
 
 def _line(path: Path, text: str) -> str:

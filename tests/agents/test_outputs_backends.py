@@ -28,7 +28,8 @@ def project(root: Path, agent: dict[str, Any]) -> None:
     workflows = root / ".specd" / "workflows"
     workflows.mkdir(parents=True)
     (workflows / "plan.md").write_text("# Plan\n\nList the files to change.\n")
-    (workflows / "execute.md").write_text("# Execute\n\nChange these files: {{ steps.plan.output.files | join(', ') }}\n")
+    execute = "# Execute\n\nChange these files: {{ steps.plan.output.files | join(', ') }}\n"
+    (workflows / "execute.md").write_text(execute)
     (workflows / "docs.md").write_text("# Docs\n\nUpdate the docs.\n")
     pipeline = {"schema_version": "1.0", "mode": "auto", "agent": agent, "pipelines": {"main": [
         {"name": "plan", "workflow": "plan.md", "output": OUTPUT},

@@ -240,3 +240,34 @@ def test_a_workflow_placeholder_with_nothing_recorded_blocks_the_step(h: Harness
     assert result.returncode == 1, result.stdout + result.stderr
     reason = h.status("t")["reason"]
     assert "execute.md: nothing named 'plan' is recorded (known so far: no step has finished yet)" in reason
+
+
+def test_a_workflow_frontmatter_declares_the_output_and_a_hook_workflow_reads_it(h: Harness) -> None:
+    o = Outputs(h)
+    h.workflow("plan.md", body="Plan the change.",
+               extra="output:\n  type: object\n  required: [files]\n  properties:\n    files: {type: array}")
+    h.hook("check.md", body="Check that {{ steps.plan.output.files | length }} files changed.")
+    h.pipeline({"main": [{"name": "plan", "workflow": "plan.md"},
+                         {"name": "execute", "workflow": "execute.md", "hooks": {"post": "check.md"}}]})
+    o.outputs(plan=[{"files": "one"}, {"files": ["a.py", "b.py", "c.py"]}])
+
+    result = o.cont()
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = o.calls()
+    assert [(c["kind"], c["step"], c["attempt"]) for c in calls] == [
+        ("step", "plan", 1), ("step", "plan", 2), ("step", "execute", 1), ("hook", "execute", 1)]
+    assert "output.files: 'one' is not of type 'array'" in calls[1]["prompt"]
+    assert "Check that 3 files changed." in calls[3]["prompt"]
+
+
+def test_a_frontmatter_output_that_is_not_an_object_schema_is_bad_input_at_the_step(h: Harness) -> None:
+    o = Outputs(h)
+    h.workflow("plan.md", body="Plan.", extra="output:\n  type: array")
+    h.pipeline({"main": [{"name": "plan", "workflow": "plan.md"}]})
+
+    result = o.cont()
+
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "plan.md:4: frontmatter output: the output must be an object" in result.stderr
+    assert "Traceback" not in result.stderr
