@@ -161,6 +161,7 @@ class AgentRequest:
     settings: Mapping[str, Any] = field(default_factory=dict)  # pipeline `agent:` block
     frontmatter: Mapping[str, Any] = field(default_factory=dict)
     timeout: float | None = None  # seconds before the backend stops the agent (the step's `timeout`)
+    output_schema: Mapping[str, Any] | None = None  # the JSON Schema the step's `output` must match (issue 30)
 
 
 @dataclass(frozen=True)

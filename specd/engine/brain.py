@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
-from specd.engine import cursor, edits, gates, hook_stage, progress, records, secret_hold
+from specd.engine import cursor, edits, gates, hook_stage, outputs, progress, records, refusals, secret_hold, when
 from specd.engine.dispatch import Dispatcher
 from specd.engine.failures import failure_stop
 from specd.engine.loop import Stop
@@ -52,6 +52,7 @@ class Brain:
 
     def run(self, state: RunState) -> int:
         self.state = state
+        self.dispatcher.facts = lambda phase, attempt: outputs.values(state, self.mode, phase, attempt)  # issue 30
         try:
             while (pos := cursor.settle(state, self._follow(), self._next_phase)) is not None:
                 frame, step = pos.frame, pos.step
@@ -63,6 +64,8 @@ class Brain:
                     continue
                 cur = state.current
                 if cur is None or (cur.step, cur.pipeline, cur.phase) != (step.name, frame.pipeline, frame.phase):
+                    if when.skipped(self, frame, step, self.mode):  # `when:` is false (issue 30)
+                        continue
                     cur = self._enter(frame, step)
                     if cur is None:
                         continue
@@ -139,7 +142,7 @@ class Brain:
                          of=progress.step_of(self.state, self.config, len(phases.discover(self.store.task_dir))))
         try:
             with Heartbeat(self.store.heartbeat_path), self.machinery.watch(self.events, f"step {step.name!r}"):
-                result = self.dispatcher.step(step, frame.pipeline, frame.phase, conversation, cur.attempt)
+                result = refusals.dispatch(self, step, frame, cur, conversation)  # until its output is valid
         except Tampered as exc:  # before anything else reads what it wrote
             self._fail(cur, f"step {step.name!r} {exc}", kind="step")
         except AgentFailed as exc:

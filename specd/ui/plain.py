@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from specd.state.checkpoint import line as checkpoint_line
@@ -84,6 +85,16 @@ def checkpoint_lines(view: dict[str, Any]) -> list[str]:
     return ["  checkpoints:", *(f"    {checkpoint_line(row)}" for row in rows)] if rows else []
 
 
+def output_lines(history: list[dict[str, Any]]) -> list[str]:
+    """Each step's typed output (issue 30), what later steps read as steps.NAME.output; long ones are cut."""
+    lines = []
+    for entry in history:
+        if entry.get("kind") == "step" and entry.get("output") is not None and not entry.get("superseded"):
+            shown = json.dumps(entry["output"], ensure_ascii=False)
+            lines.append(f"  output of {entry['step']}: {shown if len(shown) <= 160 else shown[:159] + '…'}")
+    return lines
+
+
 def task_text(view: dict[str, Any]) -> str:
     """One task in detail, as plain lines: what `specd status TASK` prints into a pipe (no rich to import)."""
     nxt = view.get("next") or {}
@@ -99,6 +110,7 @@ def task_text(view: dict[str, Any]) -> str:
         outcome = entry["outcome"] + (" (superseded)" if entry.get("superseded") else "")
         lines.append(f"  {i:>4}  {name}  {entry.get('phase') or '-'}  {entry['kind']}  {outcome}  "
                      f"{tokens or '-'}  ${usage.get('cost_usd', 0):.4f}  {(entry.get('summary') or '')[:60]}")
+    lines += output_lines(view.get("history") or [])
     usage = view.get("usage") or {}
     if usage:
         lines.append(f"  run cost ${usage.get('cost_usd', 0):.4f}; tokens in {usage.get('input_tokens', 0)}, "

@@ -77,6 +77,8 @@ def render_task(view: dict[str, Any], seconds: list[float] | None = None) -> Non
                           str(tokens or "-"), f"${usage.get('cost_usd', 0):.4f}", *pictures,
                           escape((entry.get("summary") or "")[:60]))
         out().print(table)
+        for line in plain.output_lines(history):
+            out().print(escape(line))
     usage = view.get("usage") or {}
     if usage:
         out().print(f"  run cost ${usage.get('cost_usd', 0):.4f}; tokens in {usage.get('input_tokens', 0)}, "
