@@ -186,8 +186,8 @@ def _graph(project: Project, config: PipelineConfig | None, broken: str | None, 
     if as_json:  # the nodes as data; with --mermaid, the flowchart's text beside them
         from specd.commands.envelope import emit
 
-        emit(None, graph=drawing.nodes(edges, statuses),
-             **({"mermaid": redact(drawing.mermaid(edges, statuses))} if mermaid else {}))
+        extra: dict[str, Any] = {"mermaid": redact(drawing.mermaid(edges, statuses))} if mermaid else {}
+        emit(None, graph=drawing.nodes(edges, statuses), **extra)
         return 0
     click.echo(redact(drawing.mermaid(edges, statuses) if mermaid else drawing.text(edges, statuses)))
     return 0
