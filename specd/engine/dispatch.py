@@ -18,6 +18,7 @@ from specd.agents.prompt import render_prompt
 from specd.engine import verdict
 from specd.pipeline.model import DEFAULT_HOOK_TIMEOUT, DEFAULT_STEP_TIMEOUT, PipelineConfig, Step
 from specd.pipeline.resolve import ResolvedHook, resolve_workflow
+from specd.pipeline.step_checks import OUTCOME as CHECKS_FAILED
 from specd.pipeline.workflow import Workflow, load_workflow
 from specd.tasks.project import Project
 
@@ -42,6 +43,7 @@ class Dispatcher:
     budget: Callable[[], Budget]
     extra: Callable[[Step, str | None], dict[str, str]] = lambda step, phase: {}
     note: str = ""  # a human's note for the step being dispatched (approve/reject --note)
+    feedback: str = ""  # the step's check that failed after its last attempt (engine/checks.py)
 
     _workflows: dict[tuple[Path, int], Workflow] = field(default_factory=dict)
 
@@ -59,7 +61,8 @@ class Dispatcher:
     def allowed(self, step: Step) -> tuple[str, ...]:
         """Exactly the outcomes the workflow and the step declare; `done` only when they declare none, so a
         review can never pass by reporting `done`."""
-        return tuple(dict.fromkeys([*self.workflow(step).outcomes, *step.outcomes])) or ("done",)
+        declared = [*self.workflow(step).outcomes, *(o for o in step.outcomes if o != CHECKS_FAILED)]
+        return tuple(dict.fromkeys(declared)) or ("done",)  # checks_failed is specd's to report, not the agent's
 
     def step(self, step: Step, pipeline: str, phase: str | None, conversation: str, attempt: int) -> AgentResult:
         workflow = self.workflow(step)
@@ -103,6 +106,8 @@ class Dispatcher:
         extra = self.extra(step, phase)
         if self.note and kind == "step":
             extra = {**extra, "Note from the human (answer this first)": self.note}
+        if self.feedback and kind == "step":
+            extra = {**extra, "Checks failed, so this step runs again": self.feedback}
         return extra
 
     def timeout(self, step: Step) -> float:

@@ -64,6 +64,7 @@ def skip(state: RunState, config: Any, frame: Frame, step: Step, summary: str) -
     ends the phase instead of going to revise."""
     cur = Current(step.name, frame.pipeline, frame.phase, frame.visits.get(step.name, 0))
     state.history.append(records.entry(cur, kind="step", outcome="skipped", summary=summary))
-    target = step.target("done" if "done" in step.outcomes or not step.outcomes else next(iter(step.outcomes)))
+    routed = [o for o in step.outcomes if o != "checks_failed"]  # specd's own outcome, never a skip's
+    target = step.target("done" if "done" in routed or not routed else routed[0])
     cursor.finish(frame, step.name)
     cursor.route(frame, config, step, "next" if target in ("stop", "fail", "repeat") else target)

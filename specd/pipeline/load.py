@@ -14,6 +14,7 @@ from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, HookSpec, PipelineC
 from specd.pipeline.parse import read_data
 from specd.pipeline.resolve import resolve_workflow
 from specd.pipeline.schema import check_schema, check_version
+from specd.pipeline.step_checks import check_specs
 from specd.pipeline.workflow import check_includes
 from specd.resources import builtin
 from specd.tasks.project import Project
@@ -128,6 +129,8 @@ def _step(raw: dict[str, Any], where: str) -> Step:
         stage=raw.get("stage"),
         timeout=float(raw["timeout"]) if raw.get("timeout") is not None else None,
         on_reject=raw.get("on_reject"),
+        checks=check_specs(raw.get("checks")),
+        attempts=raw.get("attempts"),
     )
 
 

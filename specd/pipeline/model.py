@@ -109,6 +109,10 @@ class Step:
     stage: str | None = None
     timeout: float | None = None  # seconds; None: the agent block's timeout, else DEFAULT_STEP_TIMEOUT
     on_reject: str | None = None  # where `specd reject` sends the run; None: the previous step
+    # `checks:` (run by specd/engine/checks.py): commands run in the project tier after the agent finishes, and
+    # how often the step may run before its outcome is `checks_failed` (None: DEFAULT_ATTEMPTS).
+    checks: tuple[HookSpec, ...] = ()
+    attempts: int | None = None
 
     def target(self, outcome: str) -> str:
         """Where an outcome sends the run; unmapped outcomes go to the next step."""

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # jsonschema costs ~100 ms to import; only a schema pass that
 
 from specd.errors import ConfigError
 from specd.pipeline.limits import json_path
+from specd.pipeline.step_checks import hint
 from specd.resources import builtin
 
 SUPPORTED_MAJOR = 1
@@ -80,7 +81,8 @@ def _problems(path: Path, validator: Draft202012Validator, data: Any, at: tuple[
                     unknown = True
                     problems.append(_unknown(path, [*at, *leaf.absolute_path, key], known))
             else:
-                problems.append(f"{path}: {where}: {_describe(leaf)}")
+                problems.append(f"{_at_line(path, [*at, *leaf.absolute_path])}: {where}: {_describe(leaf)}"
+                                + hint([*at, *leaf.absolute_path]))
     return problems, unknown
 
 
@@ -91,6 +93,14 @@ def _raise(path: Path, problems: list[str], unknown: bool) -> None:
             fix = "rename or remove the unknown keys named above" + ("" if all(
                 ": unknown key " in p for p in problems) else f"; {fix}")
         raise ConfigError("\n".join(dict.fromkeys(problems)), fix=fix)
+
+
+def _at_line(path: Path, parts: list[Any]) -> str:
+    """``file:line`` of the key a wrong value is written under (the nearest one, for a list item)."""
+    from specd.pipeline.keys import line_near
+
+    line = line_near(path, parts)
+    return f"{path}:{line}" if line else str(path)
 
 
 def _unknown(path: Path, parts: list[Any], known: set[str]) -> str:
