@@ -146,7 +146,7 @@ def _describe(error: ValidationError) -> str:
     if v == "maxLength":
         return (f"{str(error.instance)[:40]!r}… is {len(str(error.instance))} characters; names are at most "
                 f"{value} (they become parts of file names)")
-    if v == "minItems":  # a pipeline's steps, or notify.on
-        return "must list at least one " + ("step" if error.absolute_path and
+    if v == "minItems":  # a pipeline's steps (pipelines.<name>), or a list inside a step, or notify.on
+        return "must list at least one " + ("step" if len(error.absolute_path) == 2 and
                                             error.absolute_path[0] == "pipelines" else "value")
     return error.message
