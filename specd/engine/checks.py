@@ -37,8 +37,8 @@ OUTPUT_CHARS = 3000  # of each check's output, kept in its row and given back to
 def run(brain: Loop, frame: Frame, step: Step, cur: Current, again: Callable[[], None]) -> None:
     """The checks stage: returns once a round passes or the outcome is a routed ``checks_failed``; ``again``
     runs the step stage once more. Raises Stop for the held wait."""
-    if not step.checks:
-        return
+    if not step.checks or step.target(cur.outcome or "done") in ("stop", "fail"):
+        return  # the agent itself asked for a human, or failed the step: nothing to check
     limit = attempts_of(step.attempts)
     while True:
         row = last_round(brain.state, cur)

@@ -222,3 +222,16 @@ def test_a_check_runs_in_the_project_tier(h: Harness, tmp_path: Path) -> None:
 
     if jail.active():
         assert not outside.exists()
+
+
+def test_no_check_runs_when_the_agent_escalates_to_a_human(h: Harness) -> None:
+    project(h, fix_on=0, outcomes={"escalate": "stop", "done": "next"})
+    h.agent.write_text(h.agent.read_text() + "\nPath(os.environ['SPECD_RESULT']).write_text("
+                       "json.dumps({'outcome': 'escalate'}))\n", encoding="utf-8")  # the agent asks for a person
+
+    run = h.cont("t")
+
+    assert run.returncode == 3, run.stderr
+    assert len(calls(h)) == 1
+    assert not (h.dir / "checks.log").exists()
+    assert h.status("t")["waiting"]["kind"] == "outcome"
