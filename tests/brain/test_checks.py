@@ -99,6 +99,9 @@ def test_an_agent_that_fixes_the_code_on_its_second_try_ends_the_step_done(h: Ha
     assert status["checks"]["attempt"] == 2
     assert status["checks"]["outcome"] == "passed"
     assert (h.dir / "checks.log").read_text().splitlines() == ["attempt 1 kind check", "attempt 2 kind check"]
+    rendered = (h.task_dir("t") / ".pipeline-state.md").read_text(encoding="utf-8")
+    assert "| execute | main | - | checks | failed |" in rendered
+    assert "main/execute: 2 visits" not in rendered  # two attempts, one visit
 
 
 def test_an_agent_that_never_fixes_it_is_held_after_three_attempts_and_the_answers_work(h: Harness) -> None:
