@@ -76,7 +76,7 @@ def _approve(state: RunState, frame: Frame, wait: dict[str, Any], note: str) -> 
     if kind == "checks_failed" and state.current is not None:  # the step stays current: it runs again
         from specd.engine.checks import again  # here: answering must not load what running a check needs
 
-        again(state.current)
+        again(state.current, note)
         return (f"step {name!r} runs again at the next `specd continue {state.task}` ({wait.get('attempts')} more "
                 "attempts, the failing check in its prompt)")
     if kind == "secret":  # the checkpoint row names the files and their content: see approved_files

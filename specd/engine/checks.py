@@ -109,8 +109,10 @@ def _q(brain: Loop) -> str:
     return shlex.quote(brain.task)
 
 
-def again(cur: Current) -> None:
+def again(cur: Current, note: str) -> None:
     """An approved ``checks_failed`` wait: the step runs again from its agent, with as many attempts as at first
-    (the last failed round stays the latest, so its output is in the prompt)."""
+    (the last failed round stays the latest, so its output is in the prompt, and so is the approver's note)."""
     cur.completed = [stage for stage in cur.completed if stage not in ("step", KIND)]
     cur.checked, cur.outcome = 0, None
+    if note.strip():
+        cur.note = note

@@ -129,7 +129,7 @@ def test_an_agent_that_never_fixes_it_is_held_after_three_attempts_and_the_answe
     assert len(calls(h)) == 3
 
     (h.dir / "fix_on").write_text("4", encoding="utf-8")  # the next try fixes it
-    approved = h.specd("approve", "t")
+    approved = h.specd("approve", "t", "--note", "look at the operator")
     assert approved.returncode == 0, approved.stderr
     done = h.cont("t")
 
@@ -137,6 +137,7 @@ def test_an_agent_that_never_fixes_it_is_held_after_three_attempts_and_the_answe
     assert len(calls(h)) == 4
     assert "returned 0, expected 4" in calls(h)[3]["prompt"]  # the last failure, in the approved run's prompt
     assert "attempt 1 of 3" in calls(h)[3]["prompt"]
+    assert "look at the operator" in calls(h)[3]["prompt"]  # the approver's note too
     assert [r["outcome"] for r in rows(h, "checks")] == ["failed", "failed", "checks_failed", "passed"]
     assert h.status("t")["status"] == "COMPLETE"
 
