@@ -14,7 +14,7 @@ from specd.pipeline.model import PipelineConfig, Step
 from specd.state.model import Frame, RunState
 
 # Waits only an answer (approve, reject, skip) moves on; `continue` alone holds them.
-HELD = ("gate", "outcome", "max_visits", "budget", "failure_cluster", "secret")
+HELD = ("gate", "outcome", "max_visits", "budget", "failure_cluster", "secret", "checks_failed")
 
 
 def waiting(kind: str, frame: Frame, step: Step, **extra: Any) -> dict[str, Any]:
@@ -72,6 +72,8 @@ def what(state: RunState) -> str:
         "max_visits": f"a decision on {where}, which reached max_visits ({wait.get('limit')})",
         "budget": f"more budget before {where}",
         "failure_cluster": f"a decision on {where}, which failed the same way {wait.get('count')} times",
+        "checks_failed": f"a decision on {where}, whose check `{wait.get('check')}` still failed after "
+                         f"{wait.get('attempts')} attempts",
         "secret": f"a decision on files changed at {where} that hold secrets ("
                   + ", ".join(str(f.get("path")) for f in wait.get("files") or ()) + ")",
         "no_phases": f"phases to run: {where} runs once per phase, and ROADMAP.md lists none yet",

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from specd.errors import ConfigError, did_you_mean
 from specd.pipeline.model import PipelineConfig, Step
 from specd.pipeline.resolve import ResolvedHook, global_hook, resolve_workflow, step_hook
+from specd.pipeline.step_checks import attempts_of
 from specd.tasks.project import Project
 
 
@@ -33,6 +34,8 @@ def step_view(config: PipelineConfig, pipeline: str, step: Step, project: Projec
         "max_turns": step.max_turns,
         "output": dict(step.output) if step.output is not None else None,  # typed output and condition (issue 30)
         "when": step.when,
+        "checks": [check.as_dict() for check in step.checks],  # see step_checks.py
+        "attempts": attempts_of(step.attempts) if step.checks else None,
     }
     if step.workflow:
         found = resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")

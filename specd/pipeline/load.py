@@ -14,6 +14,7 @@ from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, HookSpec, PipelineC
 from specd.pipeline.parse import read_data
 from specd.pipeline.resolve import resolve_workflow
 from specd.pipeline.schema import check_schema, check_version
+from specd.pipeline.step_checks import check_specs
 from specd.pipeline.typed import check_names, check_typed
 from specd.pipeline.workflow import check_includes
 from specd.resources import builtin
@@ -139,6 +140,8 @@ def _step(raw: dict[str, Any], where: str) -> Step:
         on_reject=raw.get("on_reject"),
         output=raw.get("output"),
         when=raw.get("when"),
+        checks=check_specs(raw.get("checks")),
+        attempts=raw.get("attempts"),
     )
 
 

@@ -113,6 +113,10 @@ class Step:
     # workflow's frontmatter `output:`), and a Jinja2 expression that skips the step when false.
     output: Mapping[str, Any] | None = None
     when: str | None = None
+    # `checks:` (run by specd/engine/checks.py): commands run in the project tier after the agent finishes, and
+    # how often the step may run before its outcome is `checks_failed` (None: DEFAULT_ATTEMPTS).
+    checks: tuple[HookSpec, ...] = ()
+    attempts: int | None = None
 
     def target(self, outcome: str) -> str:
         """Where an outcome sends the run; unmapped outcomes go to the next step."""
