@@ -12,7 +12,7 @@ from typing import Any
 
 from specd import git
 from specd.agents.base import AgentContext, Budget, Usage
-from specd.agents.factory import make_agent
+from specd.agents.factory import check_caps, make_agent
 from specd.engine import answers, cursor, notices, replan
 from specd.engine.brain import Brain
 from specd.engine.dispatch import Dispatcher
@@ -94,6 +94,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         limits = _limits(config, max_cost)
         store.budgets = {k: v for k, v in limits.__dict__.items() if k in BUDGET_KEYS}
         agent = make_agent(agent_spec, config.agent, AgentContext(human, events), project.root)
+        check_caps(agent, limits, config.source)
 
         def budget() -> Budget:
             return replace(limits, run_spent=Usage.from_dict(state.usage))
