@@ -17,7 +17,7 @@ from pathlib import Path
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from specd.executors.temporal import lookup
+from specd.executors.temporal import lookup, search
 from specd.executors.temporal.activities import Activities
 from specd.executors.temporal.seed import RemoteError, git_said
 from specd.executors.temporal.settings import Behaviour, Settings
@@ -43,6 +43,9 @@ async def serve(settings: Settings, own: Behaviour, remote: str, workdir: Path, 
                 say: Callable[[str], None]) -> None:
     check_remote(remote)
     client = await lookup.connect(settings)
+    if not await search.ensure(client, settings.namespace):
+        say(f"the namespace has no {search.NAME} search attribute and this worker may not add it: tasks show their "
+            f"status in the memo only; {search.HOW}")
     workdir.mkdir(parents=True, exist_ok=True)
     activities = Activities(workdir.resolve(), remote, own, say)
     stopping = asyncio.Event()
