@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -38,7 +37,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from specd.agents.proc import popen_child
 from specd.engine import control
-from specd.executors.temporal import answered, budget, clones, lookup
+from specd.executors.temporal import answered, attempt, budget, clones, lookup
 from specd.executors.temporal.job import REFUSED, Job, JobRefused, verify, within
 from specd.executors.temporal.lease import Lease
 from specd.executors.temporal.settings import Behaviour
@@ -46,8 +45,6 @@ from specd.git import publish
 from specd.state.checkpoint import Origin
 from specd.system import children
 from specd.tasks.project import Project
-
-Line = dict[str, Any] | None
 
 
 @dataclass
@@ -99,6 +96,8 @@ class Activities:
     @activity.defn(name="specd_run")
     async def run(self, raw: dict[str, Any]) -> dict[str, Any]:
         job = self._verified(raw)
+        if activity.info().attempt > 1 and await attempt.cancel_asked():  # the workflow may not have seen it yet
+            return {"task": job.task, "status": "CANCELLED", "reason": "cancelled"}
         key = f"{job.key}/{job.task}"
         slot = self.slots.setdefault(key, _Slot())
         slot.latest += 1
@@ -108,7 +107,7 @@ class Activities:
                 slot.lease.give_up()
             await asyncio.to_thread(self._stop, slot.proc)
         lease = self._lease()
-        ticker = asyncio.create_task(_beat(beat, lease, lambda: self._lapsed(slot, lease)))
+        ticker = asyncio.create_task(attempt.beat(beat, lease, lambda: self._lapsed(slot, lease)))
         try:
             async with slot.lock:
                 return await self._attempt(job, slot, mine, beat, lease)
@@ -174,7 +173,7 @@ class Activities:
         argv += [f"--{self.own.mode}"] if self.own.mode else []
         argv += ["--agent", self.own.agent] if self.own.agent else []
         argv += ["--max-cost", f"{cap:.6f}"] if cap is not None else []
-        loop, lines = asyncio.get_running_loop(), asyncio.Queue[Line]()
+        loop, lines = asyncio.get_running_loop(), asyncio.Queue[attempt.Line]()
         errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed below); outside the clone: never committed
         # SPECD_GIT_PUSH: the run pushes each step commit itself, before its next step starts, under the lease
         env = {**os.environ, "SPECD_GIT_PUSH": "origin", publish.LEASE: str(lease.path)}
@@ -182,7 +181,7 @@ class Activities:
                            stderr=errors)
         self.running.add(proc)
         slot.proc, slot.lease = proc, lease
-        threading.Thread(target=_read, args=(proc, loop, lines), daemon=True).start()
+        threading.Thread(target=attempt.read, args=(proc, loop, lines), daemon=True).start()
         step, finished = "", {}
         try:
             while (event := await lines.get()) is not None:
@@ -231,7 +230,7 @@ class Activities:
         """Mark the task CANCELLED where everyone reads it: on the remote's branch."""
         job = self._verified(raw)
         task = job.task
-        ticker = asyncio.create_task(_beat({"step": "cancel"}, None, lambda: None))
+        ticker = asyncio.create_task(attempt.beat({"step": "cancel"}, None, lambda: None))
         try:
             clone = await asyncio.to_thread(self._clone, job, ())
             # a workflow's cancel carries no data: from another clone, by someone it cannot name
@@ -262,27 +261,3 @@ class Activities:
         job = self._verified(raw)
         found = await lookup.state(activity.client(), job.key, job.task)
         return found is None or not found["running"] or found["status"] == "WAITING_FOR_HUMAN"
-
-
-async def _beat(beat: dict[str, str], lease: Lease | None, lapsed: Callable[[], None]) -> None:
-    """Heartbeat on a timer, whatever the child prints or how long git takes: only a dead or frozen worker goes
-    silent. The lease is renewed with each heartbeat; once a renewal comes late, ``lapsed`` is called."""
-    every = min(1.0, (activity.info().heartbeat_timeout or timedelta(seconds=6)).total_seconds() / 6)
-    while True:
-        activity.heartbeat(dict(beat))
-        if lease is not None and not lease.renew():
-            lapsed()
-            return
-        await asyncio.sleep(every)
-
-
-def _read(proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[Line]) -> None:
-    assert proc.stdout is not None
-    for raw in proc.stdout:
-        try:
-            event = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and "kind" in event:
-            loop.call_soon_threadsafe(lines.put_nowait, event)
-    loop.call_soon_threadsafe(lines.put_nowait, None)

@@ -32,7 +32,5 @@ async def ensure(client: Client, namespace: str) -> bool:
         await client.operator_service.add_search_attributes(AddSearchAttributesRequest(
             namespace=namespace, search_attributes={NAME: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD}), timeout=RPC)
     except RPCError as exc:
-        if "already" in str(exc).lower():  # another submitter or worker registered it just now
-            return True
-        return False
+        return "already" in str(exc).lower()  # true when another submitter or worker registered it just now
     return True

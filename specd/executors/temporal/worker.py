@@ -58,7 +58,9 @@ async def serve(settings: Settings, own: Behaviour, remote: str, workdir: Path, 
                     activities=[activities.run, activities.cancel, activities.needs, activities.settled],
                     workflow_runner=runner,
                     max_concurrent_activities=jobs, graceful_shutdown_timeout=timedelta(seconds=0),
-                    max_heartbeat_throttle_interval=throttle(settings.heartbeat_timeout))
+                    max_heartbeat_throttle_interval=throttle(settings.heartbeat_timeout),
+                    # a dead worker's workflows (a cancel, an answer) move to another worker this soon
+                    sticky_queue_schedule_to_start_timeout=throttle(settings.heartbeat_timeout) * 2)
     async with worker:
         say(f"worker polling {settings.task_queue!r} at {settings.address} (namespace {settings.namespace}), "
             f"up to {jobs} step(s) at once, clones in {workdir}; {_runs(own)}")

@@ -3,8 +3,10 @@
     wait until every needed task's workflow completed  (an activity reads them; a signal from a need wakes it)
     with the run's -j N: wait until the task N places before it in the run settled (ended, or waits for a human)
     loop: run the task until it stops or waits        (activity `specd_run`, on any worker, heartbeating)
-          waiting for a human? hold until the answer signal arrives, then run again with that answer
-    cancelled? an activity marks the task CANCELLED and pushes that
+          waiting for a human? hold until the answer signal arrives, then run again with that answer, which
+          the workflow keeps with an id of its own: every attempt carries it, and it is applied once
+    cancel signal (kept until acted on): the running step is stopped, an activity marks the task CANCELLED
+    and pushes that; Temporal's own cancel does the same
 
 The job and every result are small dicts of names, statuses and summaries: no prompt, transcript or environment.
 Anyone who reaches Temporal can start one, so every activity verifies the job before it acts (``job.verify``); a
@@ -103,11 +105,9 @@ class TaskWorkflow:
             self._check()
             self._status("IN_PROGRESS", "")
             stopped = await self._one_run({**job, "answer": given}, options)
+            self._check()  # a cancel seen with the step's end was asked before it ended: it wins
             if stopped["status"] != "WAITING_FOR_HUMAN":
-                if stopped["status"] not in FINAL:
-                    self._check()
                 return stopped
-            self._check()
             self._status("WAITING_FOR_HUMAN", stopped.get("reason", ""))
             await self._tell(job.get("next") or [], job)
             await workflow.wait_condition(lambda: bool(self.answers) or self.cancelled is not None)
