@@ -159,8 +159,8 @@ def listing_on_temporal(project: Project, rows: list[dict[str, Any]], look: Call
     `specd status TASK` shows it: what its workers pushed. True when any row changed."""
     from specd.executors.temporal import record
 
-    asked = any(options.values())
-    names = [row["task"] for row in rows if asked or record.where(project, row["task"])]
+    asked, recorded = any(options.values()), record.load(project)
+    names = [row["task"] for row in rows if asked or row["task"] in recorded]
     if not names:
         return False
     from specd.executors.temporal import require
