@@ -163,8 +163,13 @@ def listing_on_temporal(project: Project, rows: list[dict[str, Any]], look: Call
     names = [row["task"] for row in rows if asked or row["task"] in recorded]
     if not names:
         return False
-    from specd.executors.temporal import require
+    from specd.commands.common import warn
+    from specd.executors.temporal import INSTALL, available, require
 
+    if not asked and not available():
+        warn([f"{', '.join(names)} run on Temporal, and temporalio is not installed (`{INSTALL}`): their rows show "
+              "this clone's copy, not what the workers pushed"])
+        return False
     require()
     import asyncio
 
@@ -172,6 +177,8 @@ def listing_on_temporal(project: Project, rows: list[dict[str, Any]], look: Call
     from specd.executors.temporal.ids import repo_key
 
     settings = {name: settings_from(project, options, name) for name in names}
+
+    unreached: dict[str, tuple[str, list[str]]] = {}  # address: why, and the tasks it runs
 
     async def go() -> dict[str, dict[str, Any]]:
         clients: dict[tuple[str, str], Any] = {}
@@ -181,13 +188,25 @@ def listing_on_temporal(project: Project, rows: list[dict[str, Any]], look: Call
             if where is None:
                 continue
             at = (where.address, where.namespace)
-            clients[at] = clients.get(at) or await lookup.connect(where)
+            if where.address in unreached:
+                unreached[where.address][1].append(name)
+                continue
+            try:
+                clients[at] = clients.get(at) or await lookup.connect(where)
+            except lookup.TemporalError as exc:
+                if asked:  # asked for by flag: refused as `status TASK --temporal` is
+                    raise
+                unreached[where.address] = (exc.message, [name])
+                continue
             state = await lookup.state(clients[at], repo_key(project.root), name)
             if state is not None:
                 found[name] = state
         return found
 
     found = asyncio.run(go())
+    # the listing still answers: those rows are this clone's copy, and it says so
+    warn([f"{why}; the rows of {', '.join(tasks)} show this clone's copy, not what the workers pushed"
+          for why, tasks in unreached.values()])
     for row in rows:
         if row["task"] in found:
             name = row["task"]
