@@ -1,7 +1,7 @@
 """The activities: everything that touches files, git or an agent, on a worker, in that worker's clone.
 
-``specd_run`` brings the task's clone up to the remote's branch (needs merged in), applies a held gate's answer
-as `specd approve/reject/skip` would, then runs `specd continue TASK --json` there as a child process (the seam,
+``specd_run`` brings the task's clone to the remote's branch (needs merged in), applies a held gate's answer
+as `specd approve/reject/skip` would (once: see answered.py), then runs `specd continue TASK --json` there as a child process (the seam,
 with the same agents, jail, budgets and redaction as a local run). The run pushes each step commit before its
 next step starts, and the activity heartbeats the current step on a timer for its whole life (clone, push and
 step alike), so a dead worker is noticed within the heartbeat timeout and the step runs again elsewhere from the
@@ -9,7 +9,9 @@ last pushed commit.
 
 One attempt of a task at a time on a worker: Temporal starts a new attempt only once it holds the last one dead,
 so an older attempt still running here (its heartbeats were late) is stopped, and never pushes, before the new
-one touches the clone they share.
+one touches the clone they share. On another worker it cannot be stopped, so each attempt holds a lease its
+heartbeat timer renews (lease.py): once a renewal comes late, its child pushes nothing more and stops, and the
+attempt's result is not used.
 
 Every activity first verifies its job (``job.verify``): the task, key and needs it names, and nothing of how to
 run. The agent, mode and --max-cost of the child are this worker's own. A job that fails is refused as a
