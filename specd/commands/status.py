@@ -105,7 +105,15 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     if isinstance(data, list):
         problem = graph.annotate(data)  # said once; every task is still listed
         warn([problem] if problem else [])
-        if memo and data:
+        from specd.commands.temporal import listing_on_temporal
+
+        if data and listing_on_temporal(project, data, lambda p, name: task_status(p, name, broken=broken),
+                                        temporal):
+            from specd.tasks import listing_memo
+
+            keep = []  # the rows of tasks on Temporal come from its server, which no memo watches
+            listing_memo.forget(project)
+        if data and (memo or not sys.stdout.isatty() or as_json):
             return _listing(project, data, as_json, before, config, keep, [*notes, *([problem] if problem else [])])
     if as_json:
         from specd.commands.envelope import emit

@@ -89,11 +89,13 @@ def answer_on_temporal(project: Project, task: str, verb: str, note: str, option
         client = await lookup.connect(settings)
         key = repo_key(project.root)
         found = await lookup.state(client, key, task)
+        if found is not None and not found["running"] and verb == "cancel":
+            return f"its workflow already ended ({found['status']}); nothing to cancel"
         if found is None or not found["running"]:
             return None
         handle = lookup.handle(client, key, task)
-        if verb == "cancel":
-            await handle.cancel(rpc_timeout=lookup.RPC)
+        if verb == "cancel":  # a signal the workflow keeps until it acts on it: during a step, between, waiting
+            await handle.signal("cancel", {"by": who(project.root)}, rpc_timeout=lookup.RPC)
             # as a local cancel waits for the run to stop: the step stops at its next heartbeat
             for _ in range(int(STOP_WAIT / 0.5)):
                 found = await lookup.state(client, key, task)
@@ -123,8 +125,8 @@ def status_on_temporal(project: Project, task: str, look: Callable[[Project], di
     require()
     import asyncio
 
-    from specd.executors.temporal import lookup, pushed
-    from specd.executors.temporal.ids import repo_key, workflow_id
+    from specd.executors.temporal import lookup
+    from specd.executors.temporal.ids import repo_key
 
     async def go() -> dict[str, Any] | None:
         client = await lookup.connect(settings)
@@ -133,8 +135,89 @@ def status_on_temporal(project: Project, task: str, look: Callable[[Project], di
     found = asyncio.run(go())
     if found is None:
         return None
+    return _on_temporal(project, settings, task, look, found)
+
+
+def _on_temporal(project: Project, settings: Any, task: str, look: Callable[[Project], dict[str, Any]],
+                 found: dict[str, Any]) -> dict[str, Any]:
+    """The task as its workers last pushed it, with its workflow's state, and the command that answers it."""
+    from specd.executors.temporal import pushed
+    from specd.executors.temporal.ids import repo_key, workflow_id
+
     data = pushed.read(project, settings.remote, task, look) or {"task": task, "status": found["status"]}
+    if data.get("status") == "WAITING_FOR_HUMAN":
+        data["hint"] = f"specd approve {task}"  # signals the workflow (this clone knows where it runs)
     wid = workflow_id(repo_key(project.root), task)
     return data | {"branch": f"specd/{task}", "temporal": {
         "workflow_id": wid, "running": found["running"], "status": found["status"], "reason": found["reason"],
         "step": found["step"], "ui": settings.ui_link(wid)}}
+
+
+def listing_on_temporal(project: Project, rows: list[dict[str, Any]], look: Callable[[Project, str], dict[str, Any]],
+                        options: dict[str, Any]) -> bool:
+    """Each row of a task run on Temporal (submitted from this clone, or every row given --temporal) as
+    `specd status TASK` shows it: what its workers pushed. True when any row changed."""
+    from specd.executors.temporal import record
+
+    asked, recorded = any(options.values()), record.load(project)
+    names = [row["task"] for row in rows if asked or row["task"] in recorded]
+    if not names:
+        return False
+    from specd.commands.common import warn
+    from specd.executors.temporal import INSTALL, available, require
+
+    if not asked and not available():
+        warn([f"{', '.join(names)} run on Temporal, and temporalio is not installed (`{INSTALL}`): their rows show "
+              "this clone's copy, not what the workers pushed"])
+        return False
+    require()
+    import asyncio
+
+    from specd.executors.temporal import lookup
+    from specd.executors.temporal.ids import repo_key
+
+    settings = {name: settings_from(project, options, name) for name in names}
+
+    unreached: dict[str, tuple[str, list[str]]] = {}  # address: why, and the tasks it runs
+
+    async def go() -> dict[str, dict[str, Any]]:
+        clients: dict[tuple[str, str], Any] = {}
+        found: dict[str, dict[str, Any]] = {}
+        for name in names:
+            where = settings[name]
+            if where is None:
+                continue
+            at = (where.address, where.namespace)
+            if where.address in unreached:
+                unreached[where.address][1].append(name)
+                continue
+            try:
+                clients[at] = clients.get(at) or await lookup.connect(where)
+            except lookup.TemporalError as exc:
+                if asked:  # asked for by flag: refused as `status TASK --temporal` is
+                    raise
+                unreached[where.address] = (exc.message, [name])
+                continue
+            state = await lookup.state(clients[at], repo_key(project.root), name)
+            if state is not None:
+                found[name] = state
+        return found
+
+    found = asyncio.run(go())
+    # the listing still answers: those rows are this clone's copy, and it says so
+    warn([f"{why}; the rows of {', '.join(tasks)} show this clone's copy, not what the workers pushed"
+          for why, tasks in unreached.values()])
+    for row in rows:
+        if row["task"] in found:
+            name = row["task"]
+            data = _on_temporal(project, settings[name], name, _one(look, name), found[name])
+            row.update({k: v for k, v in data.items() if k in row and k not in LOCAL} | {
+                "branch": data["branch"], "temporal": data["temporal"]})
+    return bool(found)
+
+
+def _one(look: Callable[[Project, str], dict[str, Any]], name: str) -> Callable[[Project], dict[str, Any]]:
+    return lambda project: look(project, name)
+
+
+LOCAL = ("task", "folder", "needs", "ready", "waits_for")  # what a listing row says of this clone, kept as is

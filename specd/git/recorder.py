@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.events import Event, EventBus
-from specd.git import paths, tree
+from specd.git import paths, publish, tree
 from specd.git.barrier import Barrier
 from specd.git.carry import HARMLESS, Carry
 from specd.git.journal import Journal, Pending, short_name
@@ -257,10 +257,10 @@ class GitRecorder:
     def _publish(self) -> None:
         """With SPECD_GIT_PUSH=<remote> (a Temporal worker's run), each commit is pushed at once; the "starting"
         commit holds the state that says the step before finished, and is pushed before the step's agent starts,
-        so a worker that dies in a step never takes a finished step with it."""
+        so a worker that dies in a step never takes a finished step with it. A lapsed lease stops the run."""
         remote = os.environ.get("SPECD_GIT_PUSH")
         if remote:
-            self.repo.run("push", "--quiet", "--no-verify", remote, "HEAD")
+            publish.push(self.repo, remote)  # under the worker's lease, a fast-forward only (git/publish.py)
 
     def _journal_done(self, done: set[str]) -> None:
         if not self.made.work.keys() & done:

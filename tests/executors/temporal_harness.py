@@ -145,16 +145,27 @@ class TemporalExecutor:
 
     def start_workers(self, env: dict[str, str] | None = None) -> None:
         self.worker_env = env or {}
+        self.workers.extend(self._worker(number) for number in range(self.count))
+
+    def _worker(self, number: int) -> subprocess.Popen[bytes]:
+        """Worker ``number``, with its own work folder (the same one each time it is started again)."""
         own = ["--agent", self.repo.agent(), f"--{self.mode}"]  # how every task runs: the worker's own flags
-        for number in range(self.count):
-            log = self.workdir.parent / f"worker-{number}-{len(self.logs)}.log"
-            self.logs.append(log)
-            with log.open("wb") as out:
-                self.workers.append(subprocess.Popen(
-                    [sys.executable, "-m", "specd", "worker", *self.flags(), "--remote", str(self.remote),
-                     "--workdir", str(self.workdir / f"w{number}"), "-j", str(self.jobs), *own],
-                    cwd=self.repo.root.parent, env={**self.repo.env, **(env or {})}, stdin=subprocess.DEVNULL,
-                    stdout=out, stderr=out))
+        log = self.workdir.parent / f"worker-{number}-{len(self.logs)}.log"
+        self.logs.append(log)
+        with log.open("wb") as out:
+            return subprocess.Popen(
+                [sys.executable, "-m", "specd", "worker", *self.flags(), "--remote", str(self.remote),
+                 "--workdir", str(self.workdir / f"w{number}"), "-j", str(self.jobs), *own],
+                cwd=self.repo.root.parent, env={**self.repo.env, **self.worker_env}, stdin=subprocess.DEVNULL,
+                stdout=out, stderr=out)
+
+    def kill9(self, number: int) -> None:
+        """SIGKILL worker ``number`` (its children die with it), then start it again on the same folder."""
+        proc = self.workers[number]
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        self.workers[number] = self._worker(number)
 
     def close(self, sig: int = signal.SIGTERM) -> None:
         for proc in self.workers:

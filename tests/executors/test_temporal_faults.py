@@ -142,3 +142,21 @@ def test_worker_json_says_each_line_as_an_object_and_ends_with_an_envelope(
     assert not list(Draft202012Validator(schema).iter_errors(refused_envelope(repo, temporal_server)))
     assert lines[-1]["ok"] is True
     assert lines[-1]["stopped"] is True
+
+
+def test_the_listing_answers_when_the_server_of_a_submitted_task_is_gone(repo: Repo) -> None:
+    """In the clone that submitted a task, `specd status` reads it from Temporal; with that server gone (or
+    temporalio missing) the listing still answers, from this clone's copy, and says why."""
+    from specd.executors.temporal import record
+    from specd.executors.temporal.settings import Settings
+    from specd.tasks.project import Project
+
+    repo.new("a")
+    record.save(Project(repo.root), Settings(address=f"127.0.0.1:{free_port()}"), ["a"])
+    done = repo.specd("status")
+    assert done.returncode == 0, done.stderr
+    assert "a    NOT_STARTED" in done.stdout or "NOT_STARTED" in done.stdout.splitlines()[1]
+    assert "cannot reach Temporal" in done.stderr
+    assert "the rows of a show this clone's copy" in done.stderr
+    asked = repo.specd("status", "--temporal", f"127.0.0.1:{free_port()}")  # asked for: refused, one line
+    one_line_error(asked, "cannot reach Temporal")

@@ -1,7 +1,7 @@
 """The activities: everything that touches files, git or an agent, on a worker, in that worker's clone.
 
-``specd_run`` brings the task's clone up to the remote's branch (needs merged in), applies a held gate's answer
-as `specd approve/reject/skip` would, then runs `specd continue TASK --json` there as a child process (the seam,
+``specd_run`` brings the task's clone to the remote's branch (needs merged in), applies a held gate's answer
+as `specd approve/reject/skip` would (once: see answered.py), then runs `specd continue TASK --json` there as a child process (the seam,
 with the same agents, jail, budgets and redaction as a local run). The run pushes each step commit before its
 next step starts, and the activity heartbeats the current step on a timer for its whole life (clone, push and
 step alike), so a dead worker is noticed within the heartbeat timeout and the step runs again elsewhere from the
@@ -9,7 +9,9 @@ last pushed commit.
 
 One attempt of a task at a time on a worker: Temporal starts a new attempt only once it holds the last one dead,
 so an older attempt still running here (its heartbeats were late) is stopped, and never pushes, before the new
-one touches the clone they share.
+one touches the clone they share. On another worker it cannot be stopped, so each attempt holds a lease its
+heartbeat timer renews (lease.py): once a renewal comes late, its child pushes nothing more and stops, and the
+attempt's result is not used.
 
 Every activity first verifies its job (``job.verify``): the task, key and needs it names, and nothing of how to
 run. The agent, mode and --max-cost of the child are this worker's own. A job that fails is refused as a
@@ -20,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -38,14 +39,14 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from specd.agents.proc import popen_child
 from specd.engine import control
-from specd.executors.temporal import budget, clones, lookup
+from specd.executors.temporal import answered, attempt, budget, clones, lookup
 from specd.executors.temporal.job import REFUSED, Job, JobRefused, verify, within
+from specd.executors.temporal.lease import Lease
 from specd.executors.temporal.settings import Behaviour
+from specd.git import publish
 from specd.state.checkpoint import Origin
 from specd.system import children
 from specd.tasks.project import Project
-
-Line = dict[str, Any] | None
 
 
 @dataclass
@@ -55,10 +56,12 @@ class _Slot:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     latest: int = 0
     proc: subprocess.Popen[bytes] | None = None
+    lease: Lease | None = None  # the running attempt's: given up before it is stopped
 
 
 class Superseded(Exception):
-    """A later attempt of the same task started on this worker: this one stops and pushes nothing."""
+    """A later attempt of the same task started on this worker, or this attempt's lease lapsed (its heartbeats
+    came late, so Temporal may have started another elsewhere): this one stops and pushes nothing."""
 
 
 class Activities:
@@ -67,10 +70,13 @@ class Activities:
         self.workdir, self.remote, self.own = workdir, remote, own or Behaviour()
         self.say = say or activity.logger.warning
         self.running: set[subprocess.Popen[bytes]] = set()
+        self.leases: set[Lease] = set()
         self.slots: dict[str, _Slot] = {}
 
     def stop_all(self) -> None:
         """The worker is stopping: every child saves its state and ends ABORTED (nothing is pushed)."""
+        for lease in list(self.leases):
+            lease.give_up()
         for proc in list(self.running):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(proc.pid, signal.SIGTERM)
@@ -92,44 +98,61 @@ class Activities:
     @activity.defn(name="specd_run")
     async def run(self, raw: dict[str, Any]) -> dict[str, Any]:
         job = self._verified(raw)
+        if activity.info().attempt > 1 and await attempt.cancel_asked():  # the workflow may not have seen it yet
+            return {"task": job.task, "status": "CANCELLED", "reason": "cancelled"}
         key = f"{job.key}/{job.task}"
         slot = self.slots.setdefault(key, _Slot())
         slot.latest += 1
         mine, beat = slot.latest, {"step": ""}
         if slot.proc is not None:  # an older attempt still runs here: Temporal has given up on it
+            if slot.lease is not None:
+                slot.lease.give_up()
             await asyncio.to_thread(self._stop, slot.proc)
-        ticker = asyncio.create_task(_beat(beat))
+        lease = self._lease()
+        ticker = asyncio.create_task(attempt.beat(beat, lease, lambda: self._lapsed(slot, lease)))
         try:
             async with slot.lock:
-                return await self._attempt(job, slot, mine, beat)
+                return await self._attempt(job, slot, mine, beat, lease)
         except Superseded:
-            raise ApplicationError(f"{job.task}: a later attempt took over on this worker") from None
+            raise ApplicationError(f"{job.task}: this attempt was superseded (a later attempt took over on this "
+                                   "worker, or its lease lapsed); it pushed nothing more") from None
         finally:
             ticker.cancel()
+            self.leases.discard(lease)
+            lease.close()
             if slot.latest == mine and self.slots.get(key) is slot:  # the last attempt here: a long-lived worker
                 del self.slots[key]  # keeps no slot per task it ever ran
 
-    async def _attempt(self, job: Job, slot: _Slot, mine: int, beat: dict[str, str]) -> dict[str, Any]:
+    def _lease(self) -> Lease:
+        length = (activity.info().heartbeat_timeout or timedelta(seconds=30)).total_seconds() / 2
+        lease = Lease(self.workdir / ".leases", length)
+        self.leases.add(lease)
+        return lease
+
+    def _lapsed(self, slot: _Slot, lease: Lease) -> None:
+        """The lease lapsed: the child (if this attempt's) stops now, and pushes nothing."""
+        lease.give_up()
+        if slot.lease is lease and slot.proc is not None:
+            threading.Thread(target=self._stop, args=(slot.proc,), daemon=True).start()
+
+    async def _attempt(self, job: Job, slot: _Slot, mine: int, beat: dict[str, str], lease: Lease) -> dict[str, Any]:
         def current() -> None:
-            if slot.latest != mine:
+            if slot.latest != mine or not lease.held():
                 raise Superseded
 
         task = job.task
         try:
             current()
+            # from the remote's branch, always: a commit this clone never pushed may be a superseded attempt's
             clone = await asyncio.to_thread(self._clone, job, job.needs)
-            await asyncio.to_thread(clones.push, clone)
-            if job.answer:
-                verb, note, by = job.answer
-                # sent from another clone; who sent it came with the signal (nobody, from an older specd)
-                said = await asyncio.to_thread(control.answer, Project(clone.path), task, verb,
-                                               note if verb != "skip" else "", Origin("clone", by))
+            if job.answer:  # sent from another clone; who sent it came with the signal
+                said = await asyncio.to_thread(answered.apply, Project(clone.path), task, job.answer, job.answer_id)
                 activity.logger.info("%s: %s", task, said)
             # the worker's --max-cost; with the run's budget, what the whole run has left when that is less
             cap = await asyncio.to_thread(budget.cap, clone.path, task, job.budget, self.own.max_cost)
             current()
-            stopped = await self._continue(clone, job, cap, slot, beat)
-            current()
+            stopped = await self._continue(clone, job, cap, slot, beat, lease)
+            current()  # before the agent's result is used, and before the last push
             await asyncio.to_thread(clones.push, clone)
         except JobRefused as exc:
             raise self._refused(exc) from None
@@ -146,20 +169,21 @@ class Activities:
         return clone
 
     async def _continue(self, clone: clones.Clone, job: Job, cap: float | None, slot: _Slot,
-                        beat: dict[str, str]) -> dict[str, Any]:
+                        beat: dict[str, str], lease: Lease) -> dict[str, Any]:
         # how it runs is this worker's own; of the job, only the task (checked) reaches the command line
         argv = [sys.executable, "-m", "specd", "--project", str(clone.path), "continue", job.task, "--json"]
         argv += [f"--{self.own.mode}"] if self.own.mode else []
         argv += ["--agent", self.own.agent] if self.own.agent else []
         argv += ["--max-cost", f"{cap:.6f}"] if cap is not None else []
-        loop, lines = asyncio.get_running_loop(), asyncio.Queue[Line]()
+        loop, lines = asyncio.get_running_loop(), asyncio.Queue[attempt.Line]()
         errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed below); outside the clone: never committed
-        # SPECD_GIT_PUSH: the run pushes each step commit itself, before its next step starts
-        proc = popen_child(argv, env={**os.environ, "SPECD_GIT_PUSH": "origin"}, cwd=clone.path,
-                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
+        # SPECD_GIT_PUSH: the run pushes each step commit itself, before its next step starts, under the lease
+        env = {**os.environ, "SPECD_GIT_PUSH": "origin", publish.LEASE: str(lease.path)}
+        proc = popen_child(argv, env=env, cwd=clone.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                           stderr=errors)
         self.running.add(proc)
-        slot.proc = proc
-        threading.Thread(target=_read, args=(proc, loop, lines), daemon=True).start()
+        slot.proc, slot.lease = proc, lease
+        threading.Thread(target=attempt.read, args=(proc, loop, lines), daemon=True).start()
         step, finished = "", {}
         try:
             while (event := await lines.get()) is not None:
@@ -170,7 +194,8 @@ class Activities:
                 if kind == "run_finished":
                     finished = event
         except asyncio.CancelledError:
-            self._stop(proc)  # cancelled, or the worker stops: the child saves and ends ABORTED
+            lease.give_up()  # cancelled, or the worker stops: the child saves, ends ABORTED, and pushes nothing
+            self._stop(proc)
             errors.close()
             if activity.is_worker_shutdown():  # a failure, not a cancel: Temporal retries it elsewhere
                 raise ApplicationError(f"{job.task}: the worker stopped during step {step or '?'}") from None
@@ -178,12 +203,14 @@ class Activities:
         finally:
             self.running.discard(proc)
             if slot.proc is proc:
-                slot.proc = None
+                slot.proc, slot.lease = None, None
         with errors:
             errors.seek(0)
             said = errors.read().decode("utf-8", "replace").strip()
         code = await asyncio.to_thread(proc.wait)
         children.ended(proc.pid)
+        if not lease.held():
+            raise Superseded
         if activity.is_worker_shutdown() or (not finished and code == 130):
             raise ApplicationError(f"{job.task}: the worker stopped in the middle of step {step or '?'}; "
                                    "it runs again on another worker")
@@ -205,6 +232,7 @@ class Activities:
         """Mark the task CANCELLED where everyone reads it: on the remote's branch."""
         job = self._verified(raw)
         task = job.task
+        ticker = asyncio.create_task(attempt.beat({"step": "cancel"}, None, lambda: None))
         try:
             clone = await asyncio.to_thread(self._clone, job, ())
             # a workflow's cancel carries no data: from another clone, by someone it cannot name
@@ -214,8 +242,12 @@ class Activities:
             await asyncio.to_thread(clones.push, clone)
         except JobRefused as exc:
             raise self._refused(exc) from None
+        except clones.Overtaken as exc:  # a superseded attempt's last push: again, from the remote's branch
+            raise ApplicationError(str(exc)) from None
         except (clones.Refused, OSError) as exc:
             return f"cancelled; the task branch was not updated: {exc}"
+        finally:
+            ticker.cancel()
         return said
 
     @activity.defn(name="specd_needs")
@@ -231,23 +263,3 @@ class Activities:
         job = self._verified(raw)
         found = await lookup.state(activity.client(), job.key, job.task)
         return found is None or not found["running"] or found["status"] == "WAITING_FOR_HUMAN"
-
-
-async def _beat(beat: dict[str, str]) -> None:
-    """Heartbeat on a timer, whatever the child prints or how long git takes: only a dead worker goes silent."""
-    every = min(1.0, (activity.info().heartbeat_timeout or timedelta(seconds=6)).total_seconds() / 6)
-    while True:
-        activity.heartbeat(dict(beat))
-        await asyncio.sleep(every)
-
-
-def _read(proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[Line]) -> None:
-    assert proc.stdout is not None
-    for raw in proc.stdout:
-        try:
-            event = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and "kind" in event:
-            loop.call_soon_threadsafe(lines.put_nowait, event)
-    loop.call_soon_threadsafe(lines.put_nowait, None)

@@ -1,9 +1,10 @@
 """A worker's clone of the shared repository, one per task: ``<workdir>/<repo key>/<task>/`` on ``specd/<task>``.
 
-The remote's task branch is the truth: it holds every finished step. A clone that is ahead of it (a push that
-failed) keeps its commits and pushes them; one that is behind or diverged (another worker went on) is reset to
-it, which drops only the unpushed, unfinished step this worker was running. Pushes never force, so nothing
-already pushed is ever lost.
+The remote's task branch is the truth: it holds every finished step, and only what was pushed counts. Each
+attempt starts its clone again from that branch: a commit the clone never pushed (a push that failed, or a
+superseded attempt's, whose lease had lapsed) stays in the reflog and is never pushed later, so its step runs
+again. A push names the commit it expects the remote to hold and only fast-forwards from it; it never forces, so
+nothing already pushed is ever lost.
 """
 
 from __future__ import annotations
@@ -44,12 +45,11 @@ def prepare(workdir: Path, remote: str, key: str, task: str, needs: list[str]) -
         _run(tree.parent, "clone", "--quiet", "--no-checkout", remote, str(tree))
     else:
         _run(tree, "fetch", "--quiet", "--prune", "origin")
-    ours, theirs = f"refs/heads/{branch(task)}", f"refs/remotes/origin/{branch(task)}"
+    theirs = f"refs/remotes/origin/{branch(task)}"
     if not _exists(tree, theirs):
         raise Refused(f"branch {branch(task)} is not on {remote}: submit the task with `specd run {task} "
                       "--executor temporal` from a clone that pushes there")
-    keep = _exists(tree, ours) and _ancestor(tree, theirs, ours)
-    _run(tree, "checkout", "--quiet", "--force", "-B", branch(task), ours if keep else theirs)
+    _run(tree, "checkout", "--quiet", "--force", "-B", branch(task), theirs)
     _run(tree, "clean", "--quiet", "-fd")  # what an interrupted step here left behind is not anyone's work
     clone = Clone(tree, task, remote)
     for need in needs:
@@ -58,7 +58,13 @@ def prepare(workdir: Path, remote: str, key: str, task: str, needs: list[str]) -
 
 
 def push(clone: Clone) -> None:
-    done = git(clone.path, "push", "--quiet", "--no-verify", "origin", f"{branch(clone.task)}:{branch(clone.task)}")
+    name = branch(clone.task)
+    seen = git(clone.path, "rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{name}").stdout.strip()
+    if seen and not _ancestor(clone.path, seen, "HEAD"):
+        raise Overtaken(f"{clone.task}: {name} here no longer descends from what the remote held; the task goes on "
+                        "from the remote's branch")
+    expect = [f"--force-with-lease=refs/heads/{name}:{seen}"] if seen else []  # a fast-forward of exactly that
+    done = git(clone.path, "push", "--quiet", "--no-verify", *expect, "origin", f"{name}:refs/heads/{name}")
     if done.returncode == 0:
         return
     said = [line.strip() for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()]

@@ -22,7 +22,7 @@ from specd.executors.temporal.ids import KEY_RULE, is_key, workflow_id
 from specd.executors.temporal.settings import Behaviour
 from specd.tasks.task import check_name
 
-DATA = ("task", "key", "needs", "after", "dependants", "next", "answer", "budget", "heartbeat_timeout")
+DATA = ("task", "key", "needs", "after", "dependants", "next", "answer", "budget", "heartbeat_timeout", "search")
 ASKED = ("agent", "mode")  # what the submitter asked for: compared with the worker's own, never obeyed
 ANSWERS = ("approve", "reject", "skip")
 SHOWN = 60  # characters of a refused value quoted back: enough to recognise it, never a flood in the logs
@@ -43,6 +43,7 @@ class Job:
     needs: tuple[str, ...] = ()
     answer: tuple[str, str, str] | None = None  # a held gate's (verb, note, who sent it: "" when unsaid)
     budget: dict[str, Any] | None = None  # the run's --max-cost; it can only lower what the worker allows
+    answer_id: str = ""  # the workflow's id of that answer: applied once, however many attempts carry it
 
 
 def verify(raw: Any, own: Behaviour) -> Job:
@@ -63,9 +64,13 @@ def verify(raw: Any, own: Behaviour) -> Job:
         for i, other in enumerate(_list(field, raw.get(field))):
             _workflow(f"{field}[{i}]", other, str(key))
     _seconds("heartbeat_timeout", raw.get("heartbeat_timeout"))
+    if raw.get("search") not in (None, True, False):
+        raise JobRefused(f"field search: {_shown(raw['search'])} is not true or false")
     _asked_agent(raw.get("agent"), own.agent)
     _asked_mode(raw.get("mode"), own.mode)
-    return Job(task, str(key), needs, _answer(raw.get("answer")), _budget(raw.get("budget")))
+    given = _answer(raw.get("answer"))
+    return Job(task, str(key), needs, given[:3] if given else None, _budget(raw.get("budget")),
+               given[3] if given else "")
 
 
 def within(workdir: Path, *parts: str) -> Path:
@@ -131,16 +136,16 @@ def _asked_mode(asked: Any, own: str | None) -> None:
                      "Submit without a mode flag, or to workers started with that mode")
 
 
-def _answer(value: Any) -> tuple[str, str, str] | None:
+def _answer(value: Any) -> tuple[str, str, str, str] | None:
     if value is None:
         return None
-    note = value.get("note") if isinstance(value, dict) else None
-    by = value.get("by") if isinstance(value, dict) else None
-    if not isinstance(value, dict) or value.get("answer") not in ANSWERS or set(value) - {"answer", "note", "by"} \
-            or not isinstance(note or "", str) or not isinstance(by or "", str) or len(by or "") > 200:
+    note, by, ident = (value.get(name) if isinstance(value, dict) else None for name in ("note", "by", "id"))
+    if not isinstance(value, dict) or value.get("answer") not in ANSWERS \
+            or set(value) - {"answer", "note", "by", "id"} or not isinstance(note or "", str) \
+            or not all(isinstance(text or "", str) and len(text or "") <= 200 for text in (by, ident)):
         raise JobRefused(f"field answer: {_shown(value)} is not a gate's answer, "
-                         '{"answer": "approve" | "reject" | "skip", "note": TEXT, "by": WHO}')
-    return str(value["answer"]), str(note or ""), str(by or "")
+                         '{"answer": "approve" | "reject" | "skip", "note": TEXT, "by": WHO, "id": ID}')
+    return str(value["answer"]), str(note or ""), str(by or ""), str(ident or "")
 
 
 def _budget(value: Any) -> dict[str, Any] | None:

@@ -14,7 +14,7 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 
 from specd.executors.local import current_status, targets
-from specd.executors.temporal import budget, lookup, record, seed
+from specd.executors.temporal import budget, lookup, record, search, seed
 from specd.executors.temporal.ids import branch, repo_key, workflow_id
 from specd.executors.temporal.settings import Settings
 from specd.executors.temporal.workflow import NAME
@@ -72,6 +72,9 @@ async def submit(client: Client, project: Project, settings: Settings, names: li
             "heartbeat_timeout": settings.heartbeat_timeout})
         out.append(Submitted(task, wid, "started"))
     _across_the_run(project, settings, options, jobs)
+    if jobs and await search.ensure(client, settings.namespace):
+        for job in jobs:
+            job["search"] = True
     for job in jobs:
         await client.start_workflow(NAME, job, id=workflow_id(key, job["task"]), task_queue=settings.task_queue,
                                     id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,

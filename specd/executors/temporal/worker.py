@@ -17,7 +17,7 @@ from pathlib import Path
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
-from specd.executors.temporal import lookup
+from specd.executors.temporal import lookup, search
 from specd.executors.temporal.activities import Activities
 from specd.executors.temporal.seed import RemoteError, git_said
 from specd.executors.temporal.settings import Behaviour, Settings
@@ -43,6 +43,9 @@ async def serve(settings: Settings, own: Behaviour, remote: str, workdir: Path, 
                 say: Callable[[str], None]) -> None:
     check_remote(remote)
     client = await lookup.connect(settings)
+    if not await search.ensure(client, settings.namespace):
+        say(f"the namespace has no {search.NAME} search attribute and this worker may not add it: tasks show their "
+            f"status in the memo only; {search.HOW}")
     workdir.mkdir(parents=True, exist_ok=True)
     activities = Activities(workdir.resolve(), remote, own, say)
     stopping = asyncio.Event()
@@ -55,7 +58,9 @@ async def serve(settings: Settings, own: Behaviour, remote: str, workdir: Path, 
                     activities=[activities.run, activities.cancel, activities.needs, activities.settled],
                     workflow_runner=runner,
                     max_concurrent_activities=jobs, graceful_shutdown_timeout=timedelta(seconds=0),
-                    max_heartbeat_throttle_interval=throttle(settings.heartbeat_timeout))
+                    max_heartbeat_throttle_interval=throttle(settings.heartbeat_timeout),
+                    # a dead worker's workflows (a cancel, an answer) move to another worker this soon
+                    sticky_queue_schedule_to_start_timeout=throttle(settings.heartbeat_timeout) * 2)
     async with worker:
         say(f"worker polling {settings.task_queue!r} at {settings.address} (namespace {settings.namespace}), "
             f"up to {jobs} step(s) at once, clones in {workdir}; {_runs(own)}")

@@ -3,8 +3,10 @@
     wait until every needed task's workflow completed  (an activity reads them; a signal from a need wakes it)
     with the run's -j N: wait until the task N places before it in the run settled (ended, or waits for a human)
     loop: run the task until it stops or waits        (activity `specd_run`, on any worker, heartbeating)
-          waiting for a human? hold until the answer signal arrives, then run again with that answer
-    cancelled? an activity marks the task CANCELLED and pushes that
+          waiting for a human? hold until the answer signal arrives, then run again with that answer, which
+          the workflow keeps with an id of its own: every attempt carries it, and it is applied once
+    cancel signal (kept until acted on): the running step is stopped, an activity marks the task CANCELLED
+    and pushes that; Temporal's own cancel does the same
 
 The job and every result are small dicts of names, statuses and summaries: no prompt, transcript or environment.
 Anyone who reaches Temporal can start one, so every activity verifies the job before it acts (``job.verify``); a
@@ -20,16 +22,21 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
+from temporalio.common import RetryPolicy, SearchAttributeKey
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 from temporalio.workflow import ActivityCancellationType
 
 from specd.executors.temporal.job import REFUSED
 
 NAME = "specd-task"
+STATUS = SearchAttributeKey.for_keyword("SpecdStatus")  # specd's status, to filter on (WAITING_FOR_HUMAN)
 FINAL = ("COMPLETE", "FAILED", "CANCELLED", "BLOCKED")
 # Polling the needs is only the fallback: a need that finishes signals its dependants at once.
 NEED_POLL = (1.0, 20.0)
+
+
+class Cancelled(Exception):
+    """The cancel signal arrived: the task ends CANCELLED, whatever the workflow was doing."""
 
 
 @workflow.defn(name=NAME)
@@ -37,6 +44,8 @@ class TaskWorkflow:
     def __init__(self) -> None:
         self.answers: list[dict[str, Any]] = []
         self.nudged = False
+        self.cancelled: dict[str, Any] | None = None
+        self.job: dict[str, Any] = {}
 
     @workflow.signal
     def answer(self, given: dict[str, Any]) -> None:
@@ -44,50 +53,99 @@ class TaskWorkflow:
         self.answers.append(given)
 
     @workflow.signal
+    def cancel(self, given: dict[str, Any] | None = None) -> None:
+        """End the task CANCELLED: a running step is stopped first. Kept until acted on, so a cancel that
+        arrives between steps, during one or while waiting is never lost, and a second one changes nothing."""
+        if self.cancelled is None:
+            self.cancelled = dict(given or {})
+
+    @workflow.signal
     def need_finished(self, task: str) -> None:
         self.nudged = True
 
     @workflow.run
     async def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        self.job = job
         heartbeat = _heartbeat(job.get("heartbeat_timeout"))
         steps = {"start_to_close_timeout": timedelta(days=7), "heartbeat_timeout": heartbeat,
                  "retry_policy": RetryPolicy(initial_interval=timedelta(seconds=1),
                                              maximum_interval=timedelta(seconds=10)),
                  "cancellation_type": ActivityCancellationType.WAIT_CANCELLATION_COMPLETED}
-        short = {"start_to_close_timeout": timedelta(minutes=5)}
+        short = {"start_to_close_timeout": timedelta(seconds=60)}  # a describe or two: no clone, no child
         try:
             await self._after(job, short)
             held = await self._needs(job, short)
             if held:
                 return {"task": job["task"], "status": "NOT_STARTED", "reason": "waits for " + ", ".join(held),
                         "waiting_for": held}
-            given: dict[str, Any] | None = None
-            while True:
-                workflow.upsert_memo({"status": "IN_PROGRESS", "reason": ""})
-                stopped: dict[str, Any] = await workflow.execute_activity(  # type: ignore[call-overload]
-                    "specd_run", {**job, "answer": given}, **steps)
-                if stopped["status"] != "WAITING_FOR_HUMAN":
-                    break
-                workflow.upsert_memo({"status": "WAITING_FOR_HUMAN", "reason": stopped.get("reason", "")})
-                await self._tell(job.get("next") or [], job)
-                await workflow.wait_condition(lambda: bool(self.answers))
-                given = self.answers.pop(0)
-        except (asyncio.CancelledError, ActivityError) as exc:
+            stopped = await self._steps(job, steps)
+        except (asyncio.CancelledError, ActivityError, Cancelled) as exc:
             if isinstance(exc, ActivityError) and isinstance(exc.cause, ApplicationError) \
                     and exc.cause.type == REFUSED:
-                workflow.upsert_memo({"status": "BLOCKED", "reason": exc.cause.message})
+                self._status("BLOCKED", exc.cause.message)
                 # BLOCKED, not FAILED: a submitter's mismatch is fixed and submitted again (a FAILED task is final)
                 raise ApplicationError(exc.cause.message, type=REFUSED, non_retryable=True) from None
-            # A cancel reaches the workflow as CancelledError, or, while its step ran, as that step's cancellation.
+            # Temporal's own cancel reaches the workflow as CancelledError, or, while its step ran, as that step's
+            # cancellation; specd's cancel is a signal (Cancelled)
             if isinstance(exc, ActivityError) and not isinstance(exc.cause, CancelledError):
                 raise
-            workflow.upsert_memo({"status": "CANCELLED", "reason": "cancelled"})
-            await workflow.execute_activity("specd_cancel", job, **short)  # type: ignore[call-overload]
-            await self._tell_dependants(job)
-            raise
-        workflow.upsert_memo({"status": stopped["status"], "reason": stopped.get("reason", "")})
+            await self._end_cancelled(job, steps)
+            if not isinstance(exc, Cancelled):
+                raise
+            return {"task": job["task"], "status": "CANCELLED", "reason": "cancelled"}
+        self._status(stopped["status"], stopped.get("reason", ""))
         await self._tell_dependants(job)
         return stopped
+
+    async def _steps(self, job: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        """Run the task until it stops; at a gate, hold until an answer (each kept with an id of its own, so
+        every attempt that carries it applies it once) or a cancel arrives."""
+        given: dict[str, Any] | None = None
+        while True:
+            self._check()
+            self._status("IN_PROGRESS", "")
+            stopped = await self._one_run({**job, "answer": given}, options)
+            self._check()  # a cancel seen with the step's end was asked before it ended: it wins
+            if stopped["status"] != "WAITING_FOR_HUMAN":
+                return stopped
+            self._status("WAITING_FOR_HUMAN", stopped.get("reason", ""))
+            await self._tell(job.get("next") or [], job)
+            await workflow.wait_condition(lambda: bool(self.answers) or self.cancelled is not None)
+            self._check()
+            given = {**self.answers.pop(0), "id": str(workflow.uuid4())}
+
+    def _status(self, status: str, reason: str) -> None:
+        """What `specd status` and Temporal's UI show: the memo (with the command that answers a waiting task,
+        from anywhere), and the SpecdStatus search attribute when the submitter found it registered (``search``
+        in the job: upserting an attribute the server lacks would fail the workflow)."""
+        task = self.job.get("task")
+        answer = f"specd approve {task} --temporal HOST:PORT [--note TEXT] (or reject --note TEXT, or skip)"
+        workflow.upsert_memo({"status": status, "reason": reason,
+                              "answer": answer if status == "WAITING_FOR_HUMAN" else None})
+        if self.job.get("search"):
+            workflow.upsert_search_attributes([STATUS.value_set(status)])
+
+    async def _one_run(self, job: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        """One specd_run activity; a cancel during it stops it (it pushes nothing more) and ends the task."""
+        run = workflow.start_activity("specd_run", job, **options)
+        await workflow.wait_condition(lambda: run.done() or self.cancelled is not None)
+        if not run.done():
+            run.cancel()
+            with contextlib.suppress(ActivityError, asyncio.CancelledError):
+                await run
+            raise Cancelled
+        stopped: dict[str, Any] = await run
+        return stopped
+
+    def _check(self) -> None:
+        if self.cancelled is not None:
+            raise Cancelled
+
+    async def _end_cancelled(self, job: dict[str, Any], options: dict[str, Any]) -> None:
+        self._status("CANCELLED", "cancelled")
+        cancel = {**options, "cancellation_type": ActivityCancellationType.TRY_CANCEL}
+        await workflow.execute_activity("specd_cancel", {**job, "answer": None}, **cancel)
+        await self._tell_dependants(job)
 
     async def _needs(self, job: dict[str, Any], options: dict[str, Any]) -> list[str]:
         """[] once every need COMPLETE; the needs that ended otherwise (never to complete without a human)."""
@@ -95,7 +153,8 @@ class TaskWorkflow:
             return []
         wait = NEED_POLL[0]
         while True:
-            workflow.upsert_memo({"status": "WAITING_FOR_NEEDS", "reason": ""})
+            self._check()
+            self._status("WAITING_FOR_NEEDS", "")
             states: dict[str, str] = await workflow.execute_activity("specd_needs", job, **options)
             ended = [need for need, state in states.items() if state not in ("COMPLETE", "RUNNING")]
             if ended:
@@ -104,7 +163,8 @@ class TaskWorkflow:
                 return []
             self.nudged = False
             with contextlib.suppress(TimeoutError):
-                await workflow.wait_condition(lambda: self.nudged, timeout=timedelta(seconds=wait))
+                await workflow.wait_condition(lambda: self.nudged or self.cancelled is not None,
+                                              timeout=timedelta(seconds=wait))
             wait = min(NEED_POLL[1], wait * 2)
 
     async def _after(self, job: dict[str, Any], options: dict[str, Any]) -> None:
@@ -113,12 +173,14 @@ class TaskWorkflow:
             return
         wait = NEED_POLL[0]
         while True:
-            workflow.upsert_memo({"status": "WAITING_FOR_NEEDS", "reason": ""})
+            self._check()
+            self._status("WAITING_FOR_NEEDS", "")
             if await workflow.execute_activity("specd_settled", {**job, "task": job["after"]}, **options):
                 return
             self.nudged = False
             with contextlib.suppress(TimeoutError):
-                await workflow.wait_condition(lambda: self.nudged, timeout=timedelta(seconds=wait))
+                await workflow.wait_condition(lambda: self.nudged or self.cancelled is not None,
+                                              timeout=timedelta(seconds=wait))
             wait = min(NEED_POLL[1], wait * 2)
 
     async def _tell_dependants(self, job: dict[str, Any]) -> None:
