@@ -93,7 +93,7 @@ def cancel(project: Project, task: str, origin: Origin) -> str:
         if state.status == "CANCELLED" and not stopped:
             return "it was already cancelled"
         checkpoint.record(state, origin, "cancel", state.current.step if state.current else None, was=state.status)
-        state.status, state.waiting = "CANCELLED", None  # (the stopped run may have set it already)
+        state.status, state.waiting, state.answered = "CANCELLED", None, ""  # (the stopped run may have set it)
         state.reason = f"cancelled; `specd rerun {task} --from STEP` starts again from a step"
         return "it is CANCELLED"
 
@@ -115,7 +115,7 @@ def retry(project: Project, task: str, origin: Origin) -> str:
                              fix=f"`specd continue {task}` goes on from where it stands")
         step = (state.waiting or {}).get("step") or (state.cursor[-1].step if state.cursor else None)
         checkpoint.record(state, origin, "retry", step, was=state.status)
-        state.status, state.waiting, state.reason = "IN_PROGRESS", None, ""
+        state.status, state.waiting, state.reason, state.answered = "IN_PROGRESS", None, "", "retry"
         return f"step {step!r} runs again"
 
     return edit(project, task, reopen, needs_pipeline=False)
@@ -147,7 +147,7 @@ def rerun(project: Project, task: str, step: str, phase: str | None, origin: Ori
         state.phases_completed = [p for p in state.phases_completed if phase is not None and p < phase]
         state.cursor, state.current, state.answer = frames, None, None
         checkpoint.record(state, origin, "rerun", step, phase=here, was=state.status)
-        state.status, state.waiting, state.reason = "IN_PROGRESS", None, ""
+        state.status, state.waiting, state.reason, state.answered = "IN_PROGRESS", None, "", "rerun"
         marked = len(state.history) - (first if first is not None else len(state.history))
         return f"the run starts again at {step!r}" + (f" (phase {phase})" if phase else "") + (
             f"; {marked} later history rows are kept, marked superseded" if marked else "")

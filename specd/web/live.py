@@ -16,7 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 from specd.redact import redact
-from specd.tasks import locate, logs, status_index
+from specd.state.lock import TaskLock
+from specd.tasks import idle, locate, logs, status_index
 from specd.tasks.project import Project
 
 POLL = 0.2  # seconds between looks
@@ -30,11 +31,18 @@ def sse(event: str, data: str) -> str:
 
 
 def read_status(folder: Path) -> str:
+    """The status the page shows: an IN_PROGRESS run no process holds is ANSWERED or STOPPED (tasks/idle.py)."""
     try:
         data = json.loads((folder / ".pipeline-state.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return "NOT_STARTED"
-    return str(data.get("status") or "NOT_STARTED") if isinstance(data, dict) else "NOT_STARTED"
+    if not isinstance(data, dict):
+        return "NOT_STARTED"
+    status = str(data.get("status") or "NOT_STARTED")
+    if status != "IN_PROGRESS":
+        return status
+    running = TaskLock(folder, folder.name).is_held()
+    return idle.shown(status, idle.idle_of(status, str(data.get("answered") or ""), running))
 
 
 async def task_stream(folder: Path, offset: int, gone: Disconnected) -> AsyncIterator[str]:
