@@ -28,6 +28,7 @@ from specd.tasks.status import task_status
 
 Mark = tuple[int, int]  # a run state file's change time and size
 READY = ("NOT_STARTED", "ABORTED")  # besides an idle IN_PROGRESS: what Run may start
+ASK_WAIT = 2.0  # seconds `ask` waits for the task's child to start (its worktree made), at most
 
 
 class ControlPlane(LocalExecutor):
@@ -60,8 +61,12 @@ class ControlPlane(LocalExecutor):
             raise UsageError(f"task {task!r} needs {', '.join(unmet)}, not complete yet",
                              fix=f"run those first: `specd run {task}` runs them and then {task}")
         self.asked.put(task)
-        return f"{task} starts now" + (f" ({len(self.running)} running, at most {self.settings.jobs})"
-                                       if len(self.running) >= self.settings.jobs else "")
+        if len(self.running) >= self.settings.jobs:
+            return f"{task} starts once a job is free ({len(self.running)} running, at most {self.settings.jobs})"
+        deadline = time.monotonic() + ASK_WAIT  # so the page the asker sees next already shows it running
+        while task not in self.running and time.monotonic() < deadline and not self.stopping:
+            time.sleep(0.05)
+        return f"{task} runs now"
 
     def _look(self, status: dict[str, str]) -> None:
         if time.monotonic() - self.looked < held.POLL:

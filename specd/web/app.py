@@ -83,12 +83,20 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         return await asyncio.to_thread(_task_page, request, said)
 
     async def task_events(request: Request) -> Response:
-        _, folder = paths.task_home(project, request.path_params["task"])
+        name = request.path_params["task"]
+        _, first = paths.task_home(project, name)
         try:
             offset = int(request.query_params.get("offset", "0"))
         except ValueError:
             offset = 0
-        return StreamingResponse(live.task_stream(folder, max(0, offset), request.is_disconnected),
+
+        def where() -> Path:  # the task's live folder now; where it was when a look cannot say
+            try:
+                return paths.task_home(project, name)[1]
+            except HTTPException:
+                return first
+
+        return StreamingResponse(live.task_stream(where, max(0, offset), request.is_disconnected),
                                  media_type="text/event-stream", headers={"Cache-Control": "no-store"})
 
     async def step(request: Request) -> Response:

@@ -45,12 +45,17 @@ def read_status(folder: Path) -> str:
     return idle.shown(status, idle.idle_of(status, str(data.get("answered") or ""), running))
 
 
-async def task_stream(folder: Path, offset: int, gone: Disconnected) -> AsyncIterator[str]:
-    """New journal events from ``offset`` on as readable lines, and the run's status whenever it changes."""
-    journal = folder / "events.jsonl"
+async def task_stream(where: Callable[[], Path], offset: int, gone: Disconnected) -> AsyncIterator[str]:
+    """New journal events from ``offset`` on as readable lines, and the run's status whenever it changes.
+    ``where`` says the task's live folder at each look: a task the control plane starts in a worktree moves
+    there, and the page follows it (from the start of the new folder's journal)."""
+    folder = await asyncio.to_thread(where)
     said, quiet = "", time.monotonic()
     while not await gone():
-        events, offset = await asyncio.to_thread(logs.read_events, journal, offset)
+        now = await asyncio.to_thread(where)
+        if now != folder:
+            folder, offset = now, 0
+        events, offset = await asyncio.to_thread(logs.read_events, folder / "events.jsonl", offset)
         status = await asyncio.to_thread(read_status, folder)
         spoke = bool(events) or status != said
         for event in events:
