@@ -22,7 +22,7 @@ from specd.errors import SpecdError, UsageError
 from specd.executors import held, worktrees
 from specd.executors.local import Listener, LocalExecutor, Settings, current_status
 from specd.tasks import graph as graphs
-from specd.tasks import home, idle, locate, status_index
+from specd.tasks import home, idle, locate
 from specd.tasks.project import Project
 from specd.tasks.status import task_status
 
@@ -74,39 +74,53 @@ class ControlPlane(LocalExecutor):
         self.looked = time.monotonic()
         while not self.asked.empty():
             self.backlog.append(self.asked.get())
+        folders = self._folders()
         for task in list(dict.fromkeys(self.backlog)):
             if task in self.running:
                 self.backlog.remove(task)
             elif self._may_start():
                 self.backlog.remove(task)
-                self._go(task, status)
-        for task, folder in self._folders().items():
+                self._go(task, folders.get(task), status)
+        for task, folder in folders.items():
             if task in self.running or task in self.waiting or not self._may_start():
                 continue
-            mark = _mark(folder)
-            if task in self.tried and self.tried[task] == mark:
+            if task in self.tried and self.tried[task] == _mark(folder):
                 continue  # started once from this very state and it did not move: wait for a change
             try:
-                if idle.goes_on(folder, task) and home.current(self.project, task).kind != "temporal":
-                    self._go(task, status)
+                ready = idle.goes_on(folder, task) and home.current(self.project, task).kind != "temporal"
             except SpecdError as exc:  # a task with broken files: said once, the others go on
-                self.tried[task] = mark
+                self.tried[task] = _mark(folder)
                 self.listener(task, {"kind": "task_broken", "reason": str(exc)})
+                continue
+            if ready:
+                self._go(task, folder, status)
 
-    def _go(self, task: str, status: dict[str, str]) -> None:
-        folder = self._folders().get(task)
+    def _go(self, task: str, folder: Path | None, status: dict[str, str]) -> None:
         self.tried[task] = _mark(folder) if folder else None
+        try:
+            self._start(task, self._needs(task, status), status)
+        except SpecdError as exc:  # its files, or a need's, do not load: said, and the plane goes on
+            self.listener(task, {"kind": "task_broken", "reason": str(exc)})
+
+    def _needs(self, task: str, status: dict[str, str]) -> tuple[str, ...]:
+        """What ``task`` needs, each with its status known to the executor (which merges their branches)."""
         if task not in self.graph:
             self.graph = graphs.load(self.project)  # a task made since the plane started
         for need in self.graph.get(task, ()):
             status.setdefault(need, current_status(self.project, need))
         status.setdefault(task, current_status(self.project, task))
-        self._start(task, self.graph.get(task, ()), status)
+        return self.graph.get(task, ())
 
     def _folders(self) -> dict[str, Path]:
-        """Every task's live folder: the main tree's, or its worktree's while it lives there."""
-        found = {name: Path(entries[0][0]) for name, entries in status_index.task_folders(self.project).items()
-                 if entries}
+        """Every task's live folder: the main tree's, or its worktree's while it lives there. One listing of
+        each folder, four times a second: what a run state file's change time says is read only when asked."""
+        found: dict[str, Path] = {}
+        for root in (self.project.features_dir, self.project.tasks_dir):  # tasks/ wins a name in both
+            try:
+                with os.scandir(root) as entries:
+                    found.update({e.name: Path(e.path) for e in entries if e.is_dir() and not e.name.startswith(".")})
+            except OSError:
+                continue
         for name in locate.in_worktrees(self.project):
             found[name] = locate.worktree_root(self.project, name) / ".specd" / "tasks" / name
         return found

@@ -50,7 +50,7 @@ def _answer(verb: str) -> Action:
 def _rerun(project: Project, task: str, note: str, step: str, phase: str) -> str:
     if not step:
         raise UsageError("rerun needs the step to start again from", fix="choose a step in the list")
-    return control.rerun(project, task, step, phase or None, page())
+    return control.rerun(project, task, step, phase or None, page(), hand_over=True)
 
 
 ACTIONS: dict[str, Action] = {
@@ -58,7 +58,7 @@ ACTIONS: dict[str, Action] = {
     "reject": _answer("reject"),
     "skip": _answer("skip"),
     "cancel": lambda project, task, note, step, phase: control.cancel(project, task, page()),
-    "retry": lambda project, task, note, step, phase: control.retry(project, task, page()),
+    "retry": lambda project, task, note, step, phase: control.retry(project, task, page(), hand_over=True),
     "rerun": _rerun,
 }
 
