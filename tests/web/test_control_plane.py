@@ -197,3 +197,31 @@ def test_a_wrong_token_or_task_is_named_by_the_server(repo: Repo) -> None:
     finally:
         server.stop()
     assert _status(repo, "a")["status"] == "WAITING_FOR_HUMAN"  # nothing was recorded
+
+
+def test_it_never_starts_a_task_another_process_holds_or_one_on_temporal(repo: Repo) -> None:
+    from specd.state.lock import TaskLock
+
+    for task in ("held", "remote", "free"):
+        _to_gate(repo, task)
+        assert repo.specd("approve", task).returncode == 0  # answered before any control plane runs
+    # As `specd run --executor temporal` leaves it: the task's workflow runs it, not this machine.
+    repo.write(".specd/homes/remote.json", json.dumps({"kind": "temporal", "address": "127.0.0.1:7233",
+                                                       "workflow_id": "specd-x-remote"}))
+    lock = TaskLock(repo.root / ".specd" / "tasks" / "held", "held")
+    with lock:  # another process runs it (this one, as far as the lock can tell)
+        server = Server(repo)  # type: ignore[arg-type]
+        try:
+            _until(lambda: _status(repo, "free")["status"] == "COMPLETE", "free went on", server)
+            # free ran its s2 from start to end: the plane looked at every task many times meanwhile
+            assert _ledger(repo.root, "held") == ["s1"]
+            assert _ledger(repo.root, "remote") == ["s1"]
+        finally:
+            if server.proc.poll() is not None:
+                server.stop()
+    try:
+        _until(lambda: _status(repo, "held")["status"] == "COMPLETE", "held went on once let go", server)
+    finally:
+        server.stop()
+    assert _ledger(repo.root, "held") == ["s1", "s2"]
+    assert _ledger(repo.root, "remote") == ["s1"]  # never, however long the plane ran
