@@ -144,7 +144,7 @@ def _say(task: str, event: dict[str, Any]) -> None:
         reason = f" ({event['reason']})" if event.get("reason") and event.get("status") != "COMPLETE" else ""
         click.echo(f"specd: {task}: {event.get('status')}{reason}", err=True)
     elif kind == "task_broken":
-        click.echo(f"specd: {task}: not started: {event.get('reason')}", err=True)
+        click.echo(f"specd: {task + ': not started' if task else 'tasks'}: {event.get('reason')}", err=True)
 
 
 def _bind(host: str, port: int) -> socket.socket:

@@ -94,7 +94,7 @@ class LocalExecutor:
             running.terminate()
 
     def run(self, names: list[str]) -> dict[str, Result]:
-        self.graph = graph = graphs.load(self.project)
+        self.graph = graph = self._graph()
         if not self._serving():  # a control plane serves a project without git too: its main tree's tasks
             worktrees.check(self.project)
         broken: dict[str, str] = {}
@@ -124,6 +124,9 @@ class LocalExecutor:
             why = "interrupted" if self.stopping else "the run's --max-cost is spent"
             self.results[task] = Result(task, status[task], why)
         return {t: self.results[t] for t in order}
+
+    def _graph(self) -> graphs.Graph:
+        return graphs.load(self.project)
 
     def _targets(self, names: list[str], broken: dict[str, str]) -> list[str]:
         return targets(self.project, names, self.graph, broken)

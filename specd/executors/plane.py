@@ -40,6 +40,15 @@ class ControlPlane(LocalExecutor):
         self.tried: dict[str, Mark | None] = {}  # the state each task had when this plane last started it
         self.looked = 0.0
 
+    def _graph(self) -> graphs.Graph:
+        if not self.serve:
+            return super()._graph()
+        try:
+            return super()._graph()
+        except SpecdError as exc:  # the page must still come up and say so; a task started later reloads it
+            self.listener("", {"kind": "task_broken", "reason": str(exc)})
+            return {}
+
     def _targets(self, names: list[str], broken: dict[str, str]) -> list[str]:
         return super()._targets(names, broken) if names or not self.serve else []  # `ui` starts nothing by itself
 
@@ -105,7 +114,7 @@ class ControlPlane(LocalExecutor):
     def _needs(self, task: str, status: dict[str, str]) -> tuple[str, ...]:
         """What ``task`` needs, each with its status known to the executor (which merges their branches)."""
         if task not in self.graph:
-            self.graph = graphs.load(self.project)  # a task made since the plane started
+            self.graph = graphs.load(self.project)  # a task made since the plane started (or a graph fixed)
         for need in self.graph.get(task, ()):
             status.setdefault(need, current_status(self.project, need))
         status.setdefault(task, current_status(self.project, task))

@@ -225,3 +225,15 @@ def test_it_never_starts_a_task_another_process_holds_or_one_on_temporal(repo: R
         server.stop()
     assert _ledger(repo.root, "held") == ["s1", "s2"]
     assert _ledger(repo.root, "remote") == ["s1"]  # never, however long the plane ran
+
+
+def test_a_broken_task_graph_does_not_keep_the_page_down(repo: Repo) -> None:
+    repo.new("a", "nowhere")  # depends_on a task that does not exist: `specd run` refuses the graph
+    server = Server(repo)  # type: ignore[arg-type]
+    try:
+        assert server.request("/").status == 200
+        assert server.request("/tasks/a").status == 200
+    finally:
+        err = server.stop()
+    assert "depends_on names 'nowhere'" in err
+    assert "Traceback" not in err
