@@ -101,8 +101,10 @@ class Claim:
 
     def _write(self) -> None:
         target = path(self.main)
+        # 0600 before the token is written (the atomic write keeps the mode of the file it replaces)
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o600))
+        target.chmod(0o600)
         atomic.write_json(target, asdict(self.record))
-        target.chmod(0o600)  # the address carries the dashboard's token
 
 
 def _busy(main: Project, command: str) -> Busy:
