@@ -95,7 +95,7 @@ def cli(ctx: click.Context, project_dir: str | None) -> None:
       specd continue my-task --semi-auto
 
     Exit codes: 0 done, 1 a step or hook failed, 2 bad input, 3 waiting for a
-    human, 130 interrupted (resumable).
+    human, 4 cancelled, 130 interrupted (resumable).
     """
     ctx.obj = {"project_dir": project_dir}
 

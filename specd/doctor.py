@@ -44,7 +44,7 @@ def run_checks(project: Project) -> list[Check]:
     checks.append(_children())
     pipeline, backend = _pipeline(project)
     checks.append(pipeline)
-    checks.extend(_backends(backend))
+    checks.extend(_backends(_used(project, backend)))
     return checks
 
 
@@ -137,21 +137,50 @@ def _children() -> Check:
     return Check("children", "warn", detail, "run on Linux with bubblewrap for the full protection")
 
 
-def _pipeline(project: Project) -> tuple[Check, str]:
+def _pipeline(project: Project) -> tuple[Check, str | None]:
     try:
         config = load_pipeline(project)
     except SpecdError as exc:
-        return Check("pipeline", "FAIL", exc.message, exc.fix), ""
+        return Check("pipeline", "FAIL", exc.message, exc.fix), None
     steps = sum(len(s) for s in config.pipelines.values())
     origin = "built-in" if config.builtin else "project"
     detail = f"{config.source} ({origin}): {len(config.pipelines)} pipelines, {steps} steps"
-    backend = str(config.agent.get("backend", "anthropic"))
+    backend = str(config.agent["backend"]) if config.agent.get("backend") else None  # None: the file sets none
     if config.warnings:
         return Check("pipeline", "warn", f"{detail}; " + "; ".join(config.warnings)), backend
     return Check("pipeline", "ok", detail), backend
 
 
-def _backends(configured: str) -> list[Check]:
+def _used(project: Project, pipeline_backend: str | None) -> dict[str, str]:
+    """The backends this project runs on, each with who uses it: the pipeline file's agent block (a default
+    that no file sets counts only while no task says otherwise), and the agent each started task remembers
+    (`continue --agent` is remembered by the run, so a project run with `--agent 'cmd:...'` uses that)."""
+    from specd.agents.factory import backend_of
+    from specd.state.store import StateStore
+    from specd.tasks.task import existing_task, list_tasks
+
+    users: dict[str, list[str]] = {}
+    for task in list_tasks(project):
+        try:
+            state = StateStore(existing_task(project, task), task).load(with_history=False)
+        except SpecdError:
+            continue  # a broken task is `specd status`'s to report
+        name = backend_of(state.agent, {}) if state is not None and state.agent else None
+        if name:
+            users.setdefault(name, []).append(task)
+    said = {name: "used by task" + ("s " if len(tasks) > 1 else " ") + ", ".join(tasks[:3])
+            + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "") for name, tasks in users.items()}
+    if pipeline_backend:
+        said[pipeline_backend] = "the pipeline's agent" + (f"; {said[pipeline_backend]}"
+                                                           if pipeline_backend in said else "")
+    elif not said:  # nothing chosen anywhere: a new task would run on the default
+        said["anthropic"] = "the default agent (the pipeline file sets no agent.backend)"
+    return said
+
+
+def _backends(used: dict[str, str]) -> list[Check]:
+    """Every backend and whether it works here; one that the project uses and cannot run here fails, one it
+    does not use only warns (a `cmd:` project needs no API key)."""
     found: dict[str, tuple[bool, str, str]] = {
         "command": (True, "any shell command (--agent 'cmd:...')", ""),
         "anthropic": _anthropic(),
@@ -159,10 +188,12 @@ def _backends(configured: str) -> list[Check]:
     }
     checks = []
     for name, (ok, detail, fix) in found.items():
-        level = "ok" if ok else ("FAIL" if name == configured else "warn")
-        if name == configured:
-            detail += "; the pipeline's agent"
+        level = "ok" if ok else ("FAIL" if name in used else "warn")
+        if name in used:
+            detail += f"; {used[name]}"
             fix += " (or choose another: `--agent 'cmd:...'`, or agent.backend in the pipeline file)"
+        elif not ok:
+            detail += "; not used by this project"
         checks.append(Check(f"agent: {name}", level, detail, None if ok else fix))
     return checks
 

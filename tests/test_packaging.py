@@ -99,7 +99,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     proc = subprocess.run([sys.executable, "-m", "hatchling", "build", "-t", "wheel", "-d", str(out)],
                           cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    wheels = list(out.glob("specd-*.whl"))
+    wheels = list(out.glob("specd_workflow-*.whl"))  # the distribution is specd-workflow (specd/__init__.py)
     assert len(wheels) == 1, proc.stdout + proc.stderr
     return wheels[0]
 

@@ -161,6 +161,7 @@ class AgentRequest:
     settings: Mapping[str, Any] = field(default_factory=dict)  # pipeline `agent:` block
     frontmatter: Mapping[str, Any] = field(default_factory=dict)
     timeout: float | None = None  # seconds before the backend stops the agent (the step's `timeout`)
+    output_schema: Mapping[str, Any] | None = None  # the JSON Schema the step's `output` must match (issue 30)
 
 
 @dataclass(frozen=True)
@@ -182,10 +183,14 @@ class AgentFailed(Exception):
 
 
 class BudgetExhausted(Exception):
-    def __init__(self, reason: str, usage: Usage | None = None) -> None:
+    """A budget stopped the agent; ``next_call_usd`` is the estimate of the call it refused (0 when it
+    stopped after the fact), so the hint to raise the budget covers that call."""
+
+    def __init__(self, reason: str, usage: Usage | None = None, next_call_usd: float = 0.0) -> None:
         super().__init__(reason)
         self.reason = reason
         self.usage = usage or Usage()
+        self.next_call_usd = next_call_usd
 
 
 class Agent(Protocol):

@@ -57,6 +57,14 @@ def _other_backends() -> list[str]:
     return [*found, "--agent 'cmd:<shell command>'", "--agent 'scripted:<script.yaml>'"]
 
 
+def backend_of(spec: str | None, settings: Mapping[str, Any]) -> str | None:
+    """The backend ``spec`` (else the pipeline's agent block) names; None for a spec that names none."""
+    try:
+        return _parse(spec, settings)[0]
+    except UsageError:
+        return None
+
+
 def _parse(spec: str | None, settings: Mapping[str, Any]) -> tuple[str, str | None]:
     if spec:
         head, sep, rest = spec.partition(":")

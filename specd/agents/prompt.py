@@ -7,7 +7,9 @@ place that tells the agent how its backend reports an outcome, so one workflow s
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from specd.pipeline.workflow import Workflow
 from specd.tasks.phases import phase_dir
@@ -15,7 +17,8 @@ from specd.tasks.phases import phase_dir
 
 def render_prompt(*, task: str, task_dir: Path, project_root: Path, step: str, pipeline: str, phase: str | None,
                   kind: str, workflow: Workflow, outcomes: tuple[str, ...], mode: str,
-                  extra: dict[str, str] | None = None, backend: str = "") -> str:
+                  extra: dict[str, str] | None = None, backend: str = "",
+                  output_schema: Mapping[str, Any] | None = None) -> str:
     where = f"phase {phase}" if phase else "no phase"
     try:
         folder = task_dir.relative_to(project_root)
@@ -39,6 +42,7 @@ def render_prompt(*, task: str, task_dir: Path, project_root: Path, step: str, p
     lines += [
         "- specd owns the run state: never edit .pipeline-state.*, events.jsonl or config.json's stage fields.",
         *how_to_report(backend, outcomes),
+        *(how_to_return(backend, output_schema) if output_schema is not None else []),
         *(_verdict_note(workflow) if kind == "step" else []),
         "",
         "---",
@@ -63,6 +67,16 @@ def how_to_report(backend: str, outcomes: tuple[str, ...]) -> list[str]:
                 f"with `outcome` set to exactly one of: {', '.join(outcomes)}, and a one-line `summary`. Example:",
                 f"  `{example}`"]
     return [f"- Finish by reporting exactly one allowed outcome ({', '.join(outcomes)}) with a one-line summary."]
+
+
+def how_to_return(backend: str, schema: Mapping[str, Any]) -> list[str]:
+    """Header lines asking for the step's typed output (issue 30), where its backend carries it."""
+    where = {"anthropic": "as `output` in the `complete_step` call",
+             "claude_code": "as `output` in your final structured output",
+             "command": "as `output` in the JSON object written to `$SPECD_RESULT`",
+             "scripted": "as `output` in the JSON object written to `$SPECD_RESULT`"}.get(backend, "as `output`")
+    return [f"- This step returns an object {where}, matching this JSON Schema (it is checked, and a "
+            f"mismatch is sent back): `{json.dumps(schema, sort_keys=True)}`"]
 
 
 def _verdict_note(workflow: Workflow) -> list[str]:

@@ -76,10 +76,11 @@ def _serve(ctx: click.Context, command: str, port: int, host: str, token: str | 
         from specd.web import auth
         from specd.web.app import create_app
     except ModuleNotFoundError as exc:
+        from specd import DISTRIBUTION
         from specd.errors import UsageError
 
         raise UsageError(f"the dashboard needs {exc.name}, which is not installed",
-                         fix="pip install 'specd[ui]'") from None
+                         fix=f"pip install '{DISTRIBUTION}[ui]'") from None
     from specd.executors.claim import Claim
     from specd.executors.local import Settings
     from specd.executors.plane import ControlPlane

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
-from specd.engine import cursor, edits, gates, hook_stage, progress, records, secret_hold
+from specd.engine import cursor, edits, gates, hook_stage, outputs, progress, records, refusals, secret_hold, when
 from specd.engine.dispatch import Dispatcher
 from specd.engine.failures import failure_stop
 from specd.engine.loop import Stop
@@ -52,6 +52,7 @@ class Brain:
 
     def run(self, state: RunState) -> int:
         self.state = state
+        self.dispatcher.facts = lambda phase, attempt: outputs.values(state, self.mode, phase, attempt)  # issue 30
         try:
             while (pos := cursor.settle(state, self._follow(), self._next_phase)) is not None:
                 frame, step = pos.frame, pos.step
@@ -63,6 +64,8 @@ class Brain:
                     continue
                 cur = state.current
                 if cur is None or (cur.step, cur.pipeline, cur.phase) != (step.name, frame.pipeline, frame.phase):
+                    if when.skipped(self, frame, step, self.mode):  # `when:` is false (issue 30)
+                        continue
                     cur = self._enter(frame, step)
                     if cur is None:
                         continue
@@ -135,10 +138,11 @@ class Brain:
         self.dispatcher.note = cur.note
         self.store.save(self.state, settled=False)  # saved before dispatch: a crash now re-runs this step, once
         self.events.emit("step_started", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
-                         attempt=cur.attempt, of=progress.step_of(self.state, self.config))
+                         attempt=cur.attempt,
+                         of=progress.step_of(self.state, self.config, len(phases.discover(self.store.task_dir))))
         try:
             with Heartbeat(self.store.heartbeat_path), self.machinery.watch(self.events, f"step {step.name!r}"):
-                result = self.dispatcher.step(step, frame.pipeline, frame.phase, conversation, cur.attempt)
+                result = refusals.dispatch(self, step, frame, cur, conversation)  # until its output is valid
         except Tampered as exc:  # before anything else reads what it wrote
             self._fail(cur, f"step {step.name!r} {exc}", kind="step")
         except AgentFailed as exc:
@@ -146,7 +150,7 @@ class Brain:
             self._fail(cur, f"step {step.name!r} failed: {exc.reason}", kind="step")
         except BudgetExhausted as exc:
             self.spend(exc.usage)
-            self.budget_stop(exc.reason, frame, step)
+            self.budget_stop(exc.reason, frame, step, exc.next_call_usd)
         self.spend(result.usage)
         allowed = self.dispatcher.allowed(step)
         if result.outcome not in allowed:
@@ -187,11 +191,12 @@ class Brain:
     def _fail(self, cur: Current, reason: str, *, kind: str) -> None:
         raise Stop(*failure_stop(self.state, cur, reason, kind=kind, task=self.task))  # BLOCKED, or held
 
-    def budget_stop(self, reason: str, frame: Frame, step: Step) -> None:
+    def budget_stop(self, reason: str, frame: Frame, step: Step, next_call: float = 0.0) -> None:
         spent = float(self.state.usage.get("cost_usd") or 0)
         raise Stop("WAITING_FOR_HUMAN", f"{reason}; raise the budget (agent.max_cost_usd / max_tokens in the "
                    f"pipeline file, then `specd approve {self.task}`), or `specd continue {self.task} --max-cost USD`",
-                   waiting("budget", frame, step, spent_usd=spent, max_cost_usd=self.limits.max_cost_usd))
+                   waiting("budget", frame, step, spent_usd=spent, max_cost_usd=self.limits.max_cost_usd,
+                           next_call_usd=next_call))
 
     @property
     def machinery(self) -> Machinery:

@@ -6,7 +6,7 @@ The brain decides *what* runs; this module knows *how*.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ from specd.agents.base import Agent, AgentFailed, AgentRequest, AgentResult, Bud
 from specd.agents.command import specd_env
 from specd.agents.proc import run_group, transcript_path
 from specd.agents.prompt import render_prompt
-from specd.engine import verdict
+from specd.engine import outputs, verdict
 from specd.pipeline.model import DEFAULT_HOOK_TIMEOUT, DEFAULT_STEP_TIMEOUT, PipelineConfig, Step
 from specd.pipeline.resolve import ResolvedHook, resolve_workflow
 from specd.pipeline.workflow import Workflow, load_workflow
@@ -42,6 +42,10 @@ class Dispatcher:
     budget: Callable[[], Budget]
     extra: Callable[[Step, str | None], dict[str, str]] = lambda step, phase: {}
     note: str = ""  # a human's note for the step being dispatched (approve/reject --note)
+    # Typed outputs (issue 30): what templates and `run:` hooks read (set by the brain: (phase, attempt) →
+    # values), and why the step's last output was refused, for its next attempt's prompt.
+    facts: Callable[[str | None, int], dict[str, Any]] | None = None
+    output_error: str = ""
 
     _workflows: dict[tuple[Path, int], Workflow] = field(default_factory=dict)
 
@@ -57,12 +61,20 @@ class Dispatcher:
         return self._workflows[key]
 
     def allowed(self, step: Step) -> tuple[str, ...]:
-        """Exactly the outcomes the workflow and the step declare; `done` only when they declare none, so a
-        review can never pass by reporting `done`."""
-        return tuple(dict.fromkeys([*self.workflow(step).outcomes, *step.outcomes])) or ("done",)
+        """The workflow's outcomes (`done` when it declares none), plus the keys of the step's `outcomes` map:
+        the map routes outcomes and adds to them, never takes `done` away from a workflow that has only it;
+        a workflow that declares its own (the built-in review) can never pass by reporting `done`."""
+        return tuple(dict.fromkeys([*(self.workflow(step).outcomes or ("done",)), *step.outcomes]))
+
+    def output_schema(self, step: Step) -> Mapping[str, Any] | None:
+        return outputs.schema_of(step, self.workflow(step)) if step.workflow else None
+
+    def _filled(self, workflow: Workflow, phase: str | None, attempt: int) -> Workflow:
+        facts = self.facts(phase, attempt) if self.facts else None
+        return outputs.filled(workflow, facts, "fix the workflow, or run the steps it names first")
 
     def step(self, step: Step, pipeline: str, phase: str | None, conversation: str, attempt: int) -> AgentResult:
-        workflow = self.workflow(step)
+        workflow = self._filled(self.workflow(step), phase, attempt)
         request = self._request(step, pipeline, phase, "step", workflow, self.allowed(step), conversation, attempt)
         before = verdict.look(request)
         # Every backend gets the same fallback: an unreported outcome is read from the verdict file.
@@ -76,8 +88,9 @@ class Dispatcher:
         if not hook.path.is_file():  # removed after the run started: a failed hook, not bad input
             return HookResult(False, f"hook workflow {hook.path} is missing (removed after the run started)")
         conv = conversation if hook.spec.mode == "inline" else f"{conversation}.{hook.point}-hook"
-        request = self._request(step, pipeline, phase, "hook", load_workflow(hook.path), ("done", "fail"), conv, 1)
         try:
+            workflow = self._filled(load_workflow(hook.path), phase, 1)
+            request = self._request(step, pipeline, phase, "hook", workflow, ("done", "fail"), conv, 1)
             result = self.agent.run(request)
         except AgentFailed as exc:
             return HookResult(False, exc.reason, usage=exc.usage)
@@ -87,22 +100,26 @@ class Dispatcher:
 
     def _request(self, step: Step, pipeline: str, phase: str | None, kind: Kind, workflow: Workflow,
                  outcomes: tuple[str, ...], conversation: str, attempt: int) -> AgentRequest:
+        schema = outputs.schema_of(step, workflow) if kind == "step" else None
         prompt = render_prompt(task=self.task, task_dir=self.task_dir, project_root=self.project.root,
                                step=step.name, pipeline=pipeline, phase=phase, kind=kind, workflow=workflow,
                                outcomes=outcomes, mode=self.mode, extra=self._extra(step, phase, kind),
-                               backend=self.agent.name)
+                               backend=self.agent.name, output_schema=schema)
         return AgentRequest(
             task=self.task, task_dir=self.task_dir, project_root=self.project.root, step=step.name,
             pipeline=pipeline, phase=phase, kind=kind, workflow=workflow.path, prompt=prompt, outcomes=outcomes,
             mode=self.mode, run_id=self.run_id, conversation=conversation, attempt=attempt, budget=self.budget(),
             model=step.model, max_turns=step.max_turns, context_files=workflow.context,
             settings=self.config.agent, frontmatter=workflow.meta, timeout=self.timeout(step),
+            output_schema=schema,
         )
 
     def _extra(self, step: Step, phase: str | None, kind: Kind) -> dict[str, str]:
         extra = self.extra(step, phase)
         if self.note and kind == "step":
             extra = {**extra, "Note from the human (answer this first)": self.note}
+        if self.output_error and kind == "step":
+            extra = {**extra, "Your last output was refused (return one that matches the schema)": self.output_error}
         return extra
 
     def timeout(self, step: Step) -> float:
@@ -117,7 +134,8 @@ class Dispatcher:
         log = transcript_path(self.task_dir, self.run_id, f"{step.name}-{hook.point}-hook", ".log")
         env = {**os.environ, **specd_env(task=self.task, task_dir=self.task_dir, step=step.name, pipeline=pipeline,
                                          phase=phase, kind="hook", mode=self.mode, workflow="", result="",
-                                         run_id=self.run_id)}
+                                         run_id=self.run_id),
+               **outputs.hook_env(self.facts(phase, 1) if self.facts else None)}
         outcome = run_group(hook.spec.run, cwd=self.project.root, env=env, stdin=None, log=log, timeout=timeout,
                             jail=hook.spec.jail.within(self.task_dir))
         output = outcome.tail(4000)

@@ -32,7 +32,7 @@ def run(brain: Loop, stage: str, frame: Frame, step: Step, cur: Current, convers
         tampered, result = exc, HookResult(False, str(exc))
     except BudgetExhausted as exc:  # a held budget wait, as in a step: the hook runs again once answered
         brain.spend(exc.usage)
-        brain.budget_stop(f"{point} hook {hook.name}: {exc.reason}", frame, step)
+        brain.budget_stop(f"{point} hook {hook.name}: {exc.reason}", frame, step, exc.next_call_usd)
     brain.spend(result.usage)
     brain.state.history.append(records.entry(cur, kind="hook", hook=f"{point}: {hook.name}", usage=result.usage,
                                              outcome="done" if result.ok else "failed",

@@ -6,6 +6,7 @@ remembers its agent and mode, so no flag has to be retyped.
 
 from __future__ import annotations
 
+import math
 import shlex
 from typing import Any
 
@@ -45,18 +46,26 @@ def hint(task: str, state: RunState) -> str:
     if state.status == "CANCELLED":
         return f"specd rerun {name} --from STEP"
     if held(state) and wait.get("kind") == "budget" and wait.get("max_cost_usd") is not None:
-        raised = max(float(wait["max_cost_usd"]), float(wait.get("spent_usd") or 0)) * 2 or 1.0
-        return f"specd continue {name} --max-cost {raised:.2f}"
+        return f"specd continue {name} --max-cost {raised_budget(wait):.2f}"
     if held(state):
         return f"specd continue {name} --approve"
     return f"specd continue {name}"
 
 
+def raised_budget(wait: dict[str, Any]) -> float:
+    """A --max-cost that lets the run go on: double the old one, and never less than what is spent plus the
+    call the budget refused (rounded up to a cent), or a hint followed to the letter would hold again."""
+    spent, limit = float(wait.get("spent_usd") or 0), float(wait["max_cost_usd"])
+    needed = math.ceil((spent + float(wait.get("next_call_usd") or 0)) * 100 + 1e-9) / 100
+    return max(max(limit, spent) * 2, needed) or 1.0
+
+
 def what(state: RunState) -> str:
     """One line: what the run waits for, and where."""
     wait = state.waiting or {}
-    where = f"{wait.get('step')!r} (pipeline {wait.get('pipeline')}" + (
-        f", phase {wait['phase']})" if wait.get("phase") else ")")
+    where = f"{wait.get('step')!r}" + "".join(
+        f" ({part})" for part in (f"pipeline {wait['pipeline']}" if wait.get("pipeline") not in (None, "main")
+                                  else "", f"phase {wait['phase']}" if wait.get("phase") else "") if part)
     return {
         "gate": f"the gate before {where}",
         "outcome": f"a decision on the outcome {wait.get('outcome')!r} of {where}",
@@ -65,7 +74,8 @@ def what(state: RunState) -> str:
         "failure_cluster": f"a decision on {where}, which failed the same way {wait.get('count')} times",
         "secret": f"a decision on files changed at {where} that hold secrets ("
                   + ", ".join(str(f.get("path")) for f in wait.get("files") or ()) + ")",
-    }.get(str(wait.get("kind")), f"a human ({wait.get('kind')}) at {where}")
+        "no_phases": f"phases to run: {where} runs once per phase, and ROADMAP.md lists none yet",
+    }.get(str(wait.get("kind")), f"a person to look at {where}")
 
 
 def answers_text(task: str) -> str:

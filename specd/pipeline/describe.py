@@ -31,6 +31,8 @@ def step_view(config: PipelineConfig, pipeline: str, step: Step, project: Projec
         "stage": step.stage,
         "model": step.model,
         "max_turns": step.max_turns,
+        "output": dict(step.output) if step.output is not None else None,  # typed output and condition (issue 30)
+        "when": step.when,
     }
     if step.workflow:
         found = resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")

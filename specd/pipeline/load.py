@@ -14,6 +14,7 @@ from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, HookSpec, PipelineC
 from specd.pipeline.parse import read_data
 from specd.pipeline.resolve import resolve_workflow
 from specd.pipeline.schema import check_schema, check_version
+from specd.pipeline.typed import check_names, check_typed
 from specd.pipeline.workflow import check_includes
 from specd.resources import builtin
 from specd.tasks.project import Project
@@ -76,12 +77,20 @@ def _schema_pass(path: Path, data: dict[str, Any], project: Project) -> list[str
     try:
         entry = cache.key(path, path.read_bytes())
     except OSError:
-        return check_schema(path, data)
+        return _checked(path, data)
     remembered = cache.lookup(project, entry)
     if remembered is not None:
         return remembered
-    warnings = check_schema(path, data)  # raises on a real error: only a file that passed is remembered
+    warnings = _checked(path, data)  # raises on a real error: only a file that passed is remembered
     cache.remember(project, entry, warnings)
+    return warnings
+
+
+def _checked(path: Path, data: dict[str, Any]) -> list[str]:
+    """The JSON Schema, then `output:` and `when:` (issue 30): both depend on the file's bytes alone, so a file
+    that passed once is not checked again (and `status` imports neither jsonschema nor jinja2 for it)."""
+    warnings = check_schema(path, data)
+    check_typed(path, data)
     return warnings
 
 
@@ -128,6 +137,8 @@ def _step(raw: dict[str, Any], where: str) -> Step:
         stage=raw.get("stage"),
         timeout=float(raw["timeout"]) if raw.get("timeout") is not None else None,
         on_reject=raw.get("on_reject"),
+        output=raw.get("output"),
+        when=raw.get("when"),
     )
 
 
@@ -135,6 +146,7 @@ def _check_workflows(config: PipelineConfig, project: Project) -> None:
     """Every workflow named must exist now, not when the run reaches it hours later."""
     problems: list[str] = []
     specs = [(f"hooks.{p}", s) for p, s in config.hooks.items()]
+    names = {step.name for steps in config.pipelines.values() for step in steps}
     for steps in config.pipelines.values():
         for step in steps:
             if step.workflow:
@@ -142,6 +154,7 @@ def _check_workflows(config: PipelineConfig, project: Project) -> None:
                     found = resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")
                     if found.origin == "project":
                         check_includes(found.path)
+                        check_names(found.path, names)  # {{ steps.NAME... }} names a step of this file (issue 30)
                 except ConfigError as exc:
                     problems.append(exc.message)
             specs += [(f"{step.where}.hooks.{p}", s) for p, s in step.hooks.items()]

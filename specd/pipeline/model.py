@@ -109,6 +109,10 @@ class Step:
     stage: str | None = None
     timeout: float | None = None  # seconds; None: the agent block's timeout, else DEFAULT_STEP_TIMEOUT
     on_reject: str | None = None  # where `specd reject` sends the run; None: the previous step
+    # Typed outputs and conditions (issue 30): the JSON Schema the agent's output must match (else the
+    # workflow's frontmatter `output:`), and a Jinja2 expression that skips the step when false.
+    output: Mapping[str, Any] | None = None
+    when: str | None = None
 
     def target(self, outcome: str) -> str:
         """Where an outcome sends the run; unmapped outcomes go to the next step."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:  # jsonschema costs ~100 ms to import; only a schema pass that really runs pays it
     from jsonschema import Draft202012Validator, ValidationError
 
+from specd import DISTRIBUTION
 from specd.errors import ConfigError
 from specd.pipeline.limits import json_path
 from specd.resources import builtin
@@ -33,7 +34,7 @@ def check_version(path: Path, data: dict[str, Any]) -> list[str]:
     if int(major) != SUPPORTED_MAJOR:
         raise ConfigError(
             f"{path}: schema_version: {raw!r} is not supported; this specd reads 1.x",
-            fix='upgrade specd (`pip install -U specd`) to read it, or rewrite the file for "1.0"',
+            fix=f'upgrade specd (`pip install -U {DISTRIBUTION}`) to read it, or rewrite the file for "1.0"',
         )
     return []
 

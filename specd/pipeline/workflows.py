@@ -7,6 +7,7 @@ from pathlib import Path
 from specd.errors import ConfigError
 from specd.pipeline.model import PipelineConfig
 from specd.pipeline.resolve import global_hook, resolve_workflow, step_hook
+from specd.pipeline.typed import workflow_problem
 from specd.pipeline.workflow import load_workflow
 from specd.tasks.project import Project
 
@@ -27,11 +28,14 @@ def check_workflow_files(config: PipelineConfig, project: Project) -> int:
         if hook is not None and hook.path is not None:
             paths[hook.path] = None
     problems = []
+    names = {step.name for steps in config.pipelines.values() for step in steps}
     for path in paths:
         try:
-            load_workflow(path)
+            why = workflow_problem(load_workflow(path), names)  # its `output:` and its {{ steps... }} (issue 30)
         except ConfigError as exc:
-            problems.append(str(exc))
+            why = str(exc)
+        if why:
+            problems.append(why)
     if problems:
         raise ConfigError("\n".join(problems))
     return len(paths)

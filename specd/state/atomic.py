@@ -37,7 +37,7 @@ def write_text(path: Path, text: str, *, sync_dir: bool = True, durable: bool = 
 def _replace(path: Path, text: str, sync_dir: bool = True, durable: bool = True) -> None:
     import tempfile  # here, not at the top: read-only commands never write
 
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.name}.")
     try:
         Path(tmp).chmod(_mode(path))  # mkstemp makes 0600; the user's files should look like any other
@@ -53,6 +53,21 @@ def _replace(path: Path, text: str, sync_dir: bool = True, durable: bool = True)
         raise
     if sync_dir:
         _fsync_dir(path.parent)
+
+
+def make_folder(folder: Path) -> None:
+    """``mkdir -p``; a ``.specd/.cache/`` it makes gets a ``.gitignore`` of its own that ignores everything, so
+    the cache never shows in `git status`, whoever made ``.specd/`` (a specdacular project has no specd
+    ``.gitignore`` there)."""
+    if folder.is_dir():
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    for place in (folder, *folder.parents):
+        if place.name == ".cache" and place.parent.name == ".specd":
+            ignore = place / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# made by specd: its caches are never committed\n*\n", encoding="utf-8")
+            return
 
 
 def _mode(path: Path) -> int:
@@ -84,7 +99,7 @@ def append_text(path: Path, text: str, *, durable: bool = True) -> None:
     """Append ``text`` (redacted) in one write, fsynced unless not ``durable``; a crash can tear only the last
     line."""
     data = clean(redact(text)).encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, data)

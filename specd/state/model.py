@@ -64,6 +64,7 @@ class Current:
     started_at: str = field(default_factory=now)
     snapshot: dict[str, str] = field(default_factory=dict)  # task files' sha256 before the step
     note: str = ""  # a human's note (approve/reject) that goes into this step's prompt
+    output_errors: list[str] = field(default_factory=list)  # why this visit's outputs were refused (issue 30)
 
 
 @dataclass

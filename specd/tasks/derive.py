@@ -25,10 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specd.pipeline.model import PipelineConfig
+from specd.pipeline.model import PipelineConfig, Step
 from specd.state.model import Frame
 from specd.tasks import markdown, phases
 from specd.tasks.phases import Phase, sort_key
+from specd.tasks.task import DEFAULT_STAGES
 
 STAGES = {"discussion": "discussion", "discuss": "discussion", "questioning": "discussion",
           "research": "research", "researching": "research", "planning": "planning", "plan": "planning",
@@ -39,6 +40,7 @@ STATUSES = {"pending": "pending", "plan": "pending", "planning": "pending", "pla
             "executing": "executing", "execute": "executing", "in_progress": "executing",
             "executed": "executed", "review": "executed", "reviewing": "executed", "revise": "revise",
             "completed": "completed", "complete": "completed", "done": "completed", "approved": "completed"}
+ORDER = ("discussion", "research", "planning", "execution", "complete")  # specdacular's stages, in its order
 GRAY_AREAS = re.compile(r"Gray Areas Remaining\b", re.IGNORECASE)
 PHASE_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
@@ -151,11 +153,38 @@ def seed_cursor(pipeline: PipelineConfig, position: Derived) -> list[Frame]:
     """
     main = [s.name for s in pipeline.steps("main")]
     if position.pipeline == "main" or position.pipeline not in pipeline.pipelines:
-        return [_frame("main", main, position.step if position.step in main else main[0], None)]
+        at = position.step if position.step in main else main[0]
+        return [_frame("main", main, _unrun_before(pipeline, at), None)]
     ref = next(s.name for s in pipeline.steps("main") if s.pipeline == position.pipeline)
+    if (earlier := _unrun_before(pipeline, ref)) != ref:
+        return [_frame("main", main, earlier, None)]
     inner = [s.name for s in pipeline.steps(position.pipeline)]
     step = position.step if position.step in inner else inner[0]
     return [_frame("main", main, ref, None), _frame(position.pipeline, inner, step, position.phase)]
+
+
+def _unrun_before(pipeline: PipelineConfig, at: str) -> str:
+    """The first main step before ``at`` that the files cannot have seen run, else ``at``.
+
+    The files say how far a task got in specdacular's order (discussion, research, planning, execution). A
+    pipeline edited to another order (research moved above discuss) must not pass over a step that order
+    puts later: such a step, before the derived one here but of a later (or the same) stage, has not run.
+    A step of no known stage counts as run only once the task is past its discussion."""
+    steps = pipeline.steps("main")
+    names = [s.name for s in steps]
+    reached = _rank(steps[names.index(at)])
+    for step in steps[:names.index(at)]:
+        rank = _rank(step)
+        if (rank if rank is not None else 0) >= (reached if reached is not None else 0):
+            return step.name
+    return at
+
+
+def _rank(step: Step) -> int | None:
+    if step.pipeline and step.foreach == "phases":
+        return ORDER.index("execution")
+    stage = STAGES.get(step.stage or DEFAULT_STAGES.get(step.name, ""), "")
+    return ORDER.index(stage) if stage in ORDER else None
 
 
 def _frame(pipeline: str, order: list[str], step: str, phase: str | None) -> Frame:

@@ -137,6 +137,6 @@ def _flush() -> None:
     for store in sorted(_dirty):
         files = {k: v for k, v in _memos[store].items() if Path(k.partition(":")[2]).exists()}  # forget deleted
         with contextlib.suppress(OSError, TypeError, ValueError):  # a read-only checkout parses every time
-            store.parent.mkdir(parents=True, exist_ok=True)
+            atomic.make_folder(store.parent)
             atomic.write_text(store, json.dumps({"version": __version__, "files": files}, separators=(",", ":")))
     _dirty.clear()

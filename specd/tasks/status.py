@@ -27,6 +27,8 @@ STALL_SECONDS = 120.0
 FINAL = ("COMPLETE", "CANCELLED", "FAILED")  # nothing runs next: no plan to work out
 HISTORY_KEYS = ("step", "pipeline", "phase", "kind", "hook", "outcome", "summary", "usage", "finished_at",
                 "artifacts", "transcript", "session_id", "superseded")
+# Shown only on the rows that have them: typed outputs, refused attempts and `when:` skips (issue 30).
+HISTORY_EXTRA = ("attempt", "output", "output_error", "when", "when_value")
 
 
 def pipeline_or_problem(project: Project) -> tuple[PipelineConfig | None, str | None]:
@@ -72,7 +74,7 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     view["next"] = None if final else nxt
     moved = view.pop("_probe", None)
     view["plan"] = [] if final or pos is None or moved is None else remaining(moved, config)
-    view["progress"] = progress.step_of(moved, config) if view["plan"] else None  # (k, N): "step k of N"
+    view["progress"] = progress.step_of(moved, config, len(known)) if view["plan"] else None  # (k, N): "step k of N"
     if state is None:
         view.update(usage={}, phases=[p.id for p in known], hint=f"specd continue {task}",
                     **({} if listing else {"history": []}))
@@ -80,7 +82,7 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     view.update(
         status=state.status, reason=state.reason, waiting=state.waiting, run_id=state.run_id, mode=state.mode,
         agent=state.agent, started_at=state.started_at, updated_at=state.updated_at, usage=state.usage,
-        **({} if listing else {"history": [{k: h.get(k) for k in HISTORY_KEYS} for h in state.history]}),
+        **({} if listing else {"history": [_row(h) for h in state.history]}),
         checkpoints=state.checkpoints[-10:], failure_clusters=state.failure_clusters, phases=[p.id for p in known],
         phases_completed=state.phases_completed,
     )
@@ -102,7 +104,7 @@ def _state_only(view: dict[str, Any], task: str, state: RunState | None, store: 
     view.update(
         status=state.status, reason=state.reason, waiting=state.waiting, run_id=state.run_id, mode=state.mode,
         agent=state.agent, started_at=state.started_at, updated_at=state.updated_at, usage=state.usage,
-        **({} if listing else {"history": [{k: h.get(k) for k in HISTORY_KEYS} for h in state.history]}),
+        **({} if listing else {"history": [_row(h) for h in state.history]}),
         checkpoints=state.checkpoints[-10:], failure_clusters=state.failure_clusters,
         phases_completed=state.phases_completed,
         next={"step": cur.step, "pipeline": cur.pipeline, "phase": cur.phase} if cur else None)
@@ -237,3 +239,8 @@ def all_status(project: Project, config: PipelineConfig | None = None,
             return {"task": task, "status": "ERROR", "reason": str(exc), "next": None}
 
     return status_index.listing(project, build, always=away, full=full, keep=keep)
+
+
+def _row(entry: dict[str, Any]) -> dict[str, Any]:
+    extra = {k: entry[k] for k in HISTORY_EXTRA if k in entry} if "output" in entry or "when" in entry else {}
+    return {**{k: entry.get(k) for k in HISTORY_KEYS}, **extra}

@@ -154,7 +154,7 @@ def keep(project: Project, name: str, memo: dict[str, Any] | list[Any]) -> None:
         return  # the writer would mask part of it, and a hit must print exactly what a miss does
     path = project.specd_dir / ".cache" / FOLDER / name
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic.make_folder(path.parent)
         path.parent.chmod(0o700)  # the digest hashes secret values with the rest: for this user's eyes only
         atomic.write_text(path, text, durable=False, checked=True)  # a cache: no fsync; redaction passed
     except OSError:

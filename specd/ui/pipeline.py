@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
@@ -41,6 +42,10 @@ def _add_pipeline(parent: Tree, view: dict[str, Any], name: str, seen: set[str])
             flags.append(f"foreach {step['foreach']}")
         if step["outcomes"]:
             flags.append(", ".join(f"{k}→{v}" for k, v in step["outcomes"].items()))
+        if step.get("when"):
+            flags.append(f"when {escape(step['when'])}")
+        if step.get("output"):
+            flags.append("output: " + escape(", ".join(step["output"].get("properties") or {}) or "object"))
         suffix = f" [dim]({'; '.join(flags)})[/dim]" if flags else ""
         if step["pipeline"]:
             child = node.add(f"{step['name']} → pipeline {step['pipeline']}{suffix}")

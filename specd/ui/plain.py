@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from specd.state.checkpoint import line as checkpoint_line
@@ -24,17 +25,74 @@ def _ready(row: dict[str, Any]) -> str:
     return "yes" if row["ready"] else "waits for " + ", ".join(row.get("waits_for") or ())
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    lines = [HEADER, *map(cells, rows)]
-    widths = [max(map(len, column)) for column in zip(*lines, strict=True)]
-    line = "  ".join(f"{{:<{w}}}" for w in widths)  # one format per line: 10,000 rows print in a blink
-    return "\n".join(line.format(*cells_of).rstrip() for cells_of in lines)
+# Columns a table never cuts: what a person scans the list for. The others are free text: they give way first
+# (cut short), then whole columns drop, in this order, until the kept ones fit whole.
+WHOLE = ("task", "status", "cost")
+DROPS = ("updated", "needs", "ready", "phase", "next step")
+FREE_MIN = 8  # a free-text column narrower than this says nothing: drop it instead
+# Waiting tasks first, as on the page: what needs a person, then what went wrong, then the rest.
+ATTENTION = {"WAITING_FOR_HUMAN": 0, "BLOCKED": 1, "FAILED": 2, "IN_PROGRESS": 3, "ABORTED": 4, "ERROR": 5,
+             "NOT_STARTED": 6, "COMPLETE": 7, "CANCELLED": 8}
+
+
+def by_attention(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: (ATTENTION.get(str(r.get("status")), 9), str(r.get("task"))))
+
+
+def columns(lines: list[tuple[str, ...]], width: int | None, gap: int) -> list[int]:
+    """The header columns to show within ``width`` (None: no limit), each column costing ``gap`` besides its
+    text: every WHOLE column at full width, free ones at FREE_MIN at least, dropping them in DROPS order."""
+    natural = [max(map(len, column)) for column in zip(*lines, strict=True)]
+    shown = list(range(len(HEADER)))
+
+    def need() -> int:
+        return sum(natural[i] if HEADER[i] in WHOLE else min(natural[i], FREE_MIN) for i in shown) \
+            + gap * len(shown)
+
+    for name in DROPS:
+        if width is None or need() <= width:
+            break
+        shown.remove(HEADER.index(name))
+    return shown
+
+
+def table(rows: list[dict[str, Any]], width: int | None = None) -> str:
+    """Aligned plain text, waiting tasks first; with ``width``, free text is cut and columns drop before a
+    task's name, status or cost is ever cut."""
+    lines = [HEADER, *map(cells, by_attention(rows))]
+    shown = columns(lines, width, 2)
+    widths = {i: max(len(line[i]) for line in lines) for i in shown}
+    if width is not None:
+        over = sum(widths.values()) + 2 * (len(shown) - 1) - width
+        for i in sorted((i for i in shown if HEADER[i] not in WHOLE), key=lambda i: -widths[i]):
+            if over <= 0:
+                break
+            cut = min(over, widths[i] - FREE_MIN)
+            if cut > 0:
+                widths[i] -= cut
+                over -= cut
+    line = "  ".join(f"{{:<{widths[i]}}}" for i in shown)  # one format per line: 10,000 rows print in a blink
+    return "\n".join(line.format(*(fit(cell[i], widths[i]) for i in shown)).rstrip() for cell in lines)
+
+
+def fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(0, width - 1)] + "…"
 
 
 def checkpoint_lines(view: dict[str, Any]) -> list[str]:
     """The human answers the view holds (the last ten), each with who gave it and from where."""
     rows = [row for row in view.get("checkpoints") or [] if isinstance(row, dict)]
     return ["  checkpoints:", *(f"    {checkpoint_line(row)}" for row in rows)] if rows else []
+
+
+def output_lines(history: list[dict[str, Any]]) -> list[str]:
+    """Each step's typed output (issue 30), what later steps read as steps.NAME.output; long ones are cut."""
+    lines = []
+    for entry in history:
+        if entry.get("kind") == "step" and entry.get("output") is not None and not entry.get("superseded"):
+            shown = json.dumps(entry["output"], ensure_ascii=False)
+            lines.append(f"  output of {entry['step']}: {shown if len(shown) <= 160 else shown[:159] + '…'}")
+    return lines
 
 
 def task_text(view: dict[str, Any]) -> str:
@@ -52,6 +110,7 @@ def task_text(view: dict[str, Any]) -> str:
         outcome = entry["outcome"] + (" (superseded)" if entry.get("superseded") else "")
         lines.append(f"  {i:>4}  {name}  {entry.get('phase') or '-'}  {entry['kind']}  {outcome}  "
                      f"{tokens or '-'}  ${usage.get('cost_usd', 0):.4f}  {(entry.get('summary') or '')[:60]}")
+    lines += output_lines(view.get("history") or [])
     usage = view.get("usage") or {}
     if usage:
         lines.append(f"  run cost ${usage.get('cost_usd', 0):.4f}; tokens in {usage.get('input_tokens', 0)}, "

@@ -31,11 +31,18 @@ def render_tasks(rows: list[dict[str, Any]], tasks_dir: Path) -> None:
     if not rows:
         out().print(f"no tasks in {tasks_dir}; create one with `specd new <task> --description \"...\"`")
         return
-    table = Table(*plain.HEADER)
-    for row in rows:
-        cell = plain.cells(row)
-        table.add_row(escape(cell[0]), _status(row), *(escape(c) for c in cell[2:]))
-    out().print(table)
+    console = out()
+    ordered = plain.by_attention(rows)
+    lines = [plain.HEADER, *map(plain.cells, ordered)]
+    shown = plain.columns(lines, console.width - 1, 3)  # a column costs its padding and its rule besides its text
+    table = Table()
+    for i in shown:
+        whole = plain.HEADER[i] in plain.WHOLE  # a name, status or cost is never cut: free text gives way
+        table.add_column(plain.HEADER[i], no_wrap=True, overflow="ellipsis",
+                         min_width=max(len(line[i]) for line in lines) if whole else None)
+    for row, cell in zip(ordered, lines[1:], strict=True):
+        table.add_row(*(_status(row) if i == 1 else escape(cell[i]) for i in shown))
+    console.print(table)
 
 
 def render_task(view: dict[str, Any], seconds: list[float] | None = None) -> None:
@@ -70,6 +77,8 @@ def render_task(view: dict[str, Any], seconds: list[float] | None = None) -> Non
                           str(tokens or "-"), f"${usage.get('cost_usd', 0):.4f}", *pictures,
                           escape((entry.get("summary") or "")[:60]))
         out().print(table)
+        for line in plain.output_lines(history):
+            out().print(escape(line))
     usage = view.get("usage") or {}
     if usage:
         out().print(f"  run cost ${usage.get('cost_usd', 0):.4f}; tokens in {usage.get('input_tokens', 0)}, "

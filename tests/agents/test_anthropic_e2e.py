@@ -172,3 +172,20 @@ def test_max_cost_stops_before_the_budget_is_passed_and_raising_it_completes(e2e
     assert len(e2e.server.requests) == 7
     assert calls < 7
     _no_secret_under_specd(e2e.root)
+
+
+def test_the_budget_hint_followed_to_the_letter_makes_the_refused_call(e2e: E2E) -> None:
+    """Doubling a tiny budget would still be below the next call's estimate: the hint covers that call."""
+    e2e.server.push(*_full_script())
+    stopped = e2e.cont("--max-cost", "0.000001")
+    assert stopped.returncode == 3, stopped.stderr
+    status = e2e.status()
+    assert "budget would be passed" in status["reason"]
+    assert e2e.server.requests == []  # refused before it was sent
+    hint = status["hint"].split()
+    assert hint[:3] == ["specd", "continue", status["task"]]
+    assert hint[3] == "--max-cost"
+    raised = float(hint[4])
+    assert raised > 0.000001 * 2  # more than doubling: the estimate of the refused call is covered
+    e2e.cont("--max-cost", hint[4])
+    assert len(e2e.server.requests) >= 1  # the call the budget refused was made this time

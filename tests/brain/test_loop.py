@@ -181,3 +181,21 @@ def test_a_workflow_frontmatter_stage_moves_the_task_stage(h: Harness) -> None:
 
     assert result.returncode == 0, result.stderr
     assert h.calls()[0]["config"]["stage"] == "planning"
+
+
+def test_an_outcomes_map_adds_to_what_a_plain_workflow_allows(h: Harness) -> None:
+    """`outcomes: {bad: fail}` on a step whose workflow lists none: `done` still goes on, `bad` fails it."""
+    h.workflow("plain.md", outcomes=())
+    h.pipeline({"main": [step("a", "plain.md", outcomes={"bad": "fail"}), step("b", "plain.md")]})
+    h.new("good")
+    result = h.cont("good")
+    assert result.returncode == 0, result.stderr
+    assert h.log() == ["step a", "step b"]
+    assert h.status("good")["status"] == "COMPLETE"
+    h.reset_log()
+    h.cues(**{"step:a": {"outcomes": ["bad"]}})
+    h.new("bad")
+    result = h.cont("bad")
+    assert result.returncode == 1, result.stderr
+    assert h.log() == ["step a"]
+    assert h.status("bad")["status"] == "FAILED"

@@ -154,3 +154,31 @@ def test_doctor_reports_how_leftover_children_are_stopped(repo: Path, tmp_path: 
         jailed = checks(doctor(repo, env_for(tmp_path, identity=True), "--json"))["children"]
         assert jailed == {**jailed, "level": "ok", "detail": "jail: the PID namespace takes every descendant "
                                                             "down with specd"}
+
+
+def test_doctor_judges_only_the_agents_the_project_uses(repo: Path, tmp_path: Path) -> None:
+    """No API key: a new project (the default agent is anthropic) fails; once its task runs with
+    `--agent 'cmd:...'` (remembered by the run) anthropic is only a warning and the project is ready."""
+    env = env_for(tmp_path, identity=True)
+    del env["ANTHROPIC_API_KEY"]
+    (repo / ".specd" / "workflows").mkdir(parents=True)
+    (repo / ".specd" / "workflows" / "w.md").write_text("# W\n\nDo it.\n", encoding="utf-8")
+    (repo / ".specd" / "pipeline.json").write_text(json.dumps({
+        "schema_version": "1.0", "mode": "auto", "pipelines": {"main": [{"name": "a", "workflow": "w.md"}]}}),
+        encoding="utf-8")
+    fresh = doctor(repo, env, "--json")
+    assert fresh.returncode == 1
+    assert checks(fresh)["agent: anthropic"]["level"] == "FAIL"
+    assert "the default agent" in checks(fresh)["agent: anthropic"]["detail"]
+    made = subprocess.run([sys.executable, "-m", "specd", "new", "t", "--description", "d"], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert made.returncode == 0, made.stderr
+    ran = subprocess.run([sys.executable, "-m", "specd", "continue", "t", "--agent", "cmd:cat > /dev/null"],
+                         cwd=repo, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    result = doctor(repo, env, "--json")
+    found = checks(result)
+    assert result.returncode == 0, result.stdout
+    assert found["agent: anthropic"]["level"] == "warn"
+    assert "not used by this project" in found["agent: anthropic"]["detail"]
+    assert found["agent: command"]["detail"].endswith("used by task t")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 
 import pytest
@@ -12,10 +13,10 @@ AGENT = """cmd:printf '{"outcome": "done", "usage": {"input_tokens": 10, "output
 $( [ "$SPECD_STEP" = dear ] && echo 0.9 || echo 0.01 ) > "$SPECD_RESULT\""""
 
 
-def _in_a_terminal(h: Harness, *args: str) -> str:
+def _in_a_terminal(h: Harness, *args: str, columns: int = 200) -> str:
     """Run specd with stdout on a pseudo-terminal, as a person at a shell sees it."""
     leader, follower = os.openpty()
-    env = {**h.env, "COLUMNS": "200", "TERM": "xterm"}
+    env = {**h.env, "COLUMNS": str(columns), "TERM": "xterm"}
     env.pop("NO_COLOR", None)
     done = subprocess.run(h.argv(*args), stdin=subprocess.DEVNULL, stdout=follower, stderr=subprocess.PIPE,
                           env=env, cwd=h.root, timeout=120, check=False)
@@ -73,3 +74,28 @@ def test_the_bars_are_as_long_as_the_time_and_the_cost(monkeypatch: pytest.Monke
     assert cost_bar == {"quick": 0, "slow": 0, "dear": 12}
     assert "1.0 s" in rows["quick"]
     assert "60.0 s" in rows["slow"]
+
+
+def test_at_80_columns_the_listing_keeps_every_name_status_and_cost_whole(h: Harness) -> None:
+    """Free text gives way, then columns drop; a 30-character name, its status and its cost are never cut.
+    Waiting tasks come first, as on the page."""
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"},
+                         {"name": "b", "workflow": "w.md", "pause_in_semi_auto": True}]})
+    names = ["authentication-login-flow-abc1", "zz-database-schema-migration-2", "billing-invoice-export-to-csv3"]
+    assert all(len(name) == 30 for name in names)
+    for name in names:
+        h.new(name)
+    h.specd("continue", names[0], "--auto", "--agent", AGENT)  # COMPLETE, with a cost
+    assert h.specd("continue", names[1], "--semi-auto", "--agent", AGENT).returncode == 3  # a, then b's gate
+    shown = re.sub(r"\x1b\[[0-9;]*m", "", _in_a_terminal(h, "status", columns=80))
+    rows = [line for line in shown.splitlines() if "│" in line and "task" not in line]
+    assert len(rows) == 3, shown
+    assert all(len(line) <= 80 for line in shown.splitlines()), shown
+    assert names[1] in rows[0]  # waiting first, whole
+    assert "WAITING_FOR_HUMAN" in rows[0]
+    for name in names:
+        assert any(name in row for row in rows), (name, shown)
+    assert any(names[0] in row and "COMPLETE" in row and "$0.0200" in row for row in rows), shown
+    assert "…" not in "".join(rows).split("│")[1]  # no name cut
+

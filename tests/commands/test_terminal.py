@@ -125,3 +125,50 @@ def test_no_key_names_backends_that_work_here(two_steps: Harness, tmp_path: Path
     claude.write_text("#!/bin/sh\necho 2.0.0\n", encoding="utf-8")
     claude.chmod(0o755)
     assert "--agent claude_code" in _no_key(h, f"{tools}{os.pathsep}/usr/bin")
+
+
+def test_the_top_level_help_names_every_exit_code(tmp_path: Path) -> None:
+    from specd import errors
+
+    shown = " ".join(bare("--help", cwd=tmp_path, env={**os.environ, "COLUMNS": "200"}).stdout.split())
+    codes = {getattr(errors, name) for name in dir(errors) if name.startswith("EXIT_")}
+    assert codes == {0, 1, 2, 3, 4, 130}
+    for code in codes:
+        assert f" {code} " in shown, code
+    assert "4 cancelled" in shown
+
+
+def _steps_shown(stderr: str) -> list[str]:
+    return [line.strip().removeprefix("▶ ") for line in stderr.splitlines() if line.lstrip().startswith("▶ ")]
+
+
+def test_step_k_of_n_counts_the_whole_plan_at_every_depth(h: Harness) -> None:
+    """A nested pipeline's steps count in place of the step naming it, and a phase loop's once per phase."""
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}, {"name": "middle", "pipeline": "mid"},
+                         {"name": "e", "workflow": "w.md"}],
+                "mid": [{"name": "b", "workflow": "w.md"}, {"name": "inner", "pipeline": "leaf"},
+                        {"name": "d", "workflow": "w.md"}],
+                "leaf": [{"name": "c1", "workflow": "w.md"}, {"name": "c2", "workflow": "w.md"}]})
+    h.new("nested")
+    run = h.cont("nested")
+    assert run.returncode == 0, run.stderr
+    shown = _steps_shown(run.stderr)
+    assert [line.split(" (")[0] for line in shown] == ["a", "b", "c1", "c2", "d", "e"]
+    assert [f"step {k} of 6" in line for k, line in enumerate(shown, 1)] == [True] * 6, shown
+
+
+def test_step_k_of_n_counts_every_phase_of_the_roadmap(h: Harness) -> None:
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "plan", "workflow": "w.md"},
+                         {"name": "phases", "pipeline": "per-phase", "foreach": "phases"}],
+                "per-phase": [{"name": "execute", "workflow": "w.md"}, {"name": "review", "workflow": "w.md"}]})
+    h.new("t")
+    (h.task_dir("t") / "ROADMAP.md").write_text(
+        "# Roadmap\n\n### Phase 1: A\n\nA.\n\n### Phase 2: B\n\nB.\n", encoding="utf-8")
+    assert "step 1 of 5: plan" in h.specd("status", "t").stdout
+    run = h.cont("t")
+    assert run.returncode == 0, run.stderr
+    shown = _steps_shown(run.stderr)
+    assert len(shown) == 5, shown
+    assert [f"step {k} of 5" in line for k, line in enumerate(shown, 1)] == [True] * 5, shown

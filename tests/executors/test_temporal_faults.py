@@ -92,7 +92,7 @@ def test_without_temporalio_every_temporal_command_says_how_to_install_it(repo: 
                  ["status", "a", "--temporal", "127.0.0.1:7233"]):
         done = repo.specd(*argv, env=env)
         one_line_error(done, "temporalio")
-        assert "pip install 'specd[temporal]'" in done.stderr
+        assert "pip install 'specd-workflow[temporal]'" in done.stderr
     plain = repo.specd("status", "a", env=env)  # no Temporal settings: nothing needs temporalio
     assert plain.returncode == 0, plain.stderr
 

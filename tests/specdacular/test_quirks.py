@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 from spd_kit import Project, roadmap
@@ -177,3 +178,17 @@ def test_a_fresh_specd_task_still_starts_at_the_first_step(sp: Project, tmp_path
     status = sp.status("fresh")
     assert status["status"] == "NOT_STARTED"
     assert status["next"] == {"step": "discuss", "pipeline": "main", "phase": None}
+
+
+def test_the_cache_of_a_project_specd_init_never_made_stays_out_of_git_status(sp: Project) -> None:
+    """specdacular made `.specd/`, so no specd `.gitignore` covers `.specd/.cache/`: the cache ignores itself."""
+    sp.task("t", {"stage": "execution", "phases": {"total": 3, "current": 2, "current_status": "executing"}},
+            roadmap_text=THREE, plans={"02": ["PLAN.md"]})
+    subprocess.run(["git", "init", "-q", str(sp.root)], check=True)
+    assert sp.status()[0]["task"] == "t"  # the listing writes its index and memo into .specd/.cache/
+    assert sp.status("t")["status"] != "ERROR"
+    assert (sp.root / ".specd/.cache").is_dir()
+    shown = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=sp.root,
+                           capture_output=True, text=True, check=True).stdout
+    assert ".cache" not in shown, shown
+    assert ".specd/tasks/t/" in shown  # the task's own files are still the user's to commit

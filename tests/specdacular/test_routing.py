@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -67,3 +68,22 @@ def test_routing_row_reports_next_and_continue_runs_it_first(sp: Project, files:
     result = sp.cont("t")
     assert result.returncode in (0, 3), result.stderr  # 3: the agent's fake roadmap lists no phases
     assert sp.log()[0] == " ".join(p for p in (pipeline, step, phase) if p)
+
+
+def test_a_reordered_pipeline_never_passes_over_an_unrun_step_of_a_fresh_task(sp: Project) -> None:
+    """The README's tour: research swapped above discuss. A new task whose CONTEXT.md still lists gray areas
+    is at discussion by its files, but research now comes first and has not run: the run starts there."""
+    assert sp.specd("init", "--pipeline", "json").returncode == 0
+    path = sp.root / ".specd" / "pipeline.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    main = data["pipelines"]["main"]
+    assert [main[0]["name"], main[1]["name"]] == ["discuss", "research"]
+    main[0], main[1] = main[1], main[0]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert sp.specd("new", "fresh", "--description", "Add CSV export").returncode == 0
+    status = sp.status("fresh")
+    assert status["next"] == {"step": "research", "pipeline": "main", "phase": None}
+    assert [row["step"] for row in status["plan"]][:3] == ["research", "discuss", "plan"]
+    assert status["progress"][0] == 1
+    sp.cont("fresh")
+    assert sp.log()[:2] == ["main research", "main discuss"]

@@ -15,7 +15,7 @@ from typing import Any
 from specd.agents.anthropic import caching, context, pricing, repeats
 from specd.agents.anthropic.calls import Caller, Sleep, TurnFailed, build_client, default_sleep
 from specd.agents.anthropic.conversation import HANDOFF_REQUEST, Conversation
-from specd.agents.anthropic.schemas import TOOLS
+from specd.agents.anthropic.schemas import tools_for
 from specd.agents.anthropic.store import ConversationStore, Transcript
 from specd.agents.anthropic.toolbox import Toolbox
 from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult, BudgetExhausted, Usage
@@ -73,6 +73,7 @@ class StepRun:
         self.system = context.system_prompt(request)
         self.usage = Usage()
         self.conv = Conversation(request)
+        self.tools = tools_for(request.output_schema)
         self._logged = 0
         # The step's timeout is checked between turns: a call in flight has its own request timeout.
         self.deadline = time.monotonic() + request.timeout if request.timeout else None
@@ -127,15 +128,16 @@ class StepRun:
 
     def call(self) -> Any:
         tools, system, messages = caching.request_parts(
-            TOOLS, self.system, self.conv.messages, enabled=bool(self.settings.get("prompt_caching", True)))
+            self.tools, self.system, self.conv.messages, enabled=bool(self.settings.get("prompt_caching", True)))
         params = {"model": self.model, "max_tokens": int(self.settings.get("max_output_tokens", 32_000)),
                   "system": system, "tools": tools, "messages": messages}
         # Refused before it is sent, if even this call's prompt alone would pass a budget.
-        reason = self.request.budget.check(self.usage, pricing.estimate_input(params, self.price))
+        ahead = pricing.estimate_input(params, self.price)
+        reason = self.request.budget.check(self.usage, ahead)
         if reason:
             self.save()
             self.transcript.write("budget", reason=reason)
-            raise BudgetExhausted(reason, self.usage)
+            raise BudgetExhausted(reason, self.usage, ahead.cost_usd)
         self.log_request()
         turn = self.caller.call(params, self.transcript.write)
         used = pricing.usage_from(turn.usage, self.price)
@@ -153,7 +155,7 @@ class StepRun:
     def log_request(self) -> None:
         # The whole conversation is resent on every call; log only what is new since the last one.
         new = self.conv.messages[self._logged:]
-        extra = {"system": self.system, "tools": [t["name"] for t in TOOLS]} if self._logged == 0 else {}
+        extra = {"system": self.system, "tools": [t["name"] for t in self.tools]} if self._logged == 0 else {}
         self.transcript.write("request", model=self.model, messages=new, **extra)
         self._logged = len(self.conv.messages)
 

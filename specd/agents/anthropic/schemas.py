@@ -8,6 +8,7 @@ steps, so the prompt cache serves them to every step of a run.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 _PATH = {"type": "string", "description": "Path relative to the project root."}
@@ -53,3 +54,18 @@ TOOLS: list[dict[str, Any]] = [
                                                "file": {"type": "string"}}}}},
           ["outcome", "summary"]),
 ]
+
+
+def tools_for(output: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """TOOLS, with ``complete_step`` requiring the step's typed output (issue 30) when it declares one.
+
+    Only such a step's tool list differs from the shared one, so only its prompt-cache prefix starts anew;
+    putting the schema in the tool lets the API hold the model to it, and specd checks it again after."""
+    if output is None:
+        return TOOLS
+    *others, complete = TOOLS
+    schema = complete["input_schema"]
+    described = {**output, "description": output.get("description") or "The step's output, as its schema asks."}
+    properties = {**schema["properties"], "output": described}
+    return [*others, {**complete, "input_schema": {**schema, "properties": properties,
+                                                   "required": [*schema["required"], "output"]}}]

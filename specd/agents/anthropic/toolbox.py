@@ -151,6 +151,6 @@ class Toolbox:
         outcome = str(args.get("outcome") or "").strip()
         if outcome not in self.outcomes:
             raise ValueError(f"outcome {outcome!r} is not allowed here; use one of: {', '.join(self.outcomes)}")
-        data = {key: args[key] for key in ("verdict", "issues") if args.get(key) is not None}
+        data = {key: args[key] for key in ("verdict", "issues", "output") if args.get(key) is not None}
         self.completion = Completion(outcome, str(args.get("summary") or ""), data)
         return f"step completed with outcome {outcome!r}"

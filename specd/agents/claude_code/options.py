@@ -50,7 +50,7 @@ class Options:
     def argv(self, binary: str, request: AgentRequest, session: list[str]) -> list[str]:
         """The whole command line; the prompt itself goes to stdin."""
         argv = [binary, "-p", "--output-format", "stream-json", "--verbose",
-                "--json-schema", json.dumps(outcome_schema(request.outcomes)),
+                "--json-schema", json.dumps(outcome_schema(request.outcomes, request.output_schema)),
                 "--append-system-prompt", report_note(request.outcomes),
                 "--permission-mode", self.permission_mode, *session]
         model = request.model or self.model
@@ -70,10 +70,17 @@ class Options:
         return argv + list(self.extra_args)
 
 
-def outcome_schema(outcomes: Sequence[str]) -> dict[str, Any]:
-    return {"type": "object", "additionalProperties": False, "required": ["outcome", "summary"],
-            "properties": {"outcome": {"type": "string", "enum": list(outcomes)},
-                           "summary": {"type": "string", "description": "one line: what was done or decided"}}}
+def outcome_schema(outcomes: Sequence[str], output: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The structured output Claude Code must end with: the outcome, a summary and, when the step declares
+    one, its typed ``output`` (issue 30), which specd validates again after."""
+    schema: dict[str, Any] = {
+        "type": "object", "additionalProperties": False, "required": ["outcome", "summary"],
+        "properties": {"outcome": {"type": "string", "enum": list(outcomes)},
+                       "summary": {"type": "string", "description": "one line: what was done or decided"}}}
+    if output is not None:
+        schema["properties"]["output"] = dict(output)
+        schema["required"].append("output")
+    return schema
 
 
 def report_note(outcomes: Sequence[str]) -> str:

@@ -64,6 +64,8 @@ def verdict(log: StreamLog, returncode: int, transcript: Path, session_id: str) 
     data: dict[str, Any] = {"session_id": session_id}
     output = result.get("structured_output")
     if isinstance(output, Mapping) and isinstance(output.get("outcome"), str):
+        if "output" in output:  # the step's typed output (issue 30), checked against its schema by the engine
+            data["output"] = output["output"]
         return AgentResult(outcome=output["outcome"], summary=str(output.get("summary", "")), usage=usage,
                            transcript=transcript, data=data, reported=True)
     # No structured output: "done" unless the workflow's verdict file says otherwise (decided by dispatch).

@@ -6,9 +6,10 @@ entry point checks for it first with ``require()`` and names the pip command whe
 
 from __future__ import annotations
 
+from specd import DISTRIBUTION
 from specd.errors import UsageError
 
-INSTALL = "pip install 'specd[temporal]'"
+INSTALL = f"pip install '{DISTRIBUTION}[temporal]'"
 
 
 def available() -> bool:
