@@ -53,7 +53,8 @@ def ui(ctx: click.Context, port: int, host: str, token: str | None, jobs: int | 
 
     The first line printed is the address with the access token; the browser
     keeps the token in a cookie. Stop with Ctrl-C (running tasks save their
-    state and stop; `specd continue` or the next control plane resumes them).
+    state and stop, ABORTED; Run on the page, `specd run` or `specd continue`
+    resumes them).
     """
     return _serve(ctx, "specd ui", port, host, token, jobs, as_json, browser=not no_browser)
 
