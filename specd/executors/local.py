@@ -159,6 +159,8 @@ class LocalExecutor:
                 and (budget is None or self.spent < budget))
 
     def _start(self, task: str, needs: tuple[str, ...], status: dict[str, str]) -> None:
+        if task in self.running:  # started already (a control plane saw it answered): one child per task
+            return
         try:
             # A task first run by `specd continue` lives in the main tree: it goes on there, never copied.
             found = home.local(self.project, task, home.settle(self.project, task, home.worktree(task)))

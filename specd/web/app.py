@@ -56,7 +56,8 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         started, cpu = time.perf_counter(), time.process_time()
         wanted = _filter(request)
         found = await asyncio.to_thread(rows.task_rows, project, wanted)
-        response = page(request, "tasks.html", {"rows": found, "statuses": STATUSES, "wanted": wanted or ""})
+        response = page(request, "tasks.html", {"rows": found, "statuses": STATUSES, "wanted": wanted or "",
+                                                "plane": plane is not None})
         # the server's own time, for bench/ui.py and the browser's network panel
         response.headers["Server-Timing"] = (f"render;dur={(time.perf_counter() - started) * 1000:.1f}, "
                                              f"cpu;dur={(time.process_time() - cpu) * 1000:.1f}")
@@ -64,7 +65,7 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
 
     async def tasks_rows(request: Request) -> Response:
         found = await asyncio.to_thread(rows.task_rows, project, _filter(request))
-        return page(request, "_rows.html", {"rows": found})
+        return page(request, "_rows.html", {"rows": found, "plane": plane is not None})
 
     async def tasks_events(request: Request) -> Response:
         return StreamingResponse(live.tasks_stream(project, request.is_disconnected), media_type="text/event-stream",

@@ -71,6 +71,7 @@ def display(row: dict[str, Any]) -> dict[str, Any]:
         "needs": list(row.get("needs") or ()), "waits_for": list(row.get("waits_for") or ()),
         # free text, redacted before HTML escapes it (the page is redacted again as a whole)
         "reason": redact(str(row.get("reason") or "")), "branch": row.get("branch") or "",
+        "ready": bool(row.get("ready", True)),
     }
 
 

@@ -142,3 +142,16 @@ def test_the_control_plane_refuses_what_is_not_ready(idle_site: Site, tmp_path: 
     with pytest.raises(UsageError, match="is WAITING_FOR_HUMAN") as refused:
         plane.ask("fresh")
     assert "specd approve fresh" in str(refused.value.fix)
+
+
+def test_the_tasks_list_offers_continue_and_run_where_they_apply(pages: tuple[Any, FakePlane], idle_site: Site) -> None:
+    client, _ = pages
+    idle_site.new("another")  # never run, needs nothing
+    idle_site.new("after", "another")  # never run, needs a task not complete: no Run yet
+    html = client.get("/").text
+    rows = {task: cells for task, cells in re.findall(r'<tr data-task="([^"]+)"[^>]*>(.*?)</tr>', html, re.DOTALL)}
+    assert 'action="/tasks/answered/continue"' in rows["answered"]
+    assert 'action="/tasks/stopped/run"' in rows["stopped"]
+    assert 'action="/tasks/another/run"' in rows["another"]
+    assert "/run" not in rows["after"]
+    assert "/run" not in rows["answered"]
