@@ -38,6 +38,7 @@ class ControlPlane(LocalExecutor):
         self.asked: queue.Queue[str] = queue.Queue()  # from the page's thread: tasks to start
         self.backlog: list[str] = []  # asked for, waiting for a free job
         self.tried: dict[str, Mark | None] = {}  # the state each task had when this plane last started it
+        self.quiet: dict[str, Mark | None] = {}  # the state each task had when last found not answered
         self.looked = 0.0
 
     def _graph(self) -> graphs.Graph:
@@ -93,12 +94,15 @@ class ControlPlane(LocalExecutor):
         for task, folder in folders.items():
             if task in self.running or task in self.waiting or not self._may_start():
                 continue
-            if task in self.tried and self.tried[task] == _mark(folder):
-                continue  # started once from this very state and it did not move: wait for a change
+            mark = _mark(folder)
+            if (task in self.tried and self.tried[task] == mark) or (task in self.quiet and self.quiet[task] == mark):
+                continue  # started from this very state and it did not move, or not answered: wait for a change
             try:
                 ready = idle.goes_on(folder, task) and home.current(self.project, task).kind != "temporal"
+                if not ready and not idle.goes_on(folder, task, held_too=True):
+                    self.quiet[task] = mark  # an answer rewrites the state file; a lock let go does not
             except SpecdError as exc:  # a task with broken files: said once, the others go on
-                self.tried[task] = _mark(folder)
+                self.tried[task] = mark
                 self.listener(task, {"kind": "task_broken", "reason": str(exc)})
                 continue
             if ready:
@@ -121,8 +125,8 @@ class ControlPlane(LocalExecutor):
         return self.graph.get(task, ())
 
     def _folders(self) -> dict[str, Path]:
-        """Every task's live folder: the main tree's, or its worktree's while it lives there. One listing of
-        each folder, four times a second: what a run state file's change time says is read only when asked."""
+        """Every task's live folder: the main tree's, or its worktree's while it lives there. Four times a second,
+        so one listing of each folder and no file read: a task's state is read only when its file changed."""
         found: dict[str, Path] = {}
         for root in (self.project.features_dir, self.project.tasks_dir):  # tasks/ wins a name in both
             try:

@@ -43,7 +43,8 @@ def shown(status: str, idle_as: str | None) -> str:
     return SHOWN.get(idle_as or "", status)
 
 
-def goes_on(folder: Path, task: str) -> bool:
-    """The task in ``folder`` is answered and no process holds it: the control plane may start it now."""
+def goes_on(folder: Path, task: str, *, held_too: bool = False) -> bool:
+    """The task in ``folder`` is answered and no process holds it: the control plane may start it now.
+    ``held_too``: answered, whether or not a process holds it."""
     state = StateStore(folder, task).load(with_history=False)
-    return state is not None and answered(state) and not TaskLock(folder, task).is_held()
+    return state is not None and answered(state) and (held_too or not TaskLock(folder, task).is_held())
