@@ -36,7 +36,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "pipeline": ("specd.commands.pipeline", "pipeline", "Validate or show the effective pipeline."),
     "hooks": ("specd.commands.hooks", "hooks", "List the hooks that run around each step, and why."),
     "demo": ("specd.commands.demo", "demo", "Run the whole pipeline on a sample project (no API key)."),
-    "ui": ("specd.commands.ui", "ui", "Serve the local dashboard: every task, live, gates answered with a click."),
+    "ui": ("specd.commands.ui", "ui", "Serve the dashboard and run what is answered (the control plane)."),
+    "serve": ("specd.commands.ui", "serve", "The control plane without a browser: runs what is answered anywhere."),
     "doctor": ("specd.commands.doctor", "doctor", "Check git, the sandbox, agent backends and the pipeline file."),
 }
 

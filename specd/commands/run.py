@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
 from typing import Any
 
@@ -23,9 +24,10 @@ from specd.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK,
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="A cap on the whole run, across tasks.")
 @click.option("--json", "as_json", is_flag=True, help="Every event as one JSON line with its task.")
 @click.option("--keep-waiting", is_flag=True,
-              help="A task that stops at a gate or escalation stays in the run: once answered (`specd approve`, "
-                   "`reject`, `skip`, or the `specd ui` page) it goes on. The run ends when nothing runs and "
-                   "nothing waits, or on Ctrl-C.")
+              help="Be the project's control plane while the run lasts (as `specd ui` is; refused while one "
+                   "runs): a task that stops at a gate or escalation stays in the run and goes on once answered "
+                   "(`specd approve`, `reject`, `skip`, from any terminal), and so does any other task answered "
+                   "meanwhile. The run ends when nothing runs and nothing of its own waits, or on Ctrl-C.")
 @click.option("--land", "land_them", is_flag=True, help="Land every task that completed (`specd land`).")
 @click.option("--executor", "executor_name", type=click.Choice(["local", "temporal"]), default="local",
               help="local: worktrees on this machine; temporal: one workflow per task, run by `specd worker`s.")
@@ -46,7 +48,7 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     Exit codes: 0 all complete, 1 a task failed or is blocked, 2 bad input,
     3 a task waits for a human, 130 interrupted (run again to resume).
     """
-    from specd.executors.local import LocalExecutor, Settings
+    from specd.executors.local import Settings
     from specd.ui.many import RunView
 
     if bool(tasks) == all_tasks:
@@ -59,18 +61,23 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     settings = Settings(mode=mode, agent=agent_spec, max_cost=max_cost, keep_waiting=keep_waiting)
     if jobs is not None:
         settings = Settings(jobs, mode, agent_spec, max_cost, keep_waiting)
-    view = RunView(as_json=as_json)
-    executor = LocalExecutor(project, settings, view)
+    with contextlib.ExitStack() as role:
+        if keep_waiting:  # the project's control plane while it runs: refused when one runs already
+            from specd.executors.claim import Claim
 
-    def stop(signum: int, frame: Any) -> None:
-        executor.interrupt()
+            role.enter_context(Claim(project, " ".join(["specd run --keep-waiting", *(tasks or ("--all",))])))
+        view = RunView(as_json=as_json)
+        executor = _executor(project, settings, view)
 
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        results = list(executor.run(list(tasks)).values())
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        def stop(signum: int, frame: Any) -> None:
+            executor.interrupt()
+
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            results = list(executor.run(list(tasks)).values())
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
     view.close(results)
     if land_them:
         from specd.executors.land import land
@@ -87,3 +94,14 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     if "BROKEN" in statuses:  # the others ran; the task's own files are bad input, named with their fix above
         return EXIT_BAD_INPUT
     return EXIT_OK if statuses <= {"COMPLETE"} else EXIT_WAITING
+
+
+def _executor(project: Any, settings: Any, view: Any) -> Any:
+    """--keep-waiting: the control plane seen from the terminal (it also starts any task answered meanwhile)."""
+    if settings.keep_waiting:
+        from specd.executors.plane import ControlPlane
+
+        return ControlPlane(project, settings, view, serve=False)
+    from specd.executors.local import LocalExecutor
+
+    return LocalExecutor(project, settings, view)

@@ -47,7 +47,7 @@ def answer(state: RunState, config: PipelineConfig, verb: str, note: str, origin
         said = f"step {name!r} counts as finished (outcome done); the run goes on from there"
     checkpoint.record(state, origin, verb, name, note, pipeline=wait.get("pipeline"), phase=wait.get("phase"),
                       waiting=kind, **({"files": wait.get("files") or []} if kind == "secret" else {}))
-    state.status, state.waiting = "IN_PROGRESS", None
+    state.status, state.waiting, state.answered = "IN_PROGRESS", None, verb
     state.reason = f"answered ({verb}); `specd continue {state.task}` goes on"
     return said
 

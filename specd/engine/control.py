@@ -93,7 +93,7 @@ def cancel(project: Project, task: str, origin: Origin) -> str:
         if state.status == "CANCELLED" and not stopped:
             return "it was already cancelled"
         checkpoint.record(state, origin, "cancel", state.current.step if state.current else None, was=state.status)
-        state.status, state.waiting = "CANCELLED", None  # (the stopped run may have set it already)
+        state.status, state.waiting, state.answered = "CANCELLED", None, ""  # (the stopped run may have set it)
         state.reason = f"cancelled; `specd rerun {task} --from STEP` starts again from a step"
         return "it is CANCELLED"
 
@@ -108,7 +108,11 @@ def cancel(project: Project, task: str, origin: Origin) -> str:
             time.sleep(0.05)
 
 
-def retry(project: Project, task: str, origin: Origin) -> str:
+def retry(project: Project, task: str, origin: Origin, *, hand_over: bool = False) -> str:
+    """Reopen a FAILED or BLOCKED run at its failed step. ``hand_over``: the caller runs nothing itself (the
+    page), so the task is left answered for the control plane; `specd retry` runs it at once instead, and a
+    control plane starting it too would only lose the race for the lock."""
+
     def reopen(state: RunState, config: PipelineConfig) -> str:
         if state.status not in ("FAILED", "BLOCKED") and not _held_failure(state):
             raise UsageError(f"task {task!r} has not failed (status {state.status})",
@@ -116,6 +120,7 @@ def retry(project: Project, task: str, origin: Origin) -> str:
         step = (state.waiting or {}).get("step") or (state.cursor[-1].step if state.cursor else None)
         checkpoint.record(state, origin, "retry", step, was=state.status)
         state.status, state.waiting, state.reason = "IN_PROGRESS", None, ""
+        state.answered = "retry" if hand_over else ""
         return f"step {step!r} runs again"
 
     return edit(project, task, reopen, needs_pipeline=False)
@@ -126,8 +131,10 @@ def _held_failure(state: RunState) -> bool:
     return state.status == "WAITING_FOR_HUMAN" and (state.waiting or {}).get("kind") == "failure_cluster"
 
 
-def rerun(project: Project, task: str, step: str, phase: str | None, origin: Origin) -> str:
-    """Put the cursor at ``step`` (in ``phase``); later history rows are marked superseded, never deleted."""
+def rerun(project: Project, task: str, step: str, phase: str | None, origin: Origin, *,
+          hand_over: bool = False) -> str:
+    """Put the cursor at ``step`` (in ``phase``); later history rows are marked superseded, never deleted.
+    ``hand_over`` as in ``retry``."""
     task_dir = existing_task(project, task)
 
     def reopen(state: RunState, config: PipelineConfig) -> str:
@@ -148,6 +155,7 @@ def rerun(project: Project, task: str, step: str, phase: str | None, origin: Ori
         state.cursor, state.current, state.answer = frames, None, None
         checkpoint.record(state, origin, "rerun", step, phase=here, was=state.status)
         state.status, state.waiting, state.reason = "IN_PROGRESS", None, ""
+        state.answered = "rerun" if hand_over else ""
         marked = len(state.history) - (first if first is not None else len(state.history))
         return f"the run starts again at {step!r}" + (f" (phase {phase})" if phase else "") + (
             f"; {marked} later history rows are kept, marked superseded" if marked else "")

@@ -191,6 +191,7 @@ def _prepare(state: RunState, config: PipelineConfig, mode: str, events: EventBu
         state.notes.append(f"pipeline changed: {state.pipeline_digest} → {config.digest}")
     state.pipeline_digest, state.pipeline_source = config.digest, str(config.source)
     state.mode, state.status, state.reason, state.waiting = mode, "IN_PROGRESS", "", None
+    state.answered = ""  # this run takes the decision up: the task is no longer answered and idle
 
 
 def _limits(config: PipelineConfig, max_cost: float | None) -> Budget:

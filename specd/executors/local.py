@@ -94,10 +94,11 @@ class LocalExecutor:
             running.terminate()
 
     def run(self, names: list[str]) -> dict[str, Result]:
-        self.graph = graph = graphs.load(self.project)
-        worktrees.check(self.project)
+        self.graph = graph = self._graph()
+        if not self._serving():  # a control plane serves a project without git too: its main tree's tasks
+            worktrees.check(self.project)
         broken: dict[str, str] = {}
-        order = graphs.closure(graph, targets(self.project, names, graph, broken))
+        order = graphs.closure(graph, self._targets(names, broken))
         status = {t: current_status(self.project, t, broken) for t in order}
         pending = [t for t in order if status[t] not in (*FINAL, BROKEN)]
         for task in order:
@@ -107,10 +108,11 @@ class LocalExecutor:
                 self.results[task] = Result(task, BROKEN, broken[task])
                 self.listener(task, {"kind": "task_broken", "reason": broken[task]})
         try:
-            while pending or self.running or self.waiting:
+            while pending or self.running or self.waiting or self._serving():
                 pending = self._start_ready(pending, graph, status)
                 self._resume_answered(status)
-                if not self.running and not self.waiting:
+                self._look(status)
+                if not self.running and not self.waiting and not self._serving():
                     break
                 if self.running:
                     self._receive(status)
@@ -122,6 +124,19 @@ class LocalExecutor:
             why = "interrupted" if self.stopping else "the run's --max-cost is spent"
             self.results[task] = Result(task, status[task], why)
         return {t: self.results[t] for t in order}
+
+    def _graph(self) -> graphs.Graph:
+        return graphs.load(self.project)
+
+    def _targets(self, names: list[str], broken: dict[str, str]) -> list[str]:
+        return targets(self.project, names, self.graph, broken)
+
+    def _serving(self) -> bool:
+        """The run goes on with nothing to run or wait for (a control plane, until it is stopped)."""
+        return False
+
+    def _look(self, status: dict[str, str]) -> None:
+        """Between turns of the loop: a control plane starts what was answered or asked for (plane.py)."""
 
     def _start_ready(self, pending: list[str], graph: graphs.Graph, status: dict[str, str]) -> list[str]:
         left: list[str] = []
@@ -144,6 +159,8 @@ class LocalExecutor:
                 and (budget is None or self.spent < budget))
 
     def _start(self, task: str, needs: tuple[str, ...], status: dict[str, str]) -> None:
+        if task in self.running:  # started already (a control plane saw it answered): one child per task
+            return
         try:
             # A task first run by `specd continue` lives in the main tree: it goes on there, never copied.
             found = home.local(self.project, task, home.settle(self.project, task, home.worktree(task)))

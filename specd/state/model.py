@@ -79,6 +79,9 @@ class RunState:
     reason: str = ""  # why it stopped: the failure, the gate, the budget
     waiting: dict[str, Any] | None = None  # what a human must look at: {kind, step, pipeline, phase, ...}
     answer: dict[str, Any] | None = None  # a human's answer not yet acted on: {answer, step, pipeline, phase, note}
+    # A person's decision that the next run acts on (approve, reject, skip, retry, rerun); cleared when a run
+    # takes it up. While set and no process holds the task, the task is answered and idle (tasks/idle.py).
+    answered: str = ""
     agent: str | None = None  # the --agent spec the run was started with; a bare `continue` reuses it
     max_cost: float | None = None  # the --max-cost given to the run, reused the same way
     shape: dict[str, list[str]] = field(default_factory=dict)  # step names per pipeline at the last save

@@ -19,7 +19,9 @@ GITIGNORE = ("*.lock\n*.lock.owner\n**/.heartbeat\n**/.result-*.json\n**/.tmp-*\
              # with the run. The run state and its history, which are committed, are what resume needs.
              "tasks/*/events.jsonl\n"
              # Where each task lives in this clone (tasks/home.py): another clone's trees are not these.
-             "homes/\n")
+             "homes/\n"
+             # The project's control plane (executors/claim.py): its address carries the dashboard's token.
+             "control.json\n")
 CONFIG = {"auto_commit_docs": True, "auto_commit_code": True}
 
 

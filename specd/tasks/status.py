@@ -18,7 +18,7 @@ from specd.state.lock import TaskLock, read_owner
 from specd.state.model import RunState
 from specd.state.store import StateStore
 from specd.system.machine import interrupted_reason
-from specd.tasks import graph, locate, phases, status_index, status_row
+from specd.tasks import graph, idle, locate, phases, status_index, status_row
 from specd.tasks.derive import Derived, derive, seed_cursor
 from specd.tasks.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
 from specd.tasks.task import existing_task, read_config
@@ -179,11 +179,16 @@ def _running(store: StateStore, task_dir: Any, task: str, state: RunState,
     """Tell a live run from a dead one: the lock says alive, the agent's output says progressing."""
     lock = TaskLock(task_dir, task)
     if not lock.is_held():
-        if view["status"] == "IN_PROGRESS" and not state.reason:
+        view["idle"] = idle.idle(state, running=False)  # what an IN_PROGRESS task nothing runs really is
+        if view["idle"] == idle.ANSWERED:
+            view["status_note"] = (f"answered ({state.answered}); no process runs it yet: the control plane "
+                                   f"(`specd ui`) starts it, or `specd continue {task}`")
+        elif view["status"] == "IN_PROGRESS" and not state.reason:
             why = interrupted_reason(store)  # set when the run could not save its own end (disk full, read-only)
             view["status_note"] = (f"interrupted: {why}" if why else "no specd process is running it "
                                    f"(interrupted or killed); `specd continue {task}` resumes")
         return None
+    view["idle"] = None
     owner = read_owner(lock.owner_path) or {}
     threshold = float(os.environ.get("SPECD_STALL_SECONDS", STALL_SECONDS))
     age, beat = last_activity(store, state), store.heartbeat_age()

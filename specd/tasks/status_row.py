@@ -57,7 +57,8 @@ def finished_row(task: str, folder: str, shown: str, present: Collection[str]) -
         "updated_at": data["updated_at"], "usage": data.get("usage", {}),
         "checkpoints": data.get("checkpoints", [])[-10:], "failure_clusters": data.get("failure_clusters", []),
         "phases": [p.id for p in phases.discover(Path(folder))] if shows_phases else [],
-        "phases_completed": data.get("phases_completed", []), "running": None, "hint": hint(task, _STATES[status]),
+        "phases_completed": data.get("phases_completed", []), "idle": None, "running": None,
+        "hint": hint(task, _STATES[status]),
     }
 
 

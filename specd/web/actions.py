@@ -1,16 +1,20 @@
 """The dashboard's buttons: the very functions the CLI verbs call, so an answer is recorded the same way.
 
 approve, reject, skip → ``engine.control.answer`` (`specd approve/reject/skip`); cancel, retry, rerun →
-``engine.control.cancel/retry/rerun``. Like `specd approve`, nothing runs here: a `specd run --keep-waiting`
-watching the task goes on by itself, otherwise `specd continue TASK` does.
+``engine.control.cancel/retry/rerun``. The server is the project's control plane (`specd ui`), which starts
+every answered task by itself; Run and Continue (``ASKS``) ask it to start a task that is ready (not started,
+stopped) or answered.
 
 Each is recorded as from the page, by the OS user the server runs as: the dashboard knows its visitors only by
-the one access token, so the person who started it (and handed out its address) is the one it can name.
+the one access token, so the person who started it (and handed out its address) is the one it can name. An
+answer sent by `specd approve --server URL` from another clone is recorded as from that clone, by the git
+identity it sends (``clone``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol
 
 from specd.engine import control
 from specd.errors import UsageError
@@ -19,10 +23,24 @@ from specd.state.checkpoint import Origin
 from specd.tasks.project import Project
 
 Action = Callable[[Project, str, str, str, str], str]
+ASKS = ("run", "continue")  # the page asks the control plane to start the task; nothing is recorded
+ANSWERS = ("approve", "reject", "skip")  # what another clone may send (`specd approve --server URL`)
+MAX_BY = 200  # characters of a sender's name kept
+
+
+class Plane(Protocol):
+    """The control plane, as the page sees it (executors/plane.py)."""
+
+    def ask(self, task: str) -> str: ...
 
 
 def page() -> Origin:
     return Origin("page", login_name())
+
+
+def clone(by: str) -> Origin:
+    """An answer sent from another clone; ``by`` is the git identity it says it has (the token vouches for it)."""
+    return Origin("clone", " ".join(by.split())[:MAX_BY])
 
 
 def _answer(verb: str) -> Action:
@@ -32,7 +50,7 @@ def _answer(verb: str) -> Action:
 def _rerun(project: Project, task: str, note: str, step: str, phase: str) -> str:
     if not step:
         raise UsageError("rerun needs the step to start again from", fix="choose a step in the list")
-    return control.rerun(project, task, step, phase or None, page())
+    return control.rerun(project, task, step, phase or None, page(), hand_over=True)
 
 
 ACTIONS: dict[str, Action] = {
@@ -40,14 +58,24 @@ ACTIONS: dict[str, Action] = {
     "reject": _answer("reject"),
     "skip": _answer("skip"),
     "cancel": lambda project, task, note, step, phase: control.cancel(project, task, page()),
-    "retry": lambda project, task, note, step, phase: control.retry(project, task, page()),
+    "retry": lambda project, task, note, step, phase: control.retry(project, task, page(), hand_over=True),
     "rerun": _rerun,
 }
 
 
-def then(verb: str, task: str) -> str:
+def ask(plane: Plane | None, task: str) -> str:
+    if plane is None:
+        raise UsageError("this server runs no control plane, so it cannot start tasks",
+                         fix=f"start the dashboard with `specd ui`, or run it yourself: `specd continue {task}`")
+    return plane.ask(task)
+
+
+def then(verb: str, task: str, plane: bool = True) -> str:
     """What happens next, said after the answer."""
     if verb == "cancel":
         return ""
-    return (f"A `specd run --keep-waiting` that holds {task} goes on now; otherwise `specd continue {task}` "
-            "does.")
+    if verb in ASKS:
+        return "This page follows it as it runs."
+    if plane:
+        return "The control plane (this server) runs it now; this page follows it."
+    return f"`specd continue {task}` goes on."

@@ -14,21 +14,31 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import (
+    HTMLResponse,
+    JSONResponse,
+    PlainTextResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
+from specd.engine import control
 from specd.errors import SpecdError
 from specd.redact import redact
 from specd.tasks.project import Project
-from specd.web import actions, auth, detail, live, paths, rows
+from specd.web import actions, api, auth, detail, live, paths, rows
 
 TEMPLATES = Path(__file__).parent / "templates"
-STATUSES = ("WAITING_FOR_HUMAN", "IN_PROGRESS", "BLOCKED", "FAILED", "ABORTED", "NOT_STARTED", "COMPLETE",
-            "CANCELLED")
+STATUSES = ("WAITING_FOR_HUMAN", "ANSWERED", "IN_PROGRESS", "STOPPED", "BLOCKED", "FAILED", "ABORTED", "NOT_STARTED",
+            "COMPLETE", "CANCELLED")
 
 
-def create_app(project: Project, token: str) -> Starlette:
+def create_app(project: Project, token: str, plane: actions.Plane | None = None) -> Starlette:
+    """The dashboard of ``project``; ``plane`` is the control plane serving it (`specd ui`), which Run and
+    Continue ask, and which runs every answered task (without one, answers are only recorded)."""
     templates = Jinja2Templates(directory=str(TEMPLATES))
     csrf = auth.csrf_token(token)
 
@@ -46,7 +56,8 @@ def create_app(project: Project, token: str) -> Starlette:
         started, cpu = time.perf_counter(), time.process_time()
         wanted = _filter(request)
         found = await asyncio.to_thread(rows.task_rows, project, wanted)
-        response = page(request, "tasks.html", {"rows": found, "statuses": STATUSES, "wanted": wanted or ""})
+        response = page(request, "tasks.html", {"rows": found, "statuses": STATUSES, "wanted": wanted or "",
+                                                "plane": plane is not None})
         # the server's own time, for bench/ui.py and the browser's network panel
         response.headers["Server-Timing"] = (f"render;dur={(time.perf_counter() - started) * 1000:.1f}, "
                                              f"cpu;dur={(time.process_time() - cpu) * 1000:.1f}")
@@ -54,7 +65,7 @@ def create_app(project: Project, token: str) -> Starlette:
 
     async def tasks_rows(request: Request) -> Response:
         found = await asyncio.to_thread(rows.task_rows, project, _filter(request))
-        return page(request, "_rows.html", {"rows": found})
+        return page(request, "_rows.html", {"rows": found, "plane": plane is not None})
 
     async def tasks_events(request: Request) -> Response:
         return StreamingResponse(live.tasks_stream(project, request.is_disconnected), media_type="text/event-stream",
@@ -63,20 +74,30 @@ def create_app(project: Project, token: str) -> Starlette:
     def _task_page(request: Request, said: str = "", error: str = "", status: int = 200) -> Response:
         where, folder = paths.task_home(project, request.path_params["task"])
         data = detail.task_page(where, folder, request.path_params["task"])
-        return page(request, "task.html", {**data, "said": said, "error": error}, status)
+        return page(request, "task.html", {**data, "said": said, "error": error, "plane": plane is not None}, status)
 
     async def task(request: Request) -> Response:
         done = request.query_params.get("done", "")
-        said = f"{done}: recorded. {actions.then(done, request.path_params['task'])}" if done in actions.ACTIONS else ""
+        task_name = request.path_params["task"]
+        said = f"{done}: recorded. {actions.then(done, task_name, plane is not None)}" if done in actions.ACTIONS \
+            else f"{done}: asked. {actions.then(done, task_name)}" if done in actions.ASKS else ""
         return await asyncio.to_thread(_task_page, request, said)
 
     async def task_events(request: Request) -> Response:
-        _, folder = paths.task_home(project, request.path_params["task"])
+        name = request.path_params["task"]
+        _, first = paths.task_home(project, name)
         try:
             offset = int(request.query_params.get("offset", "0"))
         except ValueError:
             offset = 0
-        return StreamingResponse(live.task_stream(folder, max(0, offset), request.is_disconnected),
+
+        def where() -> Path:  # the task's live folder now; where it was when a look cannot say
+            try:
+                return paths.task_home(project, name)[1]
+            except HTTPException:
+                return first
+
+        return StreamingResponse(live.task_stream(where, max(0, offset), request.is_disconnected),
                                  media_type="text/event-stream", headers={"Cache-Control": "no-store"})
 
     async def step(request: Request) -> Response:
@@ -96,7 +117,7 @@ def create_app(project: Project, token: str) -> Starlette:
 
     async def act(request: Request) -> Response:
         task_name, verb = request.path_params["task"], request.path_params["verb"]
-        if request.method != "POST" or verb not in actions.ACTIONS:  # a GET changes nothing, and says nothing
+        if request.method != "POST" or verb not in (*actions.ACTIONS, *actions.ASKS):  # a GET changes nothing
             raise HTTPException(404)
         where, _ = paths.task_home(project, task_name)
         form = await request.form()
@@ -104,8 +125,11 @@ def create_app(project: Project, token: str) -> Starlette:
             return PlainTextResponse("403: the form's CSRF token is missing or wrong; reload the page\n", 403)
         fields = {k: str(form.get(k) or "") for k in ("note", "step", "phase")}
         try:
-            await asyncio.to_thread(actions.ACTIONS[verb], where, task_name, fields["note"], fields["step"],
-                                    fields["phase"])
+            if verb in actions.ASKS:
+                await asyncio.to_thread(actions.ask, plane, task_name)
+            else:
+                await asyncio.to_thread(actions.ACTIONS[verb], where, task_name, fields["note"], fields["step"],
+                                        fields["phase"])
         except SpecdError as exc:
             message = f"{verb} refused: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else "")
             return await asyncio.to_thread(_task_page, request, "", redact(message), 400)
@@ -116,7 +140,29 @@ def create_app(project: Project, token: str) -> Starlette:
         said = f": {redact(exc.detail)}" if isinstance(exc, HTTPException) and code == 409 else ""
         return PlainTextResponse(f"{code}{said}\n", status_code=code)
 
+    async def api_answer(request: Request) -> Response:
+        """`specd approve|reject|skip TASK --server URL` from another clone: JSON in, JSON out, bearer token only
+        (a browser's cookie is not enough here, so no page elsewhere can post to it)."""
+        task_name, verb = request.path_params["task"], request.path_params["verb"]
+        if verb not in actions.ANSWERS:
+            raise HTTPException(404)
+        if not request.headers.get("authorization", "").lower().startswith("bearer "):
+            return JSONResponse(api.failure("send the token as `Authorization: Bearer TOKEN`", ""), 401)
+        where, _ = paths.task_home(project, task_name)
+        body = await api.body(request)
+        if body is None:
+            return JSONResponse(api.failure("the body must be a JSON object {note, by}", ""), 400)
+        note, by = str(body.get("note") or ""), str(body.get("by") or "")
+        try:
+            said = await asyncio.to_thread(control.answer, where, task_name, verb, note if verb != "skip" else "",
+                                           actions.clone(by))
+        except SpecdError as exc:
+            return JSONResponse(api.failure(redact(exc.message), redact(exc.fix or "")), 400)
+        after = actions.then(verb, task_name, plane is not None)
+        return JSONResponse({"ok": True, "task": task_name, "said": redact(said), "next": after, "error": None})
+
     routes = [
+        Route("/api/tasks/{task}/{verb}", api_answer, methods=["POST"]),
         Route("/", tasks), Route("/rows", tasks_rows), Route("/events", tasks_events),
         Route("/tasks/{task}", task), Route("/tasks/{task}/events", task_events),
         Route("/tasks/{task}/steps/{n:int}", step), Route("/tasks/{task}/files/{path:path}", document),

@@ -9,12 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from specd.errors import SpecdError
+from specd.executors.local import current_status
 from specd.git.repo import GitFailed, Repo
 from specd.pipeline.model import PipelineConfig
 from specd.redact import redact, redact_obj
 from specd.state.checkpoint import who
 from specd.state.store import StateStore
-from specd.tasks import logs
+from specd.tasks import home, logs
 from specd.tasks.project import Project
 from specd.tasks.status import pipeline_or_problem, task_status
 from specd.web import rows, svg
@@ -42,9 +44,17 @@ def task_page(project: Project, folder: Path, task: str) -> dict[str, Any]:
         "timeline_svg": svg.timeline(steps), "cost_svg": svg.cost(steps),
         "documents": sorted(p.name for p in folder.glob("*.md") if p.is_file()),
         "held": view.get("status") == "WAITING_FOR_HUMAN",
+        "unmet": [n for n in row["needs"] if _status_of(project, n) != "COMPLETE"],
         "steps_known": sorted({s.name for steps_ in config.pipelines.values() for s in steps_}) if config else [],
     }
     return dict(redact_obj(data))
+
+
+def _status_of(project: Project, task: str) -> str:
+    try:
+        return current_status(home.main_of(project), task)
+    except SpecdError:
+        return "ERROR"
 
 
 def step_row(index: int, row: dict[str, Any]) -> dict[str, Any]:

@@ -16,7 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 from specd.redact import redact
-from specd.tasks import locate, logs, status_index
+from specd.state.lock import TaskLock
+from specd.tasks import idle, locate, logs, status_index
 from specd.tasks.project import Project
 
 POLL = 0.2  # seconds between looks
@@ -30,19 +31,31 @@ def sse(event: str, data: str) -> str:
 
 
 def read_status(folder: Path) -> str:
+    """The status the page shows: an IN_PROGRESS run no process holds is ANSWERED or STOPPED (tasks/idle.py)."""
     try:
         data = json.loads((folder / ".pipeline-state.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return "NOT_STARTED"
-    return str(data.get("status") or "NOT_STARTED") if isinstance(data, dict) else "NOT_STARTED"
+    if not isinstance(data, dict):
+        return "NOT_STARTED"
+    status = str(data.get("status") or "NOT_STARTED")
+    if status != "IN_PROGRESS":
+        return status
+    running = TaskLock(folder, folder.name).is_held()
+    return idle.shown(status, idle.idle_of(status, str(data.get("answered") or ""), running))
 
 
-async def task_stream(folder: Path, offset: int, gone: Disconnected) -> AsyncIterator[str]:
-    """New journal events from ``offset`` on as readable lines, and the run's status whenever it changes."""
-    journal = folder / "events.jsonl"
+async def task_stream(where: Callable[[], Path], offset: int, gone: Disconnected) -> AsyncIterator[str]:
+    """New journal events from ``offset`` on as readable lines, and the run's status whenever it changes.
+    ``where`` says the task's live folder at each look: a task the control plane starts in a worktree moves
+    there, and the page follows it (from the start of the new folder's journal)."""
+    folder = await asyncio.to_thread(where)
     said, quiet = "", time.monotonic()
     while not await gone():
-        events, offset = await asyncio.to_thread(logs.read_events, journal, offset)
+        now = await asyncio.to_thread(where)
+        if now != folder:
+            folder, offset = now, 0
+        events, offset = await asyncio.to_thread(logs.read_events, folder / "events.jsonl", offset)
         status = await asyncio.to_thread(read_status, folder)
         spoke = bool(events) or status != said
         for event in events:

@@ -15,13 +15,13 @@ from datetime import datetime
 from typing import Any
 
 from specd.redact import redact
-from specd.tasks import graph
+from specd.tasks import graph, idle
 from specd.tasks.project import Project
 from specd.tasks.status import all_status
 
 Source = Callable[[Project], list[dict[str, Any]]]
-ORDER = {"WAITING_FOR_HUMAN": 0, "BLOCKED": 1, "FAILED": 2, "IN_PROGRESS": 3, "ABORTED": 4, "ERROR": 5,
-         "NOT_STARTED": 6, "COMPLETE": 7, "CANCELLED": 8}
+ORDER = {"WAITING_FOR_HUMAN": 0, "BLOCKED": 1, "FAILED": 2, "IN_PROGRESS": 3, "ANSWERED": 3, "ABORTED": 4,
+         "STOPPED": 4, "ERROR": 5, "NOT_STARTED": 6, "COMPLETE": 7, "CANCELLED": 8}
 WAIT_WORDS = {"gate": "approval at the gate", "outcome": "a decision on an outcome", "budget": "more budget",
               "max_visits": "a decision (max_visits)", "failure_cluster": "a decision on repeated failures",
               "secret": "a decision on a secret in a commit"}
@@ -47,7 +47,7 @@ def task_rows(project: Project, status: str | None = None) -> list[dict[str, Any
                 seen.add(row["task"])
                 rows.append(row)
     graph.annotate(rows)
-    shown = [display(row) for row in rows if status is None or row.get("status") == status]
+    shown = [r for r in map(display, rows) if status is None or r["status"] == status]
     shown.sort(key=lambda r: (ORDER.get(r["status"], 9), r["task"]))
     return shown
 
@@ -59,7 +59,9 @@ def display(row: dict[str, Any]) -> dict[str, Any]:
     wait = row.get("waiting") or {}
     tokens = sum(int(v or 0) for k, v in usage.items() if k.endswith("tokens"))
     return {
-        "task": str(row["task"]), "status": str(row.get("status")), "source": row.get("source", "local"),
+        # never IN_PROGRESS for a task nothing runs: ANSWERED (the control plane starts it) or STOPPED
+        "task": str(row["task"]), "status": idle.shown(str(row.get("status")), row.get("idle")),
+        "saved_status": str(row.get("status")), "idle": row.get("idle"), "source": row.get("source", "local"),
         "step": nxt.get("step") or "", "phase": nxt.get("phase") or "", "stage": row.get("stage") or "",
         "waits": redact(WAIT_WORDS.get(str(wait.get("kind")), str(wait.get("kind"))) + f" before {wait.get('step')}"
                   if wait else ""),
@@ -69,6 +71,7 @@ def display(row: dict[str, Any]) -> dict[str, Any]:
         "needs": list(row.get("needs") or ()), "waits_for": list(row.get("waits_for") or ()),
         # free text, redacted before HTML escapes it (the page is redacted again as a whole)
         "reason": redact(str(row.get("reason") or "")), "branch": row.get("branch") or "",
+        "ready": bool(row.get("ready", True)),
     }
 
 

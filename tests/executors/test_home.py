@@ -1,17 +1,28 @@
 """One home per task: whichever verb starts a task, the others find its one copy (DESIGN.md "Many tasks").
 
 Through the real CLI: `specd continue` then `specd run` keeps the task in the main tree; `specd run` then
-`specd continue` keeps it in its worktree; an answer from the main tree reaches the copy that runs.
+`specd continue` keeps it in its worktree; an answer from the main tree reaches the copy that runs; with the
+control plane (`specd ui`) running, an answer on its page is used by the one copy, whatever the order.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
+import pytest
 from executor_harness import Repo
+
+DEADLINE = 120.0
 
 
 def _flags(repo: Repo) -> tuple[str, ...]:
@@ -146,3 +157,72 @@ def test_a_task_homed_on_temporal_is_not_run_here_as_a_second_copy(tmp_path: Pat
         assert "Traceback" not in said
     assert _states(repo, "t") == []  # nothing ran anywhere
     assert _home(repo, "t")["kind"] == "temporal"
+
+
+ORDERS = ["continue run answer", "continue answer run", "run continue answer", "run answer continue"]
+
+
+@pytest.mark.parametrize("order", ORDERS)
+def test_one_copy_one_history_the_answer_used_whatever_the_order(tmp_path: Path, order: str) -> None:
+    """`continue` in the main tree, `run --all`, and an answer on the page with `specd ui` running (the control
+    plane runs what is answered): in any order, the task exists once, each step runs once, the answer is used.
+    (An answer cannot come first: a task that never ran waits for nothing.)"""
+    repo = Repo(tmp_path, steps=("s1", "s2"), pause="s2")
+    repo.new("a")
+    ui = _Ui(repo)
+    try:
+        for verb in order.split():
+            if verb == "continue":
+                done = repo.specd("continue", "a", *_flags(repo))
+            elif verb == "run":
+                done = repo.specd("run", "--all", "--json", *_flags(repo))
+            else:
+                assert ui.approve("a", "from the page") == 303
+                ui.until(lambda: _status(repo, "a")["status"] == "COMPLETE")
+                continue
+            assert done.returncode in (0, 3), (verb, done.stdout, done.stderr)  # done, or waiting at the gate
+    finally:
+        ui.stop()
+    home = repo.root if order.startswith("continue") else repo.tree("a")
+    other = repo.tree("a") if order.startswith("continue") else repo.root
+    assert _status(repo, "a")["status"] == "COMPLETE"
+    assert _states(repo, "a") == [home / ".specd" / "tasks" / "a" / ".pipeline-state.json"]  # one copy
+    assert _steps(repo, "a") == ["s1", "s2"]  # one history, each step once
+    assert _ledger(home, "a") == ["s1", "s2"]
+    assert _ledger(other, "a") == []
+    last = _status(repo, "a")["checkpoints"][-1]
+    assert (last["answer"], last["note"], last["via"]) == ("approve", "from the page", "page")
+
+
+class _Ui:
+    """`specd ui` as a real process: the project's control plane, and its page's approve form."""
+
+    def __init__(self, repo: Repo) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "specd", "ui", "--no-browser", "--port", "0"],
+                                     cwd=repo.root, env=repo.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        url = urlsplit(self.proc.stdout.readline().strip())
+        self.port, self.token = url.port or 0, url.query.removeprefix("token=")
+
+    def approve(self, task: str, note: str) -> int:
+        from specd.web.auth import csrf_token
+
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=DEADLINE)
+        connection.request("POST", f"/tasks/{task}/approve", body=urlencode({"csrf": csrf_token(self.token),
+                                                                            "note": note}),
+                           headers={"Cookie": f"specd_ui={self.token}",
+                                    "Content-Type": "application/x-www-form-urlencoded"})
+        return connection.getresponse().status
+
+    def until(self, check: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + DEADLINE  # a safety net only
+        while not check():
+            assert self.proc.poll() is None, self.proc.communicate()
+            assert time.monotonic() < deadline, "the control plane never ran the answered task"
+            time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGINT)
+        _, err = self.proc.communicate(timeout=DEADLINE)
+        assert self.proc.returncode == 0, err

@@ -1,0 +1,139 @@
+"""The project's one control plane: a lock held for its whole life, and ``.specd/control.json`` naming it.
+
+Two processes each running answered tasks would start the same task twice (one would lose on the task lock,
+but only after making a worktree or a child), and a person could not tell which one to look at. So the role
+is claimed: `specd ui` (and `specd serve`) and `specd run --keep-waiting` take the main tree's
+``.specd/control.lock`` (flock: the kernel frees it when its holder dies, so a record left by a killed one is
+simply taken over) and write who they are beside it. A second claim is refused, naming the first.
+
+The record holds the dashboard's address with its token, so it is private (0600) and never committed (it is
+in ``.specd/.gitignore``; an older project's ignore file gets the line once).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from urllib.parse import urlsplit
+
+from specd.errors import UsageError
+from specd.state import atomic
+from specd.state.lock import pid_alive
+from specd.state.model import now
+from specd.tasks import home
+from specd.tasks.project import Project
+
+FILE, LOCK = "control.json", "control.lock"
+
+
+@dataclass(frozen=True)
+class Record:
+    pid: int
+    command: str  # what was started: `specd ui`, `specd run --keep-waiting a b`
+    started: str
+    host: str
+    url: str = ""  # the dashboard's address with its token; empty for `specd run --keep-waiting`
+
+    def text(self) -> str:
+        """The record for people: the command, its pid, and its address without the token."""
+        parts = urlsplit(self.url)
+        where = f", serving http://{parts.netloc}/" if self.url else ""
+        return f"`{self.command}` (pid {self.pid} since {self.started}{where})"
+
+
+class Busy(UsageError):
+    """Another control plane runs for the project."""
+
+
+def path(project: Project) -> Path:
+    return home.main_of(project).specd_dir / FILE
+
+
+def running(project: Project) -> Record | None:
+    """The project's live control plane, or None (no record, or its process is gone)."""
+    found = _read(path(project))
+    if found is None or (found.host == _host() and not pid_alive(found.pid)):
+        return None
+    return found
+
+
+class Claim:
+    """``with Claim(project, "specd ui"):`` this process is the project's control plane; else ``Busy``."""
+
+    def __init__(self, project: Project, command: str) -> None:
+        self.main = home.main_of(project)
+        self.record = Record(os.getpid(), command, now(), _host())
+        self._lock: Any = None
+
+    def __enter__(self) -> Claim:
+        from filelock import FileLock, Timeout
+
+        self.main.specd_dir.mkdir(parents=True, exist_ok=True)
+        lock = FileLock(str(self.main.specd_dir / LOCK), timeout=0)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise _busy(self.main, self.record.command) from None
+        self._lock = lock
+        try:
+            _ignored(self.main)
+            self._write()
+        except BaseException:
+            lock.release()
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        with contextlib.suppress(OSError):
+            if _read(path(self.main)) == self.record:
+                path(self.main).unlink()
+        self._lock.release()
+
+    def serving(self, url: str) -> None:
+        """The dashboard is listening: the record names its address."""
+        self.record = replace(self.record, url=url)
+        self._write()
+
+    def _write(self) -> None:
+        target = path(self.main)
+        # 0600 before the token is written (the atomic write keeps the mode of the file it replaces)
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o600))
+        target.chmod(0o600)
+        atomic.write_json(target, asdict(self.record))
+
+
+def _busy(main: Project, command: str) -> Busy:
+    found = running(main)
+    who = found.text() if found else "another process (its record is being written)"
+    stop = f"Ctrl-C where it runs, or `kill {found.pid}`" if found else "Ctrl-C where it runs"
+    return Busy(f"a control plane already runs for {main.root}: {who}; `{command}` would be a second one, and "
+                "one project has one",
+                fix="use the one that runs (it starts every answered task; its address with the token is in "
+                    f"{main.rel(path(main))}), or stop it ({stop}) and start this again")
+
+
+def _read(file: Path) -> Record | None:
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+        return Record(**{k: data[k] for k in Record.__dataclass_fields__ if k in data})
+    except (OSError, ValueError, TypeError):
+        return None  # missing, half-written or not ours: no control plane is known
+
+
+def _ignored(main: Project) -> None:
+    """A project set up before the record existed gets it in its ignore file, once: it holds a token."""
+    ignore = main.specd_dir / ".gitignore"
+    with contextlib.suppress(OSError):
+        text = ignore.read_text(encoding="utf-8") if ignore.exists() else ""
+        if FILE not in text.splitlines():
+            with ignore.open("a", encoding="utf-8") as handle:
+                handle.write(("\n" if text and not text.endswith("\n") else "") + FILE + "\n")
+
+
+def _host() -> str:
+    return os.uname().nodename
