@@ -7,6 +7,7 @@ from typing import Any, Literal
 from specd.errors import ConfigError, did_you_mean
 from specd.pipeline.model import PipelineConfig, Step
 from specd.pipeline.resolve import ResolvedHook, global_hook, resolve_workflow, step_hook
+from specd.pipeline.step_agents import backend_label
 from specd.tasks.project import Project
 
 
@@ -33,6 +34,9 @@ def step_view(config: PipelineConfig, pipeline: str, step: Step, project: Projec
         "max_turns": step.max_turns,
         "output": dict(step.output) if step.output is not None else None,  # typed output and condition (issue 30)
         "when": step.when,
+        # An agent per step (issue 30): the step's own block, and the backend it runs on.
+        "agent": dict(step.agent) if step.agent else None,
+        "backend": backend_label(config, step) if step.workflow else None,
     }
     if step.workflow:
         found = resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")

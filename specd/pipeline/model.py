@@ -113,6 +113,8 @@ class Step:
     # workflow's frontmatter `output:`), and a Jinja2 expression that skips the step when false.
     output: Mapping[str, Any] | None = None
     when: str | None = None
+    # An agent per step (issue 30): keys that replace the pipeline's `agent:` block for this step only.
+    agent: Mapping[str, Any] | None = None
 
     def target(self, outcome: str) -> str:
         """Where an outcome sends the run; unmapped outcomes go to the next step."""
