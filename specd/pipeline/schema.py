@@ -81,8 +81,19 @@ def _problems(path: Path, validator: Draft202012Validator, data: Any, at: tuple[
                     unknown = True
                     problems.append(_unknown(path, [*at, *leaf.absolute_path, key], known))
             else:
-                problems.append(f"{path}: {where}: {_describe(leaf)}")
+                problems.append(f"{path}{_line(path, [*at, *leaf.absolute_path])}: {where}: {_describe(leaf)}")
     return problems, unknown
+
+
+def _line(path: Path, parts: list[Any]) -> str:
+    """``:LINE`` of the key holding a bad value inside a step's ``agent:`` block (issue 30), where it can be
+    told; older keys keep their messages as they were."""
+    if len(parts) < 4 or parts[0] != "pipelines" or parts[3] != "agent" or not isinstance(parts[-1], str):
+        return ""
+    from specd.pipeline.keys import line_of
+
+    line = line_of(path, parts)
+    return f":{line}" if line else ""
 
 
 def _raise(path: Path, problems: list[str], unknown: bool) -> None:
