@@ -35,8 +35,12 @@ class Place:
 
     @classmethod
     def parse(cls, raw: str | dict[str, str]) -> Place:
-        text, outcome = (raw, None) if isinstance(raw, str) else next(iter(raw.items()))
-        step, _, phase = text.partition("@")
+        if isinstance(raw, str):  # `step@phase`, or `step@phase: outcome` written as one string
+            text, _, said = raw.partition(":")
+            outcome = said.strip() or None
+        else:  # YAML reads `- review@01: revise` as a one-key mapping
+            text, outcome = next(iter(raw.items()))
+        step, _, phase = text.strip().partition("@")
         return cls(step, phase or None, outcome)
 
     def shown(self, with_outcome: bool = True) -> str:
@@ -110,17 +114,18 @@ def _problem(path: Path, error: ValidationError) -> str:
         unknown = sorted(set(error.instance) - set(known), key=str)
         return "\n".join(f"{_at(path, [*parts, key])}: unknown key {key!r}"
                          + (did_you_mean(str(key), known) or f" (known: {', '.join(known)})") for key in unknown)
-    if error.validator == "required":
-        return f"{_at(path, parts)}: {error.message}"
+    if error.validator == "required":  # said at the object's first key: a list item has no line of its own
+        first = next(iter(error.instance), None) if isinstance(error.instance, dict) else None
+        return f"{_at(path, parts, first)}: {error.message}"
     if error.validator == "anyOf":  # a place in the path
         return (f"{_at(path, parts)}: {error.instance!r} is not a place in the path: write `step`, `step@phase` "
                 "or `step@phase: outcome`")
     return f"{_at(path, parts)}: {error.message}"
 
 
-def _at(path: Path, parts: list[Any]) -> str:
-    """``file:line: json.path``; the line of the nearest key above a list item."""
-    keyed = list(parts)
+def _at(path: Path, parts: list[Any], near: str | None = None) -> str:
+    """``file:line: json.path``; the line of ``near`` (a key inside), else of the nearest key above."""
+    keyed = [*parts, near] if near is not None else list(parts)
     while keyed and not isinstance(keyed[-1], str):
         keyed.pop()
     line = line_of(path, keyed) if keyed else None
