@@ -87,8 +87,8 @@ def test_files(folder: Path) -> list[Path]:
 
 
 def builtin_tests() -> list[Path]:
-    """The built-in pipeline's own tests (they ship beside it and run in CI)."""
-    return test_files(builtin_dir("pipelines") / "tests")
+    """The built-in pipeline's own tests, ``<pipeline>.tests.yaml`` beside it (shipped, and run in CI)."""
+    return sorted(builtin_dir("pipelines").glob("*.tests.yaml"))
 
 
 def _case(path: Path, raw: dict[str, Any]) -> Case:

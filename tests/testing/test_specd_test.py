@@ -109,7 +109,7 @@ def test_the_builtin_pipeline_passes_its_own_tests(run_cli: Any, tmp_path: Path)
     result = run_cli("--project", str(tmp_path), "test", "--builtin")
 
     assert result.code == 0, result.out + result.err
-    assert result.out.count("PASS  default.yaml: ") == 4
+    assert result.out.count("PASS  default.tests.yaml: ") == 4
     assert "a revise adds a fix phase" in result.out
 
 
