@@ -34,9 +34,15 @@ class StepAgents:
     _built: dict[str, Agent] = field(default_factory=dict)
 
     def first(self, config: PipelineConfig) -> Agent:
-        """The run's own agent (a step without a block of its own runs on it), built now, so a backend
-        that cannot run here is bad input before any step starts, as it always was."""
-        return self._get(self.spec, config.agent)
+        """Build every agent the enabled steps need now, so a backend that cannot run here (no API key, no
+        `claude`) is bad input before any step starts, as it always was. Returns the run's own agent, or,
+        when every step names its own backend, the first step's (the run's default is then never built: a
+        file whose steps all run on Claude Code needs no API key)."""
+        steps = [step for name in _reachable(config) for step in config.steps(name) if step.workflow and step.enabled]
+        agents = [self.for_step(config, step) for step in steps]
+        if not agents or any(own_backend(step) is None for step in steps):
+            return self.wrap(self._get(self.spec, config.agent))
+        return agents[0]
 
     def for_step(self, config: PipelineConfig, step: Step) -> Agent:
         spec = None if own_backend(step) else self.spec  # a backend the step names wins over --agent
@@ -53,6 +59,18 @@ class StepAgents:
         if agent is None:
             agent = self._built[key] = make_agent(spec, settings, self.ctx, self.root)
         return agent
+
+
+def _reachable(config: PipelineConfig) -> list[str]:
+    """The pipelines a run can enter from ``main``, in the order first met (one that never runs needs no agent)."""
+    found, todo = [], ["main"]
+    while todo:
+        name = todo.pop(0)
+        if name in found or name not in config.pipelines:
+            continue
+        found.append(name)
+        todo += [step.pipeline for step in config.steps(name) if step.pipeline and step.enabled]
+    return found
 
 
 STEP_BUDGETS = ("max_step_cost_usd", "max_step_tokens")

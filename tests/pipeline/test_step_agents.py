@@ -116,3 +116,27 @@ def test_doctor_counts_a_step_backend_as_used(project: Any, run_cli: Any, monkey
     checks = {check["name"]: check for check in json.loads(result.out)["checks"]}
     assert checks["agent: anthropic"]["level"] == "FAIL"
     assert "used by step execute" in checks["agent: anthropic"]["detail"]
+
+
+def test_steps_that_all_name_a_backend_need_no_default_and_a_missing_key_stops_before_any_step(
+        project: Any, run_cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    marker = project.root / "ran"
+    command = {"backend": "command", "command": f"echo x >> {marker}"}
+    data = doc(command)
+    data["pipelines"]["main"][0]["agent"] = command  # every step names its backend: the default is never built
+    setup(project, "json", data)
+    assert run_cli("--project", str(project.root), "new", "t", "--description", "d").code == 0
+
+    ran = run_cli("--project", str(project.root), "continue", "t", "--auto")
+
+    assert ran.code == 0, ran.out + ran.err
+    assert marker.read_text() == "x\nx\n"
+    data["pipelines"]["main"][1]["agent"] = {"backend": "anthropic"}  # execute now needs an API key
+    setup(project, "json", data)
+    assert run_cli("--project", str(project.root), "new", "u", "--description", "d").code == 0
+    refused = run_cli("--project", str(project.root), "continue", "u", "--auto")
+    assert refused.code == 2
+    assert "ANTHROPIC_API_KEY" in refused.err
+    assert marker.read_text() == "x\nx\n"  # plan did not run either: checked before any step
