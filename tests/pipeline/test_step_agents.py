@@ -102,6 +102,9 @@ def test_a_step_backend_wins_over_the_agent_flag_and_every_row_names_its_backend
     assert state is not None
     rows = [(row["step"], row["backend"]) for row in state.history if row["kind"] == "step"]
     assert rows == [("plan", "scripted"), ("execute", "command")]
+    status = run_cli("--project", str(project.root), "status", "t").out  # each cost row names its backend
+    assert "step on scripted" in status
+    assert "step on command" in status
 
 
 def test_doctor_counts_a_step_backend_as_used(project: Any, run_cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
