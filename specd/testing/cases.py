@@ -63,6 +63,8 @@ class Case:
     path: list[Place]
     status: str
     waiting: str | None
+    answers: tuple[str, ...] = ()  # one per hold, in order: approve, skip, `reject: note`
+    holds: tuple[str, ...] | None = None  # what each answered hold waited for; None: not checked
 
 
 def load_cases(path: Path) -> list[Case]:
@@ -96,7 +98,8 @@ def _case(path: Path, raw: dict[str, Any]) -> Case:
     return Case(name=raw["name"], source=path, description=raw.get("description", raw["name"]),
                 mode=raw.get("mode", "auto"), files=dict(raw.get("files") or {}), replies=list(raw.get("steps") or []),
                 path=[Place.parse(item) for item in expect["path"]], status=expect.get("status", "COMPLETE"),
-                waiting=expect.get("waiting"))
+                waiting=expect.get("waiting"), answers=tuple(raw.get("answers") or ()),
+                holds=tuple(expect["holds"]) if "holds" in expect else None)
 
 
 @cache

@@ -18,6 +18,7 @@ from specd.state.store import StateStore
 from specd.tasks.project import Project
 from specd.tasks.task import existing_task, read_config
 
+ANSWERS = ("approve", "reject", "skip")
 MAX_FILE = 64 * 1024  # a bigger document is left out of the case: routing never reads one that big
 
 
@@ -52,12 +53,19 @@ def record_case(project: Project, task: str) -> dict[str, Any]:
             reply["files"] = files
         replies.append(reply)
         path.append(_place(row))
+    # A person's answers to held waits (checkpoint rows that say what the run waited for), in order.
+    answered = [row for row in state.checkpoints if row.get("waiting") and row.get("answer") in ANSWERS]
     expect: dict[str, Any] = {"path": path, "status": state.status}
+    if answered:
+        expect["holds"] = [str(row["waiting"]) for row in answered]
     if state.status == "WAITING_FOR_HUMAN" and (state.waiting or {}).get("kind"):
         expect["waiting"] = str((state.waiting or {})["kind"])
-    description = str(read_config(folder).get("description") or task)
-    return {"schema_version": "1.0", "cases": [{"name": f"recorded from {task}", "description": description,
-                                                 "steps": replies, "expect": expect}]}
+    case: dict[str, Any] = {"name": f"recorded from {task}",
+                            "description": str(read_config(folder).get("description") or task), "steps": replies}
+    if answered:
+        case["answers"] = [f"{row['answer']}: {row['note']}" if row.get("note") else str(row["answer"])
+                           for row in answered]
+    return {"schema_version": "1.0", "cases": [{**case, "expect": expect}]}
 
 
 def write_case(project: Project, task: str, *, force: bool = False) -> Path:

@@ -16,9 +16,11 @@ from typing import Any
 
 import yaml
 
-from specd.engine.seam import run_task
+from specd.engine.control import answer
+from specd.engine.seam import Stopped, run_task
 from specd.errors import SpecdError
 from specd.events import EventBus
+from specd.git import identity
 from specd.human import NoHuman
 from specd.state.store import StateStore
 from specd.tasks.project import Project
@@ -57,17 +59,34 @@ def run_case(project: Project, case: Case) -> Verdict:
                 target = folder / relpath
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_text(text, encoding="utf-8")
-            stopped = run_task(scratch, task, events=EventBus(), human_for=lambda mode: NoHuman(),
-                               mode_flag=case.mode, agent_spec=f"scripted:{script}")
+            stopped, holds, unused = _run(scratch, task, case, script)
         except SpecdError as exc:
             return Verdict(case, failure=f"the run could not go on: {exc.message}")
         state = StateStore(folder, task).load()
         history = state.history if state is not None else []
-        waiting = (stopped.waiting or {}).get("kind")
     actual = [Place(str(row["step"]), row.get("phase"), str(row.get("outcome")))
               for row in history if row.get("kind") == "step" and not row.get("superseded")]
-    failure = compare(case, actual, stopped.status, stopped.reason, waiting)
+    failure = compare(case, actual, stopped.status, stopped.reason, (stopped.waiting or {}).get("kind"))
+    if failure is None and case.holds is not None and holds != list(case.holds):
+        failure = f"the run held for {', '.join(holds) or 'nothing'}; expected {', '.join(case.holds) or 'nothing'}"
+    if failure is None and unused:
+        failure = f"the run never waited for the answer(s) {', '.join(unused)}"
     return Verdict(case, actual, stopped.status, stopped.reason, failure)
+
+
+def _run(scratch: Project, task: str, case: Case, script: Path) -> tuple[Stopped, list[str], list[str]]:
+    """Run the task; each time it waits for a person, give the case's next answer (as `specd approve`,
+    `reject` or `skip` would) and run it again. Returns how it stopped, what each answered hold waited for,
+    and the answers left over."""
+    answers, holds = list(case.answers), list[str]()
+    while True:
+        stopped = run_task(scratch, task, events=EventBus(), human_for=lambda mode: NoHuman(),
+                           mode_flag=case.mode, agent_spec=f"scripted:{script}")
+        if stopped.status != "WAITING_FOR_HUMAN" or not answers:
+            return stopped, holds, answers
+        holds.append(str((stopped.waiting or {}).get("kind") or "?"))
+        verb, _, note = answers.pop(0).partition(":")
+        answer(scratch, task, verb.strip(), note.strip(), identity.here("cli", scratch.root))
 
 
 def compare(case: Case, actual: list[Place], status: str, reason: str, waiting: str | None) -> str | None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
+from specd.resources import builtin
 from specd.state.store import StateStore
 
 PLAN_OUTPUT = {"type": "object", "properties": {"docs": {"type": "boolean"}}, "required": ["docs"]}
@@ -109,7 +110,10 @@ def test_the_builtin_pipeline_passes_its_own_tests(run_cli: Any, tmp_path: Path)
     result = run_cli("--project", str(tmp_path), "test", "--builtin")
 
     assert result.code == 0, result.out + result.err
-    assert result.out.count("PASS  default.tests.yaml: ") == 4
+    shipped = yaml.safe_load(builtin("pipelines", "default.tests.yaml").read_text())["cases"]
+    assert len(shipped) >= 5
+    assert result.out.count("PASS  default.tests.yaml: ") == len(shipped)
+    assert f"{len(shipped)} cases: {len(shipped)} passed, 0 failed" in result.out
     assert "a revise adds a fix phase" in result.out
 
 
@@ -158,3 +162,41 @@ def test_no_tests_and_a_second_record_are_exit_2_with_the_fix(project: Any, run_
     state = StateStore(project.root / ".specd" / "tasks" / "t", "t").load()
     assert state is not None
     assert state.status == "COMPLETE"
+
+
+HELD = """\
+- {match: {step: plan}, data: {output: {docs: false}}}
+- {match: {step: execute}, summary: first try}
+- {match: {step: review}, outcome: revise, summary: not yet}
+- {match: {step: execute}, summary: second try}
+- {match: {step: review}, outcome: approve}
+"""
+
+
+def test_a_recorded_hold_and_its_answer_replay(project: Any, run_cli: Any) -> None:
+    pipeline(project)
+    data = json.loads((project.root / ".specd" / "pipeline.json").read_text())
+    data["pipelines"]["main"][3].update(outcomes={"revise": "stop"}, on_reject="execute")  # a revise waits
+    project.pipeline(data)
+    (project.root / "script.yaml").write_text(HELD)
+    root = str(project.root)
+    assert run_cli("--project", root, "new", "t", "--description", "d").code == 0
+    assert run_cli("--project", root, "continue", "t", "--agent", "scripted:script.yaml").code == 3
+    assert run_cli("--project", root, "reject", "t", "--note", "mind the quotes").code == 0
+    assert run_cli("--project", root, "continue", "t").code == 0
+    assert run_cli("--project", root, "test", "--record", "t").code == 0
+
+    case = yaml.safe_load((project.root / ".specd" / "tests" / "t.yaml").read_text())["cases"][0]
+    result = run_cli("--project", root, "test")
+
+    assert case["answers"] == ["reject: mind the quotes"]
+    assert case["expect"]["holds"] == ["outcome"]
+    assert [next(iter(p)) for p in case["expect"]["path"]] == ["plan", "execute", "docs", "review", "execute",
+                                                               "docs", "review"]
+    assert result.code == 0, result.out + result.err
+    assert "PASS  t.yaml: recorded from t (7 steps, COMPLETE)" in result.out
+    case["answers"] = ["approve"]  # approving the revise instead goes on to the end: the path differs
+    (project.root / ".specd" / "tests" / "t.yaml").write_text(yaml.safe_dump({"cases": [case]}))
+    changed = run_cli("--project", root, "test")
+    assert changed.code == 1
+    assert "step 5: expected execute: done, but the run stopped before it (COMPLETE)" in changed.out
