@@ -15,15 +15,18 @@ EXAMPLE = """\b
 Example .specd/tests/review.yaml:
   schema_version: "1.0"
   cases:
-    - name: review sends phase 01 back once
+    - name: review sends phase 01 to revise
       files: {ROADMAP.md: "### Phase 1: Parser\\n"}
       steps:                      # what the fake agent returns, in order
         - {step: review, phase: "01", outcome: revise}
-        - {step: review, phase: "01", outcome: approve}
-      expect:
+      expect:                     # a step not listed above reports done
         path: [discuss, research, plan, plan@01, execute@01,
-               review@01: revise, revise@01, ...]
+               "review@01: revise", revise@01]
         status: COMPLETE          # or WAITING_FOR_HUMAN (with waiting:), BLOCKED, FAILED
+
+  A reply may also give `output:` (a typed output), `files:` (written in
+  the task folder) or `fail:`. `answers: [approve, "reject: note", skip]`
+  answers the run's holds in order (`expect.holds:` names them).
 """
 
 

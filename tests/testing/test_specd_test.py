@@ -200,3 +200,17 @@ def test_a_recorded_hold_and_its_answer_replay(project: Any, run_cli: Any) -> No
     changed = run_cli("--project", root, "test")
     assert changed.code == 1
     assert "step 5: expected execute: done, but the run stopped before it (COMPLETE)" in changed.out
+
+
+def test_the_example_in_help_passes_as_written(run_cli: Any, tmp_path: Path) -> None:
+    result = run_cli("test", "--help")
+    assert result.code == 0
+    assert "--record TASK" in result.out
+    example = result.out.split("Example .specd/tests/review.yaml:\n", 1)[1].split("\n\n", 1)[0]
+    path = tmp_path / "review.yaml"
+    path.write_text("\n".join(line[4:] for line in example.splitlines()))
+
+    ran = run_cli("--project", str(tmp_path), "test", "--builtin", str(path))
+
+    assert ran.code == 0, ran.out + ran.err
+    assert "PASS  review.yaml: review sends phase 01 to revise (7 steps, COMPLETE)" in ran.out
