@@ -214,3 +214,23 @@ def test_the_example_in_help_passes_as_written(run_cli: Any, tmp_path: Path) -> 
 
     assert ran.code == 0, ran.out + ran.err
     assert "PASS  review.yaml: review sends phase 01 to revise (7 steps, COMPLETE)" in ran.out
+
+
+def test_every_step_runs_on_the_scripted_agent_whatever_backend_the_file_names(
+        project: Any, run_cli: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+    pipeline(project)
+    data = json.loads((project.root / ".specd" / "pipeline.json").read_text())
+    data["agent"] = {"backend": "anthropic", "max_cost_usd": 5}  # no API key here: it could not run
+    data["pipelines"]["main"][1]["agent"] = {"backend": "command", "command": "exit 1", "timeout": 30}
+    project.pipeline(data)
+    case = {"name": "no tokens", "steps": [{"step": "plan", "output": {"docs": False}},
+                                           {"step": "review", "outcome": "approve"}],
+            "expect": {"path": ["plan", "execute", "docs: skipped", "review: approve"]}}
+    project.file(".specd/tests/t.yaml", yaml.safe_dump({"cases": [case]}))
+
+    result = run_cli("--project", str(project.root), "test")
+
+    assert result.code == 0, result.out + result.err
+    assert "PASS  t.yaml: no tokens (4 steps, COMPLETE)" in result.out
