@@ -57,6 +57,10 @@ class LazyGroup(click.Group):
                 raise
             return None  # a command that a later release adds; hide it until it exists
         assert isinstance(command, click.Command)
+        if command.epilog is None:
+            from specd.commands.examples import epilog
+
+            command.epilog = epilog(cmd_name)
         return command
 
     def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None,

@@ -68,3 +68,11 @@ def test_apprise_and_watchfiles_are_imported_lazily_in_their_one_edge_module() -
                 if library in homes:
                     assert name == homes[library], f"{name} imports {library}; only {homes[library]} may"
                     assert id(node) not in top, f"{name} imports {library} at module level; import it where used"
+
+
+def test_agents_do_not_import_the_engine() -> None:
+    """The agents sit below the engine: what they need of specd's rules (the machinery's places) lives in a
+    layer under both (specd/system/places.py)."""
+    for name, deps in _imports().items():
+        if name.startswith("specd.agents"):
+            assert not {dep for dep in deps if dep.startswith("specd.engine")}, f"{name} imports the engine"

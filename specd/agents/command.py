@@ -24,6 +24,7 @@ TAIL = 2000  # characters of output shown when a command fails
 
 class CommandAgent:
     name = "command"
+    holds: tuple[str, ...] = ()  # per-step caps it keeps while a step runs: none, it reports usage at the end
 
     def __init__(self, command: str, ctx: AgentContext, timeout: float | None = None) -> None:
         self.command = command

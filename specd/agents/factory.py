@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from specd.agents.base import Agent, AgentContext
+from specd.agents.base import Agent, AgentContext, Budget
 from specd.errors import ConfigError, UsageError
 
 SPEC_HELP = ("use --agent anthropic, --agent claude_code, --agent 'cmd:<shell command>' or "
@@ -55,6 +55,24 @@ def _other_backends() -> list[str]:
 
     found = ["--agent claude_code"] if shutil.which(os.environ.get("SPECD_CLAUDE_BIN") or "claude") else []
     return [*found, "--agent 'cmd:<shell command>'", "--agent 'scripted:<script.yaml>'"]
+
+
+STEP_CAPS = ("max_step_cost_usd", "max_step_tokens")
+
+
+def check_caps(agent: Agent, budget: Budget, source: object) -> None:
+    """A per-step cap the agent cannot keep while its step runs is refused before the run starts: one that
+    only reports its usage at the end would pass it unseen (the run-wide caps hold for every agent: they
+    are checked before each step)."""
+    held = getattr(agent, "holds", STEP_CAPS)
+    for key in STEP_CAPS:
+        if getattr(budget, key) is not None and key not in held:
+            name = getattr(agent, "name", "this")
+            raise ConfigError(f"{source}: agent.{key}: the {name} agent cannot keep a per-step cap (it tells "
+                              "what a step used only when the step has ended)",
+                              fix=f"remove agent.{key}, cap the whole run instead (agent.max_cost_usd, "
+                                  "agent.max_tokens or --max-cost: checked before every step), or run on an "
+                                  "agent that keeps it (anthropic keeps both, claude_code the cost)")
 
 
 def backend_of(spec: str | None, settings: Mapping[str, Any]) -> str | None:

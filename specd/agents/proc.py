@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -79,11 +80,9 @@ def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | N
         feeder.start()
         pump.start()
         try:
-            proc.wait(timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            stop_group(proc)
-            timed_out = True
+            timed_out = not wait_exit(proc, timeout)
+            if timed_out:
+                stop_group(proc)
         except BaseException:
             stop_group(proc)  # KeyboardInterrupt or SIGTERM: the whole tree goes with us
             raise
@@ -92,6 +91,30 @@ def run_group(command: str, *, cwd: Path, env: Mapping[str, str], stdin: str | N
             feeder.join(timeout=1)
             pump.join(timeout=5)  # a background grandchild may keep the pipe open; its output is not ours
     return ProcOutcome(proc.returncode if proc.returncode is not None else -1, timed_out, log)
+
+
+def wait_exit(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
+    """Block until ``proc`` exits (True) or ``timeout`` passes (False), asleep in the kernel the whole time.
+
+    ``Popen.wait(timeout=...)`` polls: it sleeps and looks again, up to 50 ms late each time, for every step.
+    A pidfd (Linux 5.3+) becomes readable the moment the process exits, so the step ends when the agent
+    does; elsewhere, or for a process already reaped, the polling wait stands in."""
+    try:
+        handle = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    try:
+        ready, _, _ = select.select([handle], [], [], timeout)
+    finally:
+        os.close(handle)
+    if not ready:
+        return False
+    proc.wait()  # it has exited: this reaps it at once
+    return True
 
 
 def popen_child(args: str | list[str], *, env: Mapping[str, str], **kwargs: Any) -> subprocess.Popen[bytes]:

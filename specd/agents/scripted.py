@@ -41,6 +41,7 @@ def load_script(path: Path) -> list[dict[str, Any]]:
 
 class ScriptedAgent:
     name = "scripted"
+    holds: tuple[str, ...] = ()  # per-step caps it keeps while a step runs: none
 
     def __init__(self, script: Path, ctx: AgentContext) -> None:
         self.script = script

@@ -62,9 +62,27 @@ def complete_tasks(ctx: click.Context, param: click.Parameter, incomplete: str) 
     from specd.tasks.task import list_tasks
 
     try:
-        return [CompletionItem(name) for name in list_tasks(project_from(ctx)) if name.startswith(incomplete)]
+        project = project_from(ctx)
+        names = [name for name in list_tasks(project) if name.startswith(incomplete)]
+        if ctx.command.name in ANSWERS:  # only a task that waits for an answer can take one
+            names = [name for name in names if _waits(project, name)]
+        return [CompletionItem(name) for name in names]
     except Exception:  # noqa: BLE001 - completion must never break the user's shell
         return []
+
+
+ANSWERS = ("approve", "reject", "skip")
+
+
+def _waits(project: Project, task: str) -> bool:
+    from specd.engine.waiting import held
+    from specd.state.store import StateStore
+    from specd.tasks.locate import locate
+    from specd.tasks.task import existing_task
+
+    where = locate(project, task)  # a task running in its worktree is answered there
+    state = StateStore(existing_task(where, task), task).load(with_history=False)
+    return state is not None and held(state)
 
 
 def complete_steps(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[CompletionItem]:

@@ -87,7 +87,7 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     notes = [*project_notes(project), *([broken] if broken else [])]
     warn(notes)  # stderr: --json output stays one document
     if as_graph:
-        return _graph(project, config, broken, mermaid)
+        return _graph(project, config, broken, mermaid, as_json)
     data: dict[str, Any] | list[dict[str, Any]]
     if task:
         from specd.commands.temporal import status_on_temporal
@@ -174,7 +174,8 @@ def _remember(project: Project, task: str, before: Any, config: PipelineConfig |
     status_memo.remember(project, task, before, config, texts)
 
 
-def _graph(project: Project, config: PipelineConfig | None, broken: str | None, mermaid: bool) -> int:
+def _graph(project: Project, config: PipelineConfig | None, broken: str | None, mermaid: bool,
+           as_json: bool) -> int:
     from specd.redact import redact
     from specd.tasks import graph
     from specd.tasks.status import all_status
@@ -182,5 +183,11 @@ def _graph(project: Project, config: PipelineConfig | None, broken: str | None, 
 
     edges = graph.load(project)  # an unknown name or a cycle is bad input here: the graph cannot be drawn
     statuses = {str(row["task"]): str(row["status"]) for row in all_status(project, config, broken, full=False)}
+    if as_json:  # the nodes as data; with --mermaid, the flowchart's text beside them
+        from specd.commands.envelope import emit
+
+        extra: dict[str, Any] = {"mermaid": redact(drawing.mermaid(edges, statuses))} if mermaid else {}
+        emit(None, graph=drawing.nodes(edges, statuses), **extra)
+        return 0
     click.echo(redact(drawing.mermaid(edges, statuses) if mermaid else drawing.text(edges, statuses)))
     return 0

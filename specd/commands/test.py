@@ -9,6 +9,7 @@ import click
 
 from specd.commands.common import project_from
 from specd.commands.envelope import emit, error_body, json_option
+from specd.commands.examples import epilog
 from specd.errors import EXIT_FAILED, EXIT_OK, UsageError
 
 EXAMPLE = """\b
@@ -30,7 +31,7 @@ Example .specd/tests/review.yaml:
 """
 
 
-@click.command(epilog=EXAMPLE)
+@click.command(epilog=f"{epilog('test')}\n\n{EXAMPLE}")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--record", "record", metavar="TASK", help="Write .specd/tests/TASK.yaml from TASK's run.")
 @click.option("--force", is_flag=True, help="With --record: replace an existing test file.")

@@ -73,6 +73,12 @@ def _approve(state: RunState, frame: Frame, wait: dict[str, Any], note: str) -> 
         return "the run goes on if the budget now allows it (raise agent.max_cost_usd, or pass --max-cost)"
     if kind == "failure_cluster":  # the interrupted step stays current: continue runs it again
         return f"step {name!r} runs again at the next `specd continue {state.task}` ({wait.get('limit')} more tries)"
+    if kind == "checks_failed" and state.current is not None:  # the step stays current: it runs again
+        from specd.engine.checks import again  # here: answering must not load what running a check needs
+
+        again(state.current, note)
+        return (f"step {name!r} runs again at the next `specd continue {state.task}` ({wait.get('attempts')} more "
+                "attempts, the failing check in its prompt)")
     if kind == "secret":  # the checkpoint row names the files and their content: see approved_files
         paths = ", ".join(str(f.get("path")) for f in wait.get("files") or ())
         return (f"{paths} will be committed as they are at the next `specd continue {state.task}` (a file changed "
@@ -83,8 +89,9 @@ def _approve(state: RunState, frame: Frame, wait: dict[str, Any], note: str) -> 
 def _reject(state: RunState, config: PipelineConfig, frame: Frame, wait: dict[str, Any], note: str) -> str:
     name = str(wait["step"])
     step = config.step(frame.pipeline, name)
-    # A held secret is the step's own doing: the step itself runs again, told what to take out.
-    target = name if wait["kind"] == "secret" else step.on_reject or cursor.previous(config, frame.pipeline, name)
+    # A held secret or failed checks are the step's own doing: the step itself runs again, told what to change.
+    own = wait["kind"] in ("secret", "checks_failed")
+    target = name if own else step.on_reject or cursor.previous(config, frame.pipeline, name)
     if target is None or target not in cursor.names(config, frame.pipeline):
         raise UsageError(f"step {name!r} has no step before it in {frame.pipeline} to send the run back to",
                          fix=f"set \"on_reject\" on step {name!r} in {config.source}, or `specd skip {state.task}`")

@@ -11,7 +11,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
-from specd.engine import cursor, edits, gates, hook_stage, outputs, progress, records, refusals, secret_hold, when
+from specd.engine import (
+    check_rounds,
+    checks,
+    cursor,
+    edits,
+    gates,
+    hook_stage,
+    outputs,
+    progress,
+    records,
+    refusals,
+    secret_hold,
+    when,
+)
 from specd.engine.dispatch import Dispatcher
 from specd.engine.failures import failure_stop
 from specd.engine.loop import Stop
@@ -125,6 +138,8 @@ class Brain:
         conversation = f"{frame.pipeline}.{step.name}.{frame.phase or '-'}.v{cur.visit}"
         if stage == "step":
             return self._run_step(frame, step, cur, conversation)
+        if stage == check_rounds.KIND:
+            return checks.run(self, frame, step, cur, lambda: self._run_step(frame, step, cur, conversation))
         failure = hook_stage.run(self, stage, frame, step, cur, conversation)
         if failure:
             self._fail(cur, failure, kind="hook")
@@ -136,6 +151,7 @@ class Brain:
             self.budget_stop(reason, frame, step)
         cur.attempt += 1
         self.dispatcher.note = cur.note
+        self.dispatcher.feedback = check_rounds.feedback(self.state, cur, step)  # the last failed check, if any
         self.store.save(self.state, settled=False)  # saved before dispatch: a crash now re-runs this step, once
         self.events.emit("step_started", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                          attempt=cur.attempt,

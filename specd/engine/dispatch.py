@@ -20,6 +20,7 @@ from specd.engine.step_agent import StepAgents, step_budget
 from specd.pipeline.model import DEFAULT_HOOK_TIMEOUT, DEFAULT_STEP_TIMEOUT, PipelineConfig, Step
 from specd.pipeline.resolve import ResolvedHook, resolve_workflow
 from specd.pipeline.step_agents import settings_for
+from specd.pipeline.step_checks import OUTCOME as CHECKS_FAILED
 from specd.pipeline.workflow import Workflow, load_workflow
 from specd.tasks.project import Project
 
@@ -48,6 +49,7 @@ class Dispatcher:
     # values), and why the step's last output was refused, for its next attempt's prompt.
     facts: Callable[[str | None, int], dict[str, Any]] | None = None
     output_error: str = ""
+    feedback: str = ""  # the step's check that failed after its last attempt (engine/checks.py)
     # An agent per step (issue 30): when set, each step runs on the agent of its own block (else `agent`).
     agents: StepAgents | None = None
 
@@ -67,8 +69,10 @@ class Dispatcher:
     def allowed(self, step: Step) -> tuple[str, ...]:
         """The workflow's outcomes (`done` when it declares none), plus the keys of the step's `outcomes` map:
         the map routes outcomes and adds to them, never takes `done` away from a workflow that has only it;
-        a workflow that declares its own (the built-in review) can never pass by reporting `done`."""
-        return tuple(dict.fromkeys([*(self.workflow(step).outcomes or ("done",)), *step.outcomes]))
+        a workflow that declares its own (the built-in review) can never pass by reporting `done`.
+        `checks_failed` is specd's to report (engine/checks.py), never the agent's."""
+        declared = [*(self.workflow(step).outcomes or ("done",)), *(o for o in step.outcomes if o != CHECKS_FAILED)]
+        return tuple(dict.fromkeys(declared))
 
     def output_schema(self, step: Step) -> Mapping[str, Any] | None:
         return outputs.schema_of(step, self.workflow(step)) if step.workflow else None
@@ -132,6 +136,8 @@ class Dispatcher:
             extra = {**extra, "Note from the human (answer this first)": self.note}
         if self.output_error and kind == "step":
             extra = {**extra, "Your last output was refused (return one that matches the schema)": self.output_error}
+        if self.feedback and kind == "step":
+            extra = {**extra, "Checks failed, so this step runs again": self.feedback}
         return extra
 
     def timeout(self, step: Step) -> float:

@@ -10,6 +10,7 @@ from specd.engine.waiting import answers_text, waiting
 from specd.git import identity
 from specd.human import GateInfo
 from specd.pipeline.model import Step
+from specd.pipeline.step_checks import OUTCOME as CHECKS_FAILED
 from specd.state import checkpoint
 from specd.state.model import Current, Frame, RunState
 
@@ -64,6 +65,7 @@ def skip(state: RunState, config: Any, frame: Frame, step: Step, summary: str) -
     ends the phase instead of going to revise."""
     cur = Current(step.name, frame.pipeline, frame.phase, frame.visits.get(step.name, 0))
     state.history.append(records.entry(cur, kind="step", outcome="skipped", summary=summary))
-    target = step.target("done" if "done" in step.outcomes or not step.outcomes else next(iter(step.outcomes)))
+    routed = [o for o in step.outcomes if o != CHECKS_FAILED]  # specd's own outcome, never a skip's
+    target = step.target("done" if "done" in routed or not routed else routed[0])
     cursor.finish(frame, step.name)
     cursor.route(frame, config, step, "next" if target in ("stop", "fail", "repeat") else target)

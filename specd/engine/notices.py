@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import quote
 
 from specd.engine.waiting import answers_text, hint, what
 from specd.events import EventBus
@@ -40,19 +41,21 @@ def key_of(state: RunState) -> str:
     return ":".join(map(str, (state.run_id, state.status, *place, len(state.history), attempt)))
 
 
-def message(task: str, state: RunState, event: str) -> Message:
+def message(task: str, state: RunState, event: str, page: str | None = None) -> Message:
     answer = hint(task, state)
+    link = f"\nOpen: {page}/tasks/{quote(task)}" if page else ""  # the page asks for its token, never sent here
     wait = state.waiting or {}
     step = wait.get("step") or (state.current.step if state.current else None)
     phase = wait.get("phase") or (state.current.phase if state.current else None)
     if event == "waiting":
         title = f"specd: task {task} is waiting for you"
-        body = f"Task {task!r} is waiting for {what(state)}.\nAnswer: {answer}\nAll answers: {answers_text(task)}"
+        body = f"Task {task!r} is waiting for {what(state)}.\nAnswer: {answer}\nAll answers: {answers_text(task)}" \
+            + link
     else:
         reason = state.reason if len(state.reason) <= REASON_CHARS else state.reason[:REASON_CHARS] + " …"
         title = f"specd: task {task} is {state.status}"
         body = f"Task {task!r} is {state.status}" + (f" at step {step!r}" if step else "") + \
-            f": {reason}\nNext: {answer or '(nothing to run)'}"
+            f": {reason}\nNext: {answer or '(nothing to run)'}" + link
     return Message(event=event, task=task, status=state.status, title=redact(title), body=redact(body),
                    answer=redact(answer), step=step, phase=phase)
 
@@ -66,7 +69,7 @@ def notify(spec: NotifySpec | None, task: str, state: RunState, *, root: Path, t
     key = key_of(state)
     if key in state.notified:
         return False
-    message_of = message(task, state, event)
+    message_of = message(task, state, event, spec.page)
     sent, warnings = send(spec, message_of, root=root, task_dir=task_dir, run_id=state.run_id)
     for text in warnings:
         events.emit("warning", message=text)

@@ -95,6 +95,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         store.budgets = {k: v for k, v in limits.__dict__.items() if k in BUDGET_KEYS}
         agents = StepAgents(agent_spec, AgentContext(human, events), project.root)  # one per step block (issue 30)
         agent = agents.first(config)
+        agents.check_caps(config, limits)  # each step's caps against its own agent
 
         def budget() -> Budget:
             return replace(limits, run_spent=Usage.from_dict(state.usage))

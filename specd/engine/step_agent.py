@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.agents.base import Agent, AgentContext, Budget
-from specd.agents.factory import backend_of, make_agent
+from specd.agents.factory import backend_of, check_caps, make_agent
 from specd.pipeline.model import PipelineConfig, Step
 from specd.pipeline.step_agents import own_backend, settings_for
 
@@ -38,11 +38,22 @@ class StepAgents:
         `claude`) is bad input before any step starts, as it always was. Returns the run's own agent, or,
         when every step names its own backend, the first step's (the run's default is then never built: a
         file whose steps all run on Claude Code needs no API key)."""
-        steps = [step for name in _reachable(config) for step in config.steps(name) if step.workflow and step.enabled]
+        steps = self._steps(config)
         agents = [self.for_step(config, step) for step in steps]
         if not agents or any(own_backend(step) is None for step in steps):
             return self.wrap(self._get(self.spec, config.agent))
         return agents[0]
+
+    def check_caps(self, config: PipelineConfig, limits: Budget) -> None:
+        """Each step's per-step caps against the agent it runs on (factory.check_caps): refused before the run
+        starts, naming the step when its own block set the agent or the cap."""
+        for step in self._steps(config):
+            source = f"{config.source}: {step.where}" if step.agent else config.source
+            check_caps(self.for_step(config, step), step_budget(limits, step), source)
+
+    @staticmethod
+    def _steps(config: PipelineConfig) -> list[Step]:
+        return [step for name in _reachable(config) for step in config.steps(name) if step.workflow and step.enabled]
 
     def for_step(self, config: PipelineConfig, step: Step) -> Agent:
         spec = None if own_backend(step) else self.spec  # a backend the step names wins over --agent

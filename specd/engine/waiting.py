@@ -14,7 +14,7 @@ from specd.pipeline.model import PipelineConfig, Step
 from specd.state.model import Frame, RunState
 
 # Waits only an answer (approve, reject, skip) moves on; `continue` alone holds them.
-HELD = ("gate", "outcome", "max_visits", "budget", "failure_cluster", "secret")
+HELD = ("gate", "outcome", "max_visits", "budget", "failure_cluster", "secret", "checks_failed")
 
 
 def waiting(kind: str, frame: Frame, step: Step, **extra: Any) -> dict[str, Any]:
@@ -63,17 +63,21 @@ def raised_budget(wait: dict[str, Any]) -> float:
 def what(state: RunState) -> str:
     """One line: what the run waits for, and where."""
     wait = state.waiting or {}
-    where = f"{wait.get('step')!r} (pipeline {wait.get('pipeline')}" + (
-        f", phase {wait['phase']})" if wait.get("phase") else ")")
+    where = f"{wait.get('step')!r}" + "".join(
+        f" ({part})" for part in (f"pipeline {wait['pipeline']}" if wait.get("pipeline") not in (None, "main")
+                                  else "", f"phase {wait['phase']}" if wait.get("phase") else "") if part)
     return {
         "gate": f"the gate before {where}",
         "outcome": f"a decision on the outcome {wait.get('outcome')!r} of {where}",
         "max_visits": f"a decision on {where}, which reached max_visits ({wait.get('limit')})",
         "budget": f"more budget before {where}",
         "failure_cluster": f"a decision on {where}, which failed the same way {wait.get('count')} times",
+        "checks_failed": f"a decision on {where}, whose check `{wait.get('check')}` still failed after "
+                         f"{wait.get('attempts')} attempts",
         "secret": f"a decision on files changed at {where} that hold secrets ("
                   + ", ".join(str(f.get("path")) for f in wait.get("files") or ()) + ")",
-    }.get(str(wait.get("kind")), f"a human ({wait.get('kind')}) at {where}")
+        "no_phases": f"phases to run: {where} runs once per phase, and ROADMAP.md lists none yet",
+    }.get(str(wait.get("kind")), f"a person to look at {where}")
 
 
 def answers_text(task: str) -> str:

@@ -24,6 +24,7 @@ class NotifySpec:
     run: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     jail: Jail = Jail("project", network=True)
+    page: str | None = None  # the dashboard's address: each message links to its task's page there
 
     @classmethod
     def create(cls, source: Path, raw: Mapping[str, Any], where: str) -> NotifySpec:
@@ -35,7 +36,8 @@ class NotifySpec:
         jail = Jail.for_project({"network": raw.get("network", True), "sandbox": raw.get("sandbox"),
                                  "env_allow": raw.get("env_allow")})
         return cls(source=source, on=tuple(raw.get("on") or EVENTS), apprise=tuple(raw.get("apprise") or ()),
-                   run=raw.get("run"), timeout=float(raw.get("timeout") or DEFAULT_TIMEOUT), jail=jail)
+                   run=raw.get("run"), timeout=float(raw.get("timeout") or DEFAULT_TIMEOUT), jail=jail,
+                   page=str(raw["page"]).rstrip("/") if raw.get("page") else None)
 
 
 def notify_spec(project: Project, config: PipelineConfig) -> NotifySpec | None:

@@ -8,6 +8,7 @@ from typing import Any
 from specd.errors import ConfigError
 from specd.pipeline.limits import json_path
 from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, TARGETS, hook_specs
+from specd.pipeline.step_checks import step_problems
 
 JAIL_KEYS = ("sandbox", "network", "env_allow")
 
@@ -52,6 +53,8 @@ def check_semantics(path: Path, data: dict[str, Any]) -> list[str]:
                                 "inside the referenced pipeline")
             for point, spec in hook_specs(step.get("hooks"), STEP_POINTS).items():
                 problems += _hook_problems(path, ["pipelines", name, i, "hooks", point], spec)
+            found, said = step_problems(path, name, i, step)  # checks: and attempts: (step_checks.py)
+            problems, warnings = problems + found, warnings + said
     if not problems:
         problems += _cycles(path, pipelines)
     if problems:

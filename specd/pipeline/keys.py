@@ -108,3 +108,14 @@ def _yaml_line(text: str, wanted: tuple[Part, ...]) -> int | None:
         else:
             return None
     return line
+
+
+def line_near(path: Path, parts: Sequence[Part]) -> int | None:
+    """The line of the key at ``parts``, else of the nearest key above it: a list item (``checks[1]``) has
+    no key of its own, so it is shown at its list's key."""
+    for end in range(len(parts), 0, -1):
+        if isinstance(parts[end - 1], str):
+            line = line_of(path, parts[:end])
+            if line is not None:
+                return line
+    return None

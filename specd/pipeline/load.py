@@ -15,6 +15,7 @@ from specd.pipeline.parse import read_data
 from specd.pipeline.resolve import resolve_workflow
 from specd.pipeline.schema import check_schema, check_version
 from specd.pipeline.step_agents import check_step_agents
+from specd.pipeline.step_checks import check_specs
 from specd.pipeline.typed import check_names, check_typed
 from specd.pipeline.workflow import check_includes
 from specd.resources import builtin
@@ -141,6 +142,8 @@ def _step(raw: dict[str, Any], where: str) -> Step:
         on_reject=raw.get("on_reject"),
         output=raw.get("output"),
         when=raw.get("when"),
+        checks=check_specs(raw.get("checks")),
+        attempts=raw.get("attempts"),
         agent=frozen_map(raw["agent"]) if isinstance(raw.get("agent"), dict) else None,
     )
 

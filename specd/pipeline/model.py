@@ -113,6 +113,10 @@ class Step:
     # workflow's frontmatter `output:`), and a Jinja2 expression that skips the step when false.
     output: Mapping[str, Any] | None = None
     when: str | None = None
+    # `checks:` (run by specd/engine/checks.py): commands run in the project tier after the agent finishes, and
+    # how often the step may run before its outcome is `checks_failed` (None: DEFAULT_ATTEMPTS).
+    checks: tuple[HookSpec, ...] = ()
+    attempts: int | None = None
     # An agent per step (issue 30): keys that replace the pipeline's `agent:` block for this step only.
     agent: Mapping[str, Any] | None = None
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:  # jsonschema costs ~100 ms to import; only a schema pass that
 from specd import DISTRIBUTION
 from specd.errors import ConfigError
 from specd.pipeline.limits import json_path
+from specd.pipeline.step_checks import hint
 from specd.resources import builtin
 
 SUPPORTED_MAJOR = 1
@@ -81,19 +82,9 @@ def _problems(path: Path, validator: Draft202012Validator, data: Any, at: tuple[
                     unknown = True
                     problems.append(_unknown(path, [*at, *leaf.absolute_path, key], known))
             else:
-                problems.append(f"{path}{_line(path, [*at, *leaf.absolute_path])}: {where}: {_describe(leaf)}")
+                problems.append(f"{_at_line(path, [*at, *leaf.absolute_path])}: {where}: {_describe(leaf)}"
+                                + hint([*at, *leaf.absolute_path]))
     return problems, unknown
-
-
-def _line(path: Path, parts: list[Any]) -> str:
-    """``:LINE`` of the key holding a bad value inside a step's ``agent:`` block (issue 30), where it can be
-    told; older keys keep their messages as they were."""
-    if len(parts) < 4 or parts[0] != "pipelines" or parts[3] != "agent" or not isinstance(parts[-1], str):
-        return ""
-    from specd.pipeline.keys import line_of
-
-    line = line_of(path, parts)
-    return f":{line}" if line else ""
 
 
 def _raise(path: Path, problems: list[str], unknown: bool) -> None:
@@ -103,6 +94,14 @@ def _raise(path: Path, problems: list[str], unknown: bool) -> None:
             fix = "rename or remove the unknown keys named above" + ("" if all(
                 ": unknown key " in p for p in problems) else f"; {fix}")
         raise ConfigError("\n".join(dict.fromkeys(problems)), fix=fix)
+
+
+def _at_line(path: Path, parts: list[Any]) -> str:
+    """``file:line`` of the key a wrong value is written under (the nearest one, for a list item)."""
+    from specd.pipeline.keys import line_near
+
+    line = line_near(path, parts)
+    return f"{path}:{line}" if line else str(path)
 
 
 def _unknown(path: Path, parts: list[Any], known: set[str]) -> str:
@@ -148,7 +147,7 @@ def _describe(error: ValidationError) -> str:
     if v == "maxLength":
         return (f"{str(error.instance)[:40]!r}… is {len(str(error.instance))} characters; names are at most "
                 f"{value} (they become parts of file names)")
-    if v == "minItems":  # a pipeline's steps, or notify.on
-        return "must list at least one " + ("step" if error.absolute_path and
+    if v == "minItems":  # a pipeline's steps (pipelines.<name>), or a list inside a step, or notify.on
+        return "must list at least one " + ("step" if len(error.absolute_path) == 2 and
                                             error.absolute_path[0] == "pipelines" else "value")
     return error.message

@@ -116,7 +116,7 @@ def _current(raw: Any) -> Current:
     for key in ("step", "pipeline"):
         _text(raw, key, f"current.{key}")
     _optional_text(raw, "phase", "current.phase")
-    for key in ("visit", "attempt"):
+    for key in ("visit", "attempt", "checked"):
         if key in raw or key == "visit":
             _count(raw, key, f"current.{key}")
     for i, stage in enumerate(_list(raw.get("completed", []), "current.completed")):

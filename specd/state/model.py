@@ -15,7 +15,7 @@ from specd.state import clusters
 
 STATE_VERSION = 3  # 2: history in its own append-only file (see state/store.py); 3: packed cursor, shape file
 # The parts of one step, in the order they run; a resumed step continues after the last one done.
-STAGES = ("pre-step", "pre", "step", "post", "post-step")
+STAGES = ("pre-step", "pre", "step", "checks", "post", "post-step")  # checks: a step's `checks:` (engine/checks.py)
 
 
 def now() -> str:
@@ -65,6 +65,7 @@ class Current:
     snapshot: dict[str, str] = field(default_factory=dict)  # task files' sha256 before the step
     note: str = ""  # a human's note (approve/reject) that goes into this step's prompt
     output_errors: list[str] = field(default_factory=list)  # why this visit's outputs were refused (issue 30)
+    checked: int = 0  # rounds of the step's checks that failed in this visit (an approve counts afresh)
 
 
 @dataclass

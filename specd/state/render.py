@@ -68,8 +68,10 @@ def render_markdown(state: RunState, budgets: dict[str, Any] | None = None) -> s
                      f"{_cell(_get(entry, 'finished_at'))} | {tokens:g} | "
                      f"${cost if isinstance(cost, int | float) else 0:.4f} | {_cell(arts)} |")
     lines += ["", "## Iterations and budgets", ""]
-    visits = Counter((_get(h, "pipeline"), _get(h, "phase", None), _get(h, "step")) for h in state.history
-                     if _get(h, "kind") == "step" and _get(h, "outcome") != "skipped")
+    # One per visit: a step its checks ran again (engine/checks.py) has several rows in one visit.
+    runs = dict.fromkeys((_get(h, "pipeline"), _get(h, "phase", None), _get(h, "step"), str(_get(h, "visit", None)))
+                         for h in state.history if _get(h, "kind") == "step" and _get(h, "outcome") != "skipped")
+    visits = Counter(run[:3] for run in runs)
     for (pipeline, phase, step), count in visits.items():
         if count > 1:  # loops are what budgets bound; single visits are the table above
             lines.append(f"- {pipeline}/{step}" + (f" (phase {phase})" if phase else "") + f": {count} visits")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.agents import numbered
-from specd.engine import cursor, progress, replan
+from specd.engine import check_rounds, cursor, progress, replan
 from specd.engine.waiting import hint
 from specd.errors import SpecdError
 from specd.pipeline import load_pipeline
@@ -26,7 +26,7 @@ from specd.tasks.task import existing_task, read_config
 STALL_SECONDS = 120.0
 FINAL = ("COMPLETE", "CANCELLED", "FAILED")  # nothing runs next: no plan to work out
 HISTORY_KEYS = ("step", "pipeline", "phase", "kind", "hook", "outcome", "summary", "usage", "finished_at",
-                "artifacts", "transcript", "session_id", "superseded")
+                "artifacts", "transcript", "session_id", "superseded", "round", "of", "checks")
 # Shown only on the rows that have them: typed outputs, refused attempts and `when:` skips (issue 30).
 HISTORY_EXTRA = ("attempt", "output", "output_error", "when", "when_value")
 
@@ -86,6 +86,8 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
         checkpoints=state.checkpoints[-10:], failure_clusters=state.failure_clusters, phases=[p.id for p in known],
         phases_completed=state.phases_completed,
     )
+    if not listing:
+        view["checks"] = check_rounds.view(state)  # the latest round of a step's checks: attempt n of N
     view["running"] = _running(store, task_dir, task, state, view)
     view["hint"] = "" if view["running"] else hint(task, state)
     return view
@@ -108,6 +110,8 @@ def _state_only(view: dict[str, Any], task: str, state: RunState | None, store: 
         checkpoints=state.checkpoints[-10:], failure_clusters=state.failure_clusters,
         phases_completed=state.phases_completed,
         next={"step": cur.step, "pipeline": cur.pipeline, "phase": cur.phase} if cur else None)
+    if not listing:
+        view["checks"] = check_rounds.view(state)
     view["running"] = _running(store, store.task_dir, task, state, view)
     view["hint"] = "" if view["running"] else hint(task, state)
     return view

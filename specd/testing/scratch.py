@@ -4,7 +4,7 @@ A case runs in a temporary folder, so a test never touches the user's tree, task
 copy holds what decides a run's path: the pipeline file, the project's workflows and hooks, and its
 ``.specd/config.json``. The pipeline file is written back as JSON with every backend choice taken out
 (the pipeline's ``agent.backend`` and a step's own), so every step, whatever backend the file names,
-runs on the scripted agent the case plays; budgets and the rest of each agent block stay as written.
+runs on the scripted agent the case plays; run-wide budgets and the rest of each block stay as written.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from specd.pipeline.parse import read_data
 from specd.tasks.project import Project
 
 COPIED = ("workflows", "hooks", "config.json")
-BACKEND_KEYS = ("backend", "command", "script")
+# Which agent runs, and the per-step caps only a real agent could keep (the scripted one spends nothing).
+BACKEND_KEYS = ("backend", "command", "script", "max_step_cost_usd", "max_step_tokens")
 
 
 def scratch_project(project: Project, root: Path) -> Project:

@@ -11,6 +11,30 @@ _MERMAID_CLASSES = {"COMPLETE": "done", "IN_PROGRESS": "running", "WAITING_FOR_H
                     "BLOCKED": "failed", "FAILED": "failed", "ABORTED": "running"}
 
 
+# What a task in each status is, beside the graph: only a task nothing of its own holds can be "ready".
+MARKS = {"COMPLETE": "done", "CANCELLED": "cancelled (`specd rerun` starts it again)",
+         "FAILED": "failed (`specd retry` runs it again)", "BLOCKED": "blocked (`specd continue` tries again)",
+         "WAITING_FOR_HUMAN": "waits for a person (`specd approve`)", "ABORTED": "interrupted (`specd continue`)",
+         "ERROR": "its files do not load (`specd status TASK`)"}
+
+
+def mark(graph: Graph, task: str, statuses: Mapping[str, str]) -> str:
+    """``done``, ``ready``, ``waits for a, b``, or what holds the task itself (cancelled, failed, ...)."""
+    status = statuses.get(task, "NOT_STARTED")
+    if status in MARKS:
+        return MARKS[status]
+    state = readiness(graph, task, statuses)
+    if not state.ready:
+        return "waits for " + ", ".join(state.waiting_for)
+    return "running or resumable" if status == "IN_PROGRESS" else "ready"
+
+
+def nodes(graph: Graph, statuses: Mapping[str, str]) -> list[dict[str, object]]:
+    """The graph as data, dependencies first: what `status --graph --json` prints."""
+    return [{"task": task, "status": statuses.get(task, "NOT_STARTED"), "needs": list(graph.get(task, ())),
+             "state": mark(graph, task, statuses)} for task in order(graph)]
+
+
 def text(graph: Graph, statuses: Mapping[str, str]) -> str:
     """One line per task, dependencies first: ``b  IN_PROGRESS  needs a (COMPLETE)  ready``."""
     lines = []
@@ -18,14 +42,7 @@ def text(graph: Graph, statuses: Mapping[str, str]) -> str:
         status = statuses.get(task, "NOT_STARTED")
         wanted = graph.get(task, ())
         needs = ", ".join(f"{name} ({statuses.get(name, 'NOT_STARTED')})" for name in wanted) or "-"
-        state = readiness(graph, task, statuses)
-        if status == "COMPLETE":
-            mark = "done"
-        elif state.ready:
-            mark = "ready"
-        else:
-            mark = "waits for " + ", ".join(state.waiting_for)
-        lines.append((task, status, needs, mark))
+        lines.append((task, status, needs, mark(graph, task, statuses)))
     if not lines:
         return "no tasks"
     head = ("task", "status", "needs", "")

@@ -62,6 +62,9 @@ def _add_pipeline(parent: Tree, view: dict[str, Any], name: str, seen: set[str])
         for point, hook in (step.get("hooks") or {}).items():
             if hook:
                 child.add(f"[magenta]{point}[/magenta] {_hook_text(hook)}")
+        if step.get("checks"):
+            child.add(f"[magenta]checks:[/magenta] {escape(' && '.join(c['run'] for c in step['checks']))} "
+                      f"[dim]({step['attempts']} attempts)[/dim]")
 
 
 def render_hooks(rows: list[dict[str, Any]]) -> None:

@@ -94,6 +94,14 @@ def output_lines(history: list[dict[str, Any]]) -> list[str]:
             lines.append(f"  output of {entry['step']}: {shown if len(shown) <= 160 else shown[:159] + '…'}")
     return lines
 
+def checks_lines(view: dict[str, Any]) -> list[str]:
+    """The latest round of a step's checks (`checks:`): attempt n of N and what the round found."""
+    checks = view.get("checks")
+    if not isinstance(checks, dict):
+        return []
+    return [f"  checks: attempt {checks.get('attempt')} of {checks.get('of')} of {checks.get('step')}: "
+            f"{checks.get('summary')}"]
+
 
 def task_text(view: dict[str, Any]) -> str:
     """One task in detail, as plain lines: what `specd status TASK` prints into a pipe (no rich to import)."""
@@ -116,6 +124,7 @@ def task_text(view: dict[str, Any]) -> str:
     if usage:
         lines.append(f"  run cost ${usage.get('cost_usd', 0):.4f}; tokens in {usage.get('input_tokens', 0)}, "
                      f"out {usage.get('output_tokens', 0)}, cache read {usage.get('cache_read_input_tokens', 0)}")
+    lines += checks_lines(view)
     lines += checkpoint_lines(view)
     lines += [f"  note: {notice}" for notice in view.get("plan_notices") or []]
     plan = view.get("plan") or []

@@ -84,7 +84,7 @@ def render_task(view: dict[str, Any], seconds: list[float] | None = None) -> Non
     if usage:
         out().print(f"  run cost ${usage.get('cost_usd', 0):.4f}; tokens in {usage.get('input_tokens', 0)}, "
                     f"out {usage.get('output_tokens', 0)}, cache read {usage.get('cache_read_input_tokens', 0)}")
-    for text in plain.checkpoint_lines(view):
+    for text in [*plain.checks_lines(view), *plain.checkpoint_lines(view)]:
         out().print(escape(text))
     for notice in view.get("plan_notices") or []:
         out().print(f"  [blue]note:[/blue] {escape(notice)}")

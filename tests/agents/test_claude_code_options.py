@@ -9,7 +9,7 @@ import pytest
 
 from specd.agents.base import Budget, BudgetExhausted, Usage
 from specd.agents.claude_code.options import ALLOWED_TOOLS, Options
-from specd.engine.machinery import deny_rules
+from specd.engine.machinery import deny_rules  # the engine's cached form: the same rules
 
 
 def flag(argv: list[str], name: str) -> str:

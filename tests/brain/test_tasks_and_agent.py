@@ -145,3 +145,22 @@ def test_command_agent_nonzero_exit_blocks_the_task(h: Harness) -> None:
 
     assert resumed.returncode == 0, resumed.stderr
     assert h.log() == ["step a", "step a", "step b"]
+
+
+def test_a_per_step_cap_a_command_agent_cannot_keep_is_refused_before_the_run(h: Harness) -> None:
+    """A command agent reports its usage when its step has ended: agent.max_step_cost_usd could not stop it,
+    so the run does not start (exit 2, the key and the fix named), and nothing is saved; a run-wide cap runs."""
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}]}, agent={"max_step_cost_usd": 0.5})
+    h.new("t")
+    refused = h.cont("t")
+    assert refused.returncode == 2, refused.stderr
+    assert "agent.max_step_cost_usd: the command agent cannot keep a per-step cap" in refused.stderr
+    assert "pipeline.json" in refused.stderr
+    assert "agent.max_cost_usd" in refused.stderr  # the fix
+    assert not (h.task_dir("t") / ".pipeline-state.json").exists()
+    assert h.log() == []
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}]}, agent={"max_cost_usd": 0.5, "max_tokens": 10**6})
+    ran = h.cont("t")
+    assert ran.returncode == 0, ran.stderr
+    assert h.log() == ["step a"]

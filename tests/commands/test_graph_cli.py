@@ -135,3 +135,28 @@ def test_mermaid_ids_survive_dotted_names(tmp_path: Path) -> None:
     drawn = mermaid({"v1.2-x": (), "y": ("v1.2-x",)}, {})
     assert 't0_v1_2_x["v1.2-x<br/>NOT_STARTED"]' in drawn
     assert "t0_v1_2_x --> t1_y" in drawn
+
+
+def test_graph_says_what_holds_a_task_and_answers_json(h: Harness) -> None:
+    """A cancelled or blocked task is never "ready"; --graph --json (and with --mermaid) is one envelope."""
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "s", "workflow": "w.md"}]})
+    _diamond(h)
+    assert h.specd("cancel", "b").returncode == 0
+    text = h.specd("status", "--graph").stdout
+    b_line = next(line for line in text.splitlines() if line.startswith("b "))
+    assert "cancelled" in b_line
+    assert "ready" not in b_line
+    assert next(line for line in text.splitlines() if line.startswith("a ")).endswith("ready")
+    shown = h.specd("status", "--graph", "--json")
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["ok"] is True
+    nodes = {node["task"]: node for node in data["graph"]}
+    assert nodes["b"]["status"] == "CANCELLED"
+    assert nodes["b"]["state"].startswith("cancelled")
+    assert nodes["d"] == {"task": "d", "status": "NOT_STARTED", "needs": ["b", "c"], "state": "waits for b, c"}
+    assert "mermaid" not in data
+    both = json.loads(h.specd("status", "--graph", "--mermaid", "--json").stdout)
+    assert both["mermaid"].startswith("flowchart LR")
+    assert [node["task"] for node in both["graph"]] == ["a", "b", "c", "d"]

@@ -61,12 +61,27 @@ def complete(root: Path, line: str) -> list[str]:
     return [row.split(",", 1)[1] for row in result.stdout.splitlines() if "," in row]
 
 
-@pytest.mark.parametrize("command", ["continue", "status", "approve", "logs"])
+@pytest.mark.parametrize("command", ["continue", "status", "cancel", "logs"])
 def test_task_names_complete(project: Any, command: str) -> None:
     for name in ("add-export", "add-import", "fix-bug"):
         project.file(f".specd/tasks/{name}/config.json", "{}")
 
     assert complete(project.root, f"specd {command} add-") == ["add-export", "add-import"]
+
+
+@pytest.mark.parametrize("command", ["approve", "reject", "skip"])
+def test_answer_verbs_complete_only_the_tasks_that_wait(project: Any, command: str) -> None:
+    from specd.state.model import RunState
+    from specd.state.store import StateStore
+
+    for name, status in (("add-export", "WAITING_FOR_HUMAN"), ("add-import", "COMPLETE"), ("add-more", None)):
+        folder = project.file(f".specd/tasks/{name}/config.json", "{}").parent
+        if status:
+            wait = {"kind": "gate", "step": "a", "pipeline": "main", "phase": None} if status != "COMPLETE" else None
+            StateStore(folder, name).save(RunState(task=name, status=status, waiting=wait))
+
+    assert complete(project.root, f"specd {command} add-") == ["add-export"]
+    assert complete(project.root, "specd status add-") == ["add-export", "add-import", "add-more"]
 
 
 def test_step_names_complete_for_rerun_from(project: Any) -> None:

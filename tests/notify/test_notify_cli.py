@@ -164,3 +164,23 @@ def test_a_bad_notify_block_is_bad_input_naming_its_file_and_place(h: Harness, w
         assert ("pipeline.json" if where == "pipeline" else "config.json") in result.stderr
         assert "Traceback" not in result.stderr
     assert h.log() == []  # nothing ran
+
+
+def test_a_message_says_what_waits_in_the_users_words_and_links_to_the_page(h: Harness, inbox: Inbox) -> None:
+    """A phase loop with no phases waits for a roadmap: said so, never "(no_phases) ... (pipeline None)"; with
+    `page:` set, the message links to the task's page (without the access token)."""
+    _offline(h)
+    h.workflow("work.md")
+    h.pipeline({"main": [{"name": "plan", "workflow": "work.md"},
+                         {"name": "phases", "pipeline": "phase", "foreach": "phases"}],
+                "phase": [{"name": "execute", "workflow": "work.md"}]},
+               notify={"apprise": [inbox.url], "page": "http://127.0.0.1:8765/"})
+    h.new("t")
+    stopped = h.cont("t")
+    assert stopped.returncode == 3, stopped.stderr
+    [post] = inbox.posts
+    assert "waiting for phases to run: 'phases' runs once per phase, and ROADMAP.md lists none yet" in post["message"]
+    assert "None" not in post["message"]
+    assert "no_phases" not in post["message"]
+    assert "Open: http://127.0.0.1:8765/tasks/t" in post["message"]
+    assert "token" not in post["message"]

@@ -31,6 +31,7 @@ NUDGE = (
 
 class AnthropicAgent:
     name = "anthropic"
+    holds = ("max_step_cost_usd", "max_step_tokens")  # checked before every model call
 
     def __init__(
         self, settings: Mapping[str, Any], ctx: AgentContext, *, client: Any | None = None, sleep: Sleep | None = None

@@ -37,6 +37,7 @@ JSON_LIMIT = 4 * 1024 * 1024
 
 class ClaudeCodeAgent:
     name = "claude_code"
+    holds = ("max_step_cost_usd",)  # Claude Code's own --max-budget-usd; it has no token cap
 
     def __init__(self, binary: str, options: Options, ctx: AgentContext) -> None:
         self.binary = binary

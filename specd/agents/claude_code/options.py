@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from specd.agents.base import AgentRequest, Budget, BudgetExhausted, Usage
-from specd.engine.machinery import deny_rules
+from specd.system.places import deny_rules, git_dirs
 
 PERMISSION_MODE = "acceptEdits"  # edits inside the project need no approval; other tools need a rule
 _TEST_RUNNERS = ("pytest", "python -m pytest", "python3 -m pytest", "uv run pytest", "tox", "nox",
@@ -66,7 +66,8 @@ class Options:
         if self.allowed_tools:
             argv += ["--allowedTools", *self.allowed_tools]
         # specd's machinery is refused at write time, whatever the pipeline allows (checked after the step too).
-        argv += ["--disallowedTools", *self.disallowed_tools, *deny_rules(request.project_root, request.task_dir)]
+        denied = deny_rules(request.project_root, request.task_dir, git_dirs(request.project_root))
+        argv += ["--disallowedTools", *self.disallowed_tools, *denied]
         return argv + list(self.extra_args)
 
 

@@ -20,10 +20,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from specd.engine.machinery.places import GitDirs, Place, ancestors, git_dirs, places
 from specd.engine.machinery.snapshot import Fingerprint, Reader, differences, restore
 from specd.events import EventBus
 from specd.system import jail
+from specd.system.places import GitDirs, Place, ancestors, git_dirs, places
 
 __all__ = ["Machinery", "Tampered", "deny_rules"]
 
@@ -154,6 +154,6 @@ def _mark(path: Path) -> tuple[int, ...] | None:
 
 
 def deny_rules(root: Path, task_dir: Path) -> list[str]:
-    from specd.engine.machinery.places import deny_rules as rules
+    from specd.system.places import deny_rules as rules
 
     return rules(root, task_dir, Machinery(root, task_dir).git())

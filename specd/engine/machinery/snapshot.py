@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
-from specd.engine.machinery.places import Place, key
+from specd.system.places import Place, key
 
 MAX_COPY = 4 * 1024 * 1024  # one file's bytes kept to restore it; a bigger file is compared by digest only
 MAX_KEPT = 32 * 1024 * 1024  # all copies together
