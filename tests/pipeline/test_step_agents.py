@@ -143,3 +143,17 @@ def test_steps_that_all_name_a_backend_need_no_default_and_a_missing_key_stops_b
     assert refused.code == 2
     assert "ANTHROPIC_API_KEY" in refused.err
     assert marker.read_text() == "x\nx\n"  # plan did not run either: checked before any step
+
+
+def test_a_step_cap_its_own_agent_cannot_keep_is_refused_naming_the_step(project: Any, run_cli: Any) -> None:
+    """A step on the command agent with a per-step cap: the command agent reports usage only at the end."""
+    data = doc({"backend": "command", "command": "true", "max_step_cost_usd": 1})
+    data["agent"] = {"backend": "command", "command": "true"}
+    path = setup(project, "json", data)
+    assert run_cli("--project", str(project.root), "new", "t", "--description", "d").code == 0
+
+    refused = run_cli("--project", str(project.root), "continue", "t", "--auto")
+
+    assert refused.code == 2, refused.out + refused.err
+    assert f"{path}: pipelines.main[1]: agent.max_step_cost_usd: the command agent cannot keep" in refused.err
+    assert StateStore(project.root / ".specd" / "tasks" / "t", "t").load() is None  # nothing ran, nothing saved
