@@ -53,7 +53,7 @@ def test(ctx: click.Context, files: tuple[Path, ...], record: str | None, force:
     """
     from specd.pipeline import load_pipeline
     from specd.tasks.project import Project
-    from specd.testing.cases import builtin_tests, load_cases, test_files
+    from specd.testing.cases import builtin_tests, check_steps, load_cases, test_files
     from specd.testing.run import run_case
 
     project = project_from(ctx)
@@ -73,11 +73,12 @@ def test(ctx: click.Context, files: tuple[Path, ...], record: str | None, force:
             paths = list(files) or test_files(project.specd_dir / "tests")
             if not files and load_pipeline(project).builtin:
                 paths += builtin_tests()
-        load_pipeline(project)  # a broken pipeline is bad input before any case runs
+        config = load_pipeline(project)  # a broken pipeline is bad input before any case runs
         if not paths:
             raise UsageError(f"no tests: {project.specd_dir / 'tests'} holds no .yaml files",
                              fix="write one (see `specd test --help`), or `specd test --record TASK` from a run")
         cases = [case for path in paths for case in load_cases(path)]  # every file checked before any runs
+        check_steps(cases, {step.name for steps in config.pipelines.values() for step in steps})
         verdicts = [run_case(project, case) for case in cases]
     failed = [v for v in verdicts if not v.passed]
     if as_json:

@@ -63,6 +63,7 @@ class Case:
     path: list[Place]
     status: str
     waiting: str | None
+    index: int = 0  # where the case is in its file's `cases`, for messages
     answers: tuple[str, ...] = ()  # one per hold, in order: approve, skip, `reject: note`
     holds: tuple[str, ...] | None = None  # what each answered hold waited for; None: not checked
 
@@ -73,12 +74,31 @@ def load_cases(path: Path) -> list[Case]:
     problems = [_problem(path, error) for error in sorted(_validator().iter_errors(data), key=lambda e: e.path)]
     if problems:
         raise ConfigError("\n".join(dict.fromkeys(problems)), fix=FIX)
-    cases = [_case(path, raw) for raw in data["cases"]]
+    cases = [_case(path, raw, i) for i, raw in enumerate(data["cases"])]
     names = [case.name for case in cases]
     twice = sorted({name for name in names if names.count(name) > 1})
     if twice:
         raise ConfigError(f"{path}: cases named twice: {', '.join(twice)}", fix="give every case its own name")
     return cases
+
+
+def check_steps(cases: list[Case], names: set[str]) -> None:
+    """A reply or a place naming no step of the pipeline is a typo that would only make the case fail later,
+    far from its cause: exit 2 at its line, with "did you mean"."""
+    known = sorted(names)
+    problems: list[str] = []
+    for case in cases:
+        index = case.index
+        for j, reply in enumerate(case.replies):
+            if reply["step"] not in names:
+                problems.append(f"{_at(case.source, ['cases', index, 'steps', j, 'step'])}: no step named "
+                                f"{reply['step']!r} in the pipeline" + did_you_mean(reply["step"], known))
+        for j, place in enumerate(case.path):
+            if place.step not in names:
+                problems.append(f"{_at(case.source, ['cases', index, 'expect', 'path', j])}: no step named "
+                                f"{place.step!r} in the pipeline" + did_you_mean(place.step, known))
+    if problems:
+        raise ConfigError("\n".join(problems), fix="name the steps as the pipeline file does (`specd pipeline show`)")
 
 
 def test_files(folder: Path) -> list[Path]:
@@ -93,12 +113,12 @@ def builtin_tests() -> list[Path]:
     return sorted(builtin_dir("pipelines").glob("*.tests.yaml"))
 
 
-def _case(path: Path, raw: dict[str, Any]) -> Case:
+def _case(path: Path, raw: dict[str, Any], index: int) -> Case:
     expect = raw["expect"]
     return Case(name=raw["name"], source=path, description=raw.get("description", raw["name"]),
                 mode=raw.get("mode", "auto"), files=dict(raw.get("files") or {}), replies=list(raw.get("steps") or []),
                 path=[Place.parse(item) for item in expect["path"]], status=expect.get("status", "COMPLETE"),
-                waiting=expect.get("waiting"), answers=tuple(raw.get("answers") or ()),
+                waiting=expect.get("waiting"), index=index, answers=tuple(raw.get("answers") or ()),
                 holds=tuple(expect["holds"]) if "holds" in expect else None)
 
 

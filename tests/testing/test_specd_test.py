@@ -129,6 +129,11 @@ BAD = [  # the case, the key whose line is named (a missing key: the object's fi
     ({"name": "x", "steps": [{"step": "plan", "output": [1]}], "expect": {"path": ["plan"]}}, "output",
      "is not of type 'object'"),
     ({"name": "x"}, "name", "'expect' is a required property"),
+    ({"name": "x", "steps": [{"step": "reveiw"}], "expect": {"path": ["plan"]}}, "step",
+     "no step named 'reveiw' in the pipeline; did you mean 'review'?"),
+    ({"name": "x", "expect": {"path": ["plan", "exectue@01"]}}, "path",
+     "no step named 'exectue' in the pipeline; did you mean 'execute'?"),
+    ({"name": "x", "answers": ["approve please"], "expect": {"path": ["plan"]}}, "answers", "does not match"),
 ]
 
 
