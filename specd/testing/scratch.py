@@ -36,7 +36,7 @@ def scratch_project(project: Project, root: Path) -> Project:
     path, is_builtin = find_pipeline_file(project)
     if not is_builtin:
         data = without_backends(read_data(path))
-        (copy.specd_dir / "pipeline.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
+        (copy.specd_dir / "pipeline.json").write_text(json.dumps(data, indent=2, default=str), encoding="utf-8")
         _copy_named_workflows(project, copy, data)
     return copy
 

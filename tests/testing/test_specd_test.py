@@ -239,3 +239,20 @@ def test_every_step_runs_on_the_scripted_agent_whatever_backend_the_file_names(
 
     assert result.code == 0, result.out + result.err
     assert "PASS  t.yaml: no tokens (4 steps, COMPLETE)" in result.out
+
+
+def test_a_yaml_pipeline_is_tested_the_same(project: Any, run_cli: Any) -> None:
+    pipeline(project)
+    data = json.loads((project.root / ".specd" / "pipeline.json").read_text())
+    (project.root / ".specd" / "pipeline.json").unlink()
+    project.pipeline(data, "yaml")
+    replies = [{"step": "plan", "output": {"docs": True}}, {"step": "review", "outcome": "revise"},
+               {"step": "review", "outcome": "approve"}]
+    case = {"name": "yaml", "steps": replies,
+            "expect": {"path": ["plan", "execute", "docs", "review: revise", "execute", "docs", "review: approve"]}}
+    project.file(".specd/tests/y.yaml", yaml.safe_dump({"cases": [case]}))
+
+    result = run_cli("--project", str(project.root), "test")
+
+    assert result.code == 0, result.out + result.err
+    assert "PASS  y.yaml: yaml (7 steps, COMPLETE)" in result.out
