@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "ui": ("specd.commands.ui", "ui", "Serve the dashboard and run what is answered (the control plane)."),
     "serve": ("specd.commands.ui", "serve", "The control plane without a browser: runs what is answered anywhere."),
     "doctor": ("specd.commands.doctor", "doctor", "Check git, the sandbox, agent backends and the pipeline file."),
+    "test": ("specd.commands.test", "test", "Run the pipeline's test cases with a scripted agent (no tokens)."),
 }
 
 

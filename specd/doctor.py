@@ -44,7 +44,10 @@ def run_checks(project: Project) -> list[Check]:
     checks.append(_children())
     pipeline, backend = _pipeline(project)
     checks.append(pipeline)
-    checks.extend(_backends(_used(project, backend)))
+    used = _used(project, backend)
+    for name, said in _step_used(project).items():
+        used[name] = f"{used[name]}; {said}" if name in used else said
+    checks.extend(_backends(used))
     return checks
 
 
@@ -176,6 +179,18 @@ def _used(project: Project, pipeline_backend: str | None) -> dict[str, str]:
     elif not said:  # nothing chosen anywhere: a new task would run on the default
         said["anthropic"] = "the default agent (the pipeline file sets no agent.backend)"
     return said
+
+
+def _step_used(project: Project) -> dict[str, str]:
+    """Backends that steps of the pipeline name for themselves (issue 30): each is used, whatever --agent says."""
+    from specd.pipeline.step_agents import step_backends
+
+    try:
+        found = step_backends(load_pipeline(project))
+    except SpecdError:
+        return {}  # the pipeline check above reports it
+    return {name: "used by step" + ("s " if len(steps) > 1 else " ") + ", ".join(steps)
+            for name, steps in found.items()}
 
 
 def _backends(used: dict[str, str]) -> list[Check]:

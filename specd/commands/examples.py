@@ -40,6 +40,9 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
     "ui": (("specd ui", "the dashboard on http://127.0.0.1:8765, in your browser"),
            ("specd ui --host 0.0.0.0 --token \"$(openssl rand -hex 16)\" --no-browser", "for other machines")),
     "doctor": (("specd doctor", "is this machine and project ready for a run?"),),
+    "test": (("specd test", "run every case in .specd/tests/ (no tokens, your tasks untouched)"),
+             ("specd test --record add-csv", "write .specd/tests/add-csv.yaml from that task's run"),
+             ("specd test --builtin --json", "the built-in pipeline's own cases, as data")),
 }
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +16,10 @@ from specd.agents.command import specd_env
 from specd.agents.proc import run_group, transcript_path
 from specd.agents.prompt import render_prompt
 from specd.engine import outputs, verdict
+from specd.engine.step_agent import StepAgents, step_budget
 from specd.pipeline.model import DEFAULT_HOOK_TIMEOUT, DEFAULT_STEP_TIMEOUT, PipelineConfig, Step
 from specd.pipeline.resolve import ResolvedHook, resolve_workflow
+from specd.pipeline.step_agents import settings_for
 from specd.pipeline.step_checks import OUTCOME as CHECKS_FAILED
 from specd.pipeline.workflow import Workflow, load_workflow
 from specd.tasks.project import Project
@@ -48,6 +50,8 @@ class Dispatcher:
     facts: Callable[[str | None, int], dict[str, Any]] | None = None
     output_error: str = ""
     feedback: str = ""  # the step's check that failed after its last attempt (engine/checks.py)
+    # An agent per step (issue 30): when set, each step runs on the agent of its own block (else `agent`).
+    agents: StepAgents | None = None
 
     _workflows: dict[tuple[Path, int], Workflow] = field(default_factory=dict)
 
@@ -73,6 +77,9 @@ class Dispatcher:
     def output_schema(self, step: Step) -> Mapping[str, Any] | None:
         return outputs.schema_of(step, self.workflow(step)) if step.workflow else None
 
+    def agent_for(self, step: Step) -> Agent:
+        return self.agents.for_step(self.config, step) if self.agents else self.agent
+
     def _filled(self, workflow: Workflow, phase: str | None, attempt: int) -> Workflow:
         facts = self.facts(phase, attempt) if self.facts else None
         return outputs.filled(workflow, facts, "fix the workflow, or run the steps it names first")
@@ -82,7 +89,11 @@ class Dispatcher:
         request = self._request(step, pipeline, phase, "step", workflow, self.allowed(step), conversation, attempt)
         before = verdict.look(request)
         # Every backend gets the same fallback: an unreported outcome is read from the verdict file.
-        return verdict.settle(request, self.agent.run(request), before)
+        result = verdict.settle(request, self.agent_for(step).run(request), before)
+        if self.agents is None:
+            return result
+        # The history row (and so the cost row) names the backend the step ran on.
+        return replace(result, data={**result.data, "backend": self.agents.backend(self.config, step)})
 
     def hook(self, hook: ResolvedHook, step: Step, pipeline: str, phase: str | None,
              conversation: str) -> HookResult:
@@ -95,7 +106,7 @@ class Dispatcher:
         try:
             workflow = self._filled(load_workflow(hook.path), phase, 1)
             request = self._request(step, pipeline, phase, "hook", workflow, ("done", "fail"), conv, 1)
-            result = self.agent.run(request)
+            result = self.agent_for(step).run(request)
         except AgentFailed as exc:
             return HookResult(False, exc.reason, usage=exc.usage)
         ok = result.outcome != "fail"
@@ -108,13 +119,14 @@ class Dispatcher:
         prompt = render_prompt(task=self.task, task_dir=self.task_dir, project_root=self.project.root,
                                step=step.name, pipeline=pipeline, phase=phase, kind=kind, workflow=workflow,
                                outcomes=outcomes, mode=self.mode, extra=self._extra(step, phase, kind),
-                               backend=self.agent.name, output_schema=schema)
+                               backend=self.agent_for(step).name, output_schema=schema)
         return AgentRequest(
             task=self.task, task_dir=self.task_dir, project_root=self.project.root, step=step.name,
             pipeline=pipeline, phase=phase, kind=kind, workflow=workflow.path, prompt=prompt, outcomes=outcomes,
-            mode=self.mode, run_id=self.run_id, conversation=conversation, attempt=attempt, budget=self.budget(),
+            mode=self.mode, run_id=self.run_id, conversation=conversation, attempt=attempt,
+            budget=step_budget(self.budget(), step),
             model=step.model, max_turns=step.max_turns, context_files=workflow.context,
-            settings=self.config.agent, frontmatter=workflow.meta, timeout=self.timeout(step),
+            settings=settings_for(self.config, step), frontmatter=workflow.meta, timeout=self.timeout(step),
             output_schema=schema,
         )
 
@@ -130,7 +142,7 @@ class Dispatcher:
 
     def timeout(self, step: Step) -> float:
         """Seconds before the step's agent is stopped: the step's, else the agent block's, else an hour."""
-        agent = self.config.agent
+        agent = settings_for(self.config, step)
         value: Any = step.timeout or agent.get("timeout") or DEFAULT_STEP_TIMEOUT
         return float(value)
 

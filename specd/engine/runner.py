@@ -12,12 +12,12 @@ from typing import Any
 
 from specd import git
 from specd.agents.base import AgentContext, Budget, Usage
-from specd.agents.factory import check_caps, make_agent
 from specd.engine import answers, cursor, notices, replan
 from specd.engine.brain import Brain
 from specd.engine.dispatch import Dispatcher
 from specd.engine.jail_line import first_line
 from specd.engine.modes import human_present, resolve_mode
+from specd.engine.step_agent import StepAgents
 from specd.engine.waiting import answers_text, held, hint, release_if_gone, what
 from specd.errors import ConfigError, TaskError, Waiting
 from specd.events import EventBus
@@ -93,16 +93,18 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         state.agent, state.max_cost = agent_spec, max_cost
         limits = _limits(config, max_cost)
         store.budgets = {k: v for k, v in limits.__dict__.items() if k in BUDGET_KEYS}
-        agent = make_agent(agent_spec, config.agent, AgentContext(human, events), project.root)
-        check_caps(agent, limits, config.source)
+        agents = StepAgents(agent_spec, AgentContext(human, events), project.root)  # one per step block (issue 30)
+        agent = agents.first(config)
+        agents.check_caps(config, limits)  # each step's caps against its own agent
 
         def budget() -> Budget:
             return replace(limits, run_spent=Usage.from_dict(state.usage))
 
-        dispatcher = Dispatcher(project, task, task_dir, config, agent, mode, state.run_id, budget)
+        dispatcher = Dispatcher(project, task, task_dir, config, agent, mode, state.run_id, budget, agents=agents)
         recorder = git.attach(project, task, task_dir, events)
         if recorder is not None:
             recorder.barrier.approve(answers.approved_files(state))  # before run_started: it commits them
+            agents.wrap = lambda built: git.ReportingAgent(built, recorder)
             dispatcher.agent = git.ReportingAgent(agent, recorder)
             dispatcher.extra = lambda step, phase: git.phase_context(project.root, task_dir, phase)
         events.emit("run_started", task=task, run_id=state.run_id, mode=mode, resumed=resumed,

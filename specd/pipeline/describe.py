@@ -7,6 +7,7 @@ from typing import Any, Literal
 from specd.errors import ConfigError, did_you_mean
 from specd.pipeline.model import PipelineConfig, Step
 from specd.pipeline.resolve import ResolvedHook, global_hook, resolve_workflow, step_hook
+from specd.pipeline.step_agents import backend_label
 from specd.pipeline.step_checks import attempts_of
 from specd.tasks.project import Project
 
@@ -36,6 +37,9 @@ def step_view(config: PipelineConfig, pipeline: str, step: Step, project: Projec
         "when": step.when,
         "checks": [check.as_dict() for check in step.checks],  # see step_checks.py
         "attempts": attempts_of(step.attempts) if step.checks else None,
+        # An agent per step (issue 30): the step's own block, and the backend it runs on.
+        "agent": dict(step.agent) if step.agent else None,
+        "backend": backend_label(config, step) if step.workflow else None,
     }
     if step.workflow:
         found = resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")

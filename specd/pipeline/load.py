@@ -14,6 +14,7 @@ from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, HookSpec, PipelineC
 from specd.pipeline.parse import read_data
 from specd.pipeline.resolve import resolve_workflow
 from specd.pipeline.schema import check_schema, check_version
+from specd.pipeline.step_agents import check_step_agents
 from specd.pipeline.step_checks import check_specs
 from specd.pipeline.typed import check_names, check_typed
 from specd.pipeline.workflow import check_includes
@@ -54,6 +55,7 @@ def _load(path: Path, project: Project, builtin: bool) -> PipelineConfig:
     warnings = check_version(path, data)
     warnings += _schema_pass(path, data, project)
     warnings += check_semantics(path, data)
+    check_step_agents(path, data)  # an agent per step (issue 30)
     warnings += specdacular_phase_loop(path, data)
     config = _build(path, data, builtin, tuple(warnings))
     _check_workflows(config, project)
@@ -142,6 +144,7 @@ def _step(raw: dict[str, Any], where: str) -> Step:
         when=raw.get("when"),
         checks=check_specs(raw.get("checks")),
         attempts=raw.get("attempts"),
+        agent=frozen_map(raw["agent"]) if isinstance(raw.get("agent"), dict) else None,
     )
 
 

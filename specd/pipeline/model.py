@@ -117,6 +117,8 @@ class Step:
     # how often the step may run before its outcome is `checks_failed` (None: DEFAULT_ATTEMPTS).
     checks: tuple[HookSpec, ...] = ()
     attempts: int | None = None
+    # An agent per step (issue 30): keys that replace the pipeline's `agent:` block for this step only.
+    agent: Mapping[str, Any] | None = None
 
     def target(self, outcome: str) -> str:
         """Where an outcome sends the run; unmapped outcomes go to the next step."""

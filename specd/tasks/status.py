@@ -247,4 +247,6 @@ def all_status(project: Project, config: PipelineConfig | None = None,
 
 def _row(entry: dict[str, Any]) -> dict[str, Any]:
     extra = {k: entry[k] for k in HISTORY_EXTRA if k in entry} if "output" in entry or "when" in entry else {}
+    if "backend" in entry:  # an agent per step (issue 30): the backend this row's step ran on
+        extra["backend"] = entry["backend"]
     return {**{k: entry.get(k) for k in HISTORY_KEYS}, **extra}

@@ -46,6 +46,8 @@ def _add_pipeline(parent: Tree, view: dict[str, Any], name: str, seen: set[str])
             flags.append(f"when {escape(step['when'])}")
         if step.get("output"):
             flags.append("output: " + escape(", ".join(step["output"].get("properties") or {}) or "object"))
+        if step.get("agent"):  # an agent per step (issue 30): say which backend, where it is not the run's
+            flags.append("agent: " + escape(step["backend"]))
         suffix = f" [dim]({'; '.join(flags)})[/dim]" if flags else ""
         if step["pipeline"]:
             child = node.add(f"{step['name']} → pipeline {step['pipeline']}{suffix}")

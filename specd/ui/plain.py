@@ -116,7 +116,8 @@ def task_text(view: dict[str, Any]) -> str:
         tokens = sum(v for k, v in usage.items() if k.endswith("tokens"))
         name = entry["step"] + (f" ({entry['hook']})" if entry.get("hook") else "")
         outcome = entry["outcome"] + (" (superseded)" if entry.get("superseded") else "")
-        lines.append(f"  {i:>4}  {name}  {entry.get('phase') or '-'}  {entry['kind']}  {outcome}  "
+        kind = entry["kind"] + (f" on {entry['backend']}" if entry.get("backend") else "")  # an agent per step
+        lines.append(f"  {i:>4}  {name}  {entry.get('phase') or '-'}  {kind}  {outcome}  "
                      f"{tokens or '-'}  ${usage.get('cost_usd', 0):.4f}  {(entry.get('summary') or '')[:60]}")
     lines += output_lines(view.get("history") or [])
     usage = view.get("usage") or {}

@@ -73,7 +73,8 @@ def render_task(view: dict[str, Any], seconds: list[float] | None = None) -> Non
                 took, cost = seconds[i - 1], float(usage.get("cost_usd") or 0)
                 pictures = (f"{took:.1f} s", Bar(longest, 0, took, width=12, color="cyan"),
                             Bar(dearest, 0, cost, width=12, color="magenta"))
-            table.add_row(str(i), name, entry.get("phase") or "-", entry["kind"], outcome,
+            kind = entry["kind"] + (f" [dim]on {escape(entry['backend'])}[/dim]" if entry.get("backend") else "")
+            table.add_row(str(i), name, entry.get("phase") or "-", kind, outcome,
                           str(tokens or "-"), f"${usage.get('cost_usd', 0):.4f}", *pictures,
                           escape((entry.get("summary") or "")[:60]))
         out().print(table)
