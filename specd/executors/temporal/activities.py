@@ -1,11 +1,11 @@
 """The activities: everything that touches files, git or an agent, on a worker, in that worker's clone.
 
 ``specd_run`` brings the task's clone to the remote's branch (needs merged in), applies a held gate's answer
-as `specd approve/reject/skip` would (once: see answered.py), then runs `specd continue TASK --json` there as a child process (the seam,
-with the same agents, jail, budgets and redaction as a local run). The run pushes each step commit before its
-next step starts, and the activity heartbeats the current step on a timer for its whole life (clone, push and
-step alike), so a dead worker is noticed within the heartbeat timeout and the step runs again elsewhere from the
-last pushed commit.
+as `specd approve/reject/skip` would (once: see answered.py), then runs `specd continue TASK --json` there as a
+child process (the seam, with the same agents, jail, budgets and redaction as a local run). The run pushes each
+step commit before its next step starts, and the activity heartbeats the current step on a timer for its whole
+life (clone, push and step alike), so a dead worker is noticed within the heartbeat timeout and the step runs
+again elsewhere from the last pushed commit.
 
 One attempt of a task at a time on a worker: Temporal starts a new attempt only once it holds the last one dead,
 so an older attempt still running here (its heartbeats were late) is stopped, and never pushes, before the new
