@@ -38,6 +38,17 @@ def idle_of(status: str, decided: str, running: bool) -> str | None:
     return ANSWERED if decided else STOPPED
 
 
+# Waiting tasks first, on the page and in the terminal alike: what needs a person, then what went wrong, then
+# what runs or is about to, then the rest.
+ATTENTION = {"WAITING_FOR_HUMAN": 0, "BLOCKED": 1, "FAILED": 2, "IN_PROGRESS": 3, "ANSWERED": 3, "ABORTED": 4,
+             "STOPPED": 4, "ERROR": 5, "NOT_STARTED": 6, "COMPLETE": 7, "CANCELLED": 8}
+
+
+def attention(status: str, task: str) -> tuple[int, str]:
+    """The sort key of a listing: by ATTENTION, then by name."""
+    return ATTENTION.get(status, 9), task
+
+
 def shown(status: str, idle_as: str | None) -> str:
     """The status a page shows: never IN_PROGRESS for a task nothing runs."""
     return SHOWN.get(idle_as or "", status)

@@ -33,11 +33,12 @@ from specd.tasks.status_marks import names, task_folders
 __all__ = ["LIST", "ROWS", "listing", "task_folders"]
 
 LIST, ROWS = "status-list.json", "status-rows.json"
-VERSION = f"{__version__} {sys.hexversion}"  # the signatures hold Python's hash of ints (status_marks)
+# The signatures hold Python's hash of ints (status_marks); "idle": rows keep it since ANSWERED and STOPPED.
+VERSION = f"{__version__} {sys.hexversion} idle"
 RACY_NS = 100_000_000  # 0.1 s: far more than a file-time tick
 FINAL = frozenset({"COMPLETE", "CANCELLED", "FAILED"})
 # With the cost: all a table or the graph reads (a branch: the task runs in its worktree).
-SHOWN = ("task", "status", "needs", "next", "updated_at", "branch")
+SHOWN = ("task", "status", "needs", "next", "updated_at", "branch", "idle")
 
 # The task's name, and its one folder, the watched files in it and whether the folder is a link.
 Build = Callable[[str, tuple[str, frozenset[str], bool] | None], dict[str, Any]]

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from specd.state.checkpoint import line as checkpoint_line
+from specd.tasks import idle
 
 HEADER = ("task", "status", "needs", "ready", "next step", "phase", "cost", "updated")
 
@@ -14,7 +15,8 @@ def cells(row: dict[str, Any]) -> tuple[str, ...]:
     nxt = row.get("next") or {}
     cost = (row.get("usage") or {}).get("cost_usd")
     task = str(row["task"]) + (f" ({row['branch']})" if row.get("branch") else "")  # running in its worktree
-    return (task, str(row["status"]), ", ".join(row.get("needs") or ()) or "-", _ready(row),
+    status = idle.shown(str(row["status"]), row.get("idle"))  # never IN_PROGRESS for a task nothing runs
+    return (task, status, ", ".join(row.get("needs") or ()) or "-", _ready(row),
             str(nxt.get("step") or "-"), str(nxt.get("phase") or "-"),
             f"${cost:.4f}" if isinstance(cost, int | float) and cost else "-", str(row.get("updated_at") or "-"))
 
@@ -30,13 +32,10 @@ def _ready(row: dict[str, Any]) -> str:
 WHOLE = ("task", "status", "cost")
 DROPS = ("updated", "needs", "ready", "phase", "next step")
 FREE_MIN = 8  # a free-text column narrower than this says nothing: drop it instead
-# Waiting tasks first, as on the page: what needs a person, then what went wrong, then the rest.
-ATTENTION = {"WAITING_FOR_HUMAN": 0, "BLOCKED": 1, "FAILED": 2, "IN_PROGRESS": 3, "ABORTED": 4, "ERROR": 5,
-             "NOT_STARTED": 6, "COMPLETE": 7, "CANCELLED": 8}
-
-
 def by_attention(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return sorted(rows, key=lambda r: (ATTENTION.get(str(r.get("status")), 9), str(r.get("task"))))
+    """Waiting tasks first, as on the page (tasks/idle.py); an idle task as the page names it."""
+    return sorted(rows, key=lambda r: idle.attention(idle.shown(str(r.get("status")), r.get("idle")),
+                                                      str(r.get("task"))))
 
 
 def columns(lines: list[tuple[str, ...]], width: int | None, gap: int) -> list[int]:

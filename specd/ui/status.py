@@ -9,16 +9,19 @@ from rich.bar import Bar
 from rich.markup import escape
 from rich.table import Table
 
+from specd.tasks import idle
 from specd.ui import plain
 from specd.ui.console import out
 
 COLOURS = {"COMPLETE": "green", "IN_PROGRESS": "cyan", "WAITING_FOR_HUMAN": "yellow", "ABORTED": "yellow",
-           "BLOCKED": "red", "FAILED": "red", "ERROR": "red", "NOT_STARTED": "dim", "CANCELLED": "dim"}
+           "BLOCKED": "red", "FAILED": "red", "ERROR": "red", "NOT_STARTED": "dim", "CANCELLED": "dim",
+           "ANSWERED": "cyan", "STOPPED": "yellow"}
 
 
 def _status(row: dict[str, Any]) -> str:
-    colour = COLOURS.get(row["status"], "white")
-    return f"[{colour}]{row['status']}[/{colour}]"
+    status = idle.shown(str(row["status"]), row.get("idle"))  # as the page names it
+    colour = COLOURS.get(status, "white")
+    return f"[{colour}]{status}[/{colour}]"
 
 
 def _next(nxt: dict[str, Any] | None) -> tuple[str, str]:

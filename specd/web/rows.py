@@ -20,8 +20,6 @@ from specd.tasks.project import Project
 from specd.tasks.status import all_status
 
 Source = Callable[[Project], list[dict[str, Any]]]
-ORDER = {"WAITING_FOR_HUMAN": 0, "BLOCKED": 1, "FAILED": 2, "IN_PROGRESS": 3, "ANSWERED": 3, "ABORTED": 4,
-         "STOPPED": 4, "ERROR": 5, "NOT_STARTED": 6, "COMPLETE": 7, "CANCELLED": 8}
 WAIT_WORDS = {"gate": "approval at the gate", "outcome": "a decision on an outcome", "budget": "more budget",
               "max_visits": "a decision (max_visits)", "failure_cluster": "a decision on repeated failures",
               "secret": "a decision on a secret in a commit"}
@@ -48,7 +46,7 @@ def task_rows(project: Project, status: str | None = None) -> list[dict[str, Any
                 rows.append(row)
     graph.annotate(rows)
     shown = [r for r in map(display, rows) if status is None or r["status"] == status]
-    shown.sort(key=lambda r: (ORDER.get(r["status"], 9), r["task"]))
+    shown.sort(key=lambda r: idle.attention(r["status"], r["task"]))
     return shown
 
 

@@ -83,6 +83,9 @@ def test_idle_tasks_are_shown_as_what_they_are(pages: tuple[Any, FakePlane], idl
     listing = json.loads(idle_site.specd("status", "--json").stdout)["tasks"]
     assert {r["task"]: r.get("idle") for r in listing} == {"answered": "answered", "stopped": "stopped",
                                                             "fresh": None}
+    table = idle_site.specd("status").stdout.splitlines()  # the terminal names them as the page does, in its order
+    assert [line.split()[:2] for line in table[1:]] == [["answered", "ANSWERED"], ["stopped", "STOPPED"],
+                                                        ["fresh", "NOT_STARTED"]]
 
 
 def test_the_live_badge_says_the_same(idle_site: Site) -> None:
