@@ -16,7 +16,7 @@ from typing import Any
 
 from specd.errors import ConfigError, TaskError
 from specd.executors import child as children
-from specd.executors import held, warm, worktrees
+from specd.executors import held, leftovers, warm, worktrees
 from specd.state.store import StateStore
 from specd.tasks import graph as graphs
 from specd.tasks import home
@@ -96,6 +96,7 @@ class LocalExecutor:
     def run(self, names: list[str]) -> dict[str, Result]:
         self.graph = graph = graphs.load(self.project)
         worktrees.check(self.project)
+        leftovers.settle(self.project, graph, self.listener)  # a killed run's processes and last commits
         broken: dict[str, str] = {}
         order = graphs.closure(graph, targets(self.project, names, graph, broken))
         status = {t: current_status(self.project, t, broken) for t in order}
