@@ -12,6 +12,7 @@ import queue
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from specd.errors import ConfigError, TaskError
@@ -43,10 +44,11 @@ class Result:
     status: str
     reason: str = ""
     waiting_for: tuple[str, ...] = ()
+    home: str = "worktree"  # "main": the task lives in the user's own tree, on no branch of its own
 
     @property
-    def branch(self) -> str:
-        return worktrees.branch(self.task)
+    def branch(self) -> str | None:
+        return None if self.home == "main" else worktrees.branch(self.task)
 
 
 BROKEN = "BROKEN"  # a task whose own files do not load: reported with their fix, never run, never a stop for the rest
@@ -122,7 +124,7 @@ class LocalExecutor:
         for task in pending:  # never started: the run was stopped, or the budget is spent
             why = "interrupted" if self.stopping else "the run's --max-cost is spent"
             self.results[task] = Result(task, status[task], why)
-        return {t: self.results[t] for t in order}
+        return mark_homes(self.project, {t: self.results[t] for t in order})
 
     def _start_ready(self, pending: list[str], graph: graphs.Graph, status: dict[str, str]) -> list[str]:
         left: list[str] = []
@@ -149,7 +151,7 @@ class LocalExecutor:
             # A task first run by `specd continue` lives in the main tree: it goes on there, never copied.
             found = home.local(self.project, task, home.settle(self.project, task, home.worktree(task)))
             here = found.kind == "main"
-            tree = self.project.root if here else worktrees.prepare(self.project, task, needs)
+            tree = in_main_tree(self.project, task, needs) if here else worktrees.prepare(self.project, task, needs)
         except TaskError as exc:  # where it lives says it cannot run here (home.py): bad input, said with its fix
             status[task] = BROKEN
             self.results[task] = Result(task, BROKEN, str(exc))
@@ -226,3 +228,29 @@ class LocalExecutor:
                 self.results[task] = Result(task, now)
             elif self._may_start():
                 self._start(task, self.waiting.pop(task), status)
+
+
+def in_main_tree(project: Project, task: str, needs: tuple[str, ...]) -> Path:
+    """Where a task that lives in the user's own tree runs: there, as it is. specd never merges into that tree
+    (the user's branch and index are theirs), so a need whose work is still on its own branch, not landed, is
+    refused with the commands that bring it in; a need that ran in the main tree has its work there already."""
+    missing = worktrees.unlanded(project, needs)
+    if missing:
+        lands = " && ".join(f"specd land {need}" for need in missing)
+        raise worktrees.WorktreeError(
+            f"{task} lives in your tree (its first run was `specd continue`) and needs {', '.join(missing)}, whose "
+            f"work is on {', '.join(worktrees.branch(n) for n in missing)}, not in your tree; specd never merges "
+            f"into your tree: `{lands}`, then `specd run {task}`")
+    return project.root
+
+
+def mark_homes(project: Project, results: dict[str, Result]) -> dict[str, Result]:
+    """Each result says where its task lives, so the summary names no branch for a task in the user's tree."""
+    for task, result in results.items():
+        try:
+            found = home.read(project, task) or home.infer(project, task)
+        except TaskError:
+            continue  # a broken or doubled record: that task's result already says so
+        if found is not None and found.kind == "main":
+            result.home = "main"
+    return results

@@ -151,7 +151,8 @@ class GitRecorder:
                        "leaves them out of its commits unless a step changes them")
 
     def _open(self, label: str) -> None:
-        self.before, self.label, self.resume_from = self.resume_from or self.snapshot(), label, None
+        resumed, self.resume_from = self.resume_from, None
+        self.before, self.label = self.snapshot() if resumed is None else resumed, label
         self.reported = set()
         recovery.save_open(self.baseline, self.before, label)
 
