@@ -26,9 +26,10 @@ import json, os, random, subprocess, sys, time
 from pathlib import Path
 sys.stdin.read()
 task, step, phase = os.environ["SPECD_TASK"], os.environ["SPECD_STEP"], os.environ["SPECD_PHASE"]
-# A child of the agent's own that leaves its group and session: only the run's mark (or the jail) finds it.
+# A child of the agent's own that leaves its group and session and drops the run's owner mark: only the jail's
+# PID namespace, or outside the jail the keeper (specd/system/keeper.py), can find it. KILLT_MARK stays: the test's.
 subprocess.Popen(["sleep", "120"], start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                 stderr=subprocess.DEVNULL)
+                 stderr=subprocess.DEVNULL, env={k: v for k, v in os.environ.items() if k != "SPECD_OWNER"})
 time.sleep(random.uniform(0.02, 0.2))
 work = Path("work")
 work.mkdir(exist_ok=True)
@@ -105,7 +106,7 @@ COMPLETE = re.compile(r"^docs\((?P<task>[^)]+)\): (?P<labels>.+?) complete(?: \(
 
 
 class KillProject:
-    def __init__(self, base: Path, tasks: tuple[str, ...], session: str) -> None:
+    def __init__(self, base: Path, tasks: tuple[str, ...], session: str, jailed: bool = True) -> None:
         self.root, self.dir, self.session = base / "proj", base / "kills", session
         self.root.mkdir(parents=True)
         self.dir.mkdir()
@@ -123,7 +124,8 @@ class KillProject:
         for key, value in (("user.email", "t@example.com"), ("user.name", "T"), ("commit.gpgsign", "false")):
             self.git("config", key, value)
         self.specd_ok("init")
-        (self.root / ".specd/pipeline.json").write_text(json.dumps(PIPELINE), encoding="utf-8")
+        pipeline = PIPELINE if jailed else {**PIPELINE, "agent": {"sandbox": False}}  # then the keeper's work
+        (self.root / ".specd/pipeline.json").write_text(json.dumps(pipeline), encoding="utf-8")
         (self.root / ".specd/workflows").mkdir(exist_ok=True)
         (self.root / ".specd/workflows/work.md").write_text(WORKFLOW, encoding="utf-8")
         for task in tasks:

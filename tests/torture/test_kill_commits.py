@@ -57,7 +57,8 @@ def trials(tmp: Path, wanted: int, tasks: tuple[str, ...], args: tuple[str, ...]
     number = 0
     while figures["kills"] < wanted:
         session = f"s{random.getrandbits(40):x}"
-        kp = KillProject(tmp / f"trial{figures['trials']}", tasks, session)
+        # every other trial outside the jail (`sandbox: false`): no PID namespace, the keeper alone
+        kp = KillProject(tmp / f"trial{figures['trials']}", tasks, session, jailed=figures["trials"] % 2 == 0)
         rng = random.Random(7000 + figures["trials"])
         try:
             for attempt in range(KILLS_PER_TRIAL + 1):
