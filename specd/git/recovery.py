@@ -16,14 +16,15 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from specd.git import paths, tree
+from specd.git.barrier import Barrier
+from specd.git.journal import Journal, Pending
+from specd.git.repo import Repo
+from specd.git.settings import Settings
 from specd.git.tree import Entry, Snapshot
 from specd.state import atomic
-
-if TYPE_CHECKING:
-    from specd.git.recorder import GitRecorder
 
 RECOVERED = "recovered after an interrupted run"
 
@@ -35,6 +36,29 @@ class Left:
     label: str
     before: Snapshot
     work: set[str]
+
+
+class GitRecorder(Protocol):
+    """What of ``recorder.GitRecorder`` this module uses (named here, not imported: the recorder imports this)."""
+
+    task: str
+    folder: str
+    settings: Settings
+    repo: Repo
+    barrier: Barrier
+    journal: Journal
+    made: Pending
+    pending: set[str]
+    had_edits: set[str]
+    left: Left | None
+    resume_from: Snapshot | None
+    docs: bool
+
+    def commit(self, message: str) -> None: ...
+
+    def snapshot(self) -> Snapshot: ...
+
+    def forget_tree(self) -> None: ...
 
 
 def save_open(path: Path, before: Snapshot, label: str) -> None:
