@@ -57,7 +57,7 @@ BROKEN = "BROKEN"  # a task whose own files do not load: reported with their fix
 def current_status(project: Project, task: str, broken: dict[str, str] | None = None) -> str:
     """The task's status; with ``broken``, a task whose files do not load is BROKEN and its error kept there."""
     try:
-        return str(task_status(worktrees.task_project(project, task), task, listing=True)["status"])
+        return str(task_status(tree_of(project, task), task, listing=True)["status"])
     except (TaskError, ConfigError) as exc:
         if broken is None:
             raise
@@ -254,3 +254,12 @@ def mark_homes(project: Project, results: dict[str, Result]) -> dict[str, Result
         if found is not None and found.kind == "main":
             result.home = "main"
     return results
+
+
+def tree_of(project: Project, task: str) -> Project:
+    """Where ``task`` runs; a recorded worktree that is gone (a kill came between its record and its making, or it
+    was removed) counts as not made yet: `specd run` makes it again, from the task's branch when there is one."""
+    try:
+        return worktrees.task_project(project, task)
+    except home.WorktreeGone:
+        return project

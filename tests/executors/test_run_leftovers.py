@@ -52,3 +52,19 @@ def test_a_task_killed_at_its_last_commit_under_run_gets_it_from_the_next_run(tm
     made = repo.git("rev-parse", "specd/t")
     assert repo.specd("run", "--all", *flags, env=env).returncode == 0
     assert repo.git("rev-parse", "specd/t") == made  # nothing more to do
+
+
+def test_a_task_killed_between_its_home_record_and_its_worktree_is_made_again(tmp_path: Path) -> None:
+    # What a kill between `specd run` recording the task's home and `git worktree add` leaves: the record alone.
+    repo = Repo(tmp_path, steps=("s1",))
+    repo.new("t")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "task")
+    record = {"kind": "worktree", "path": ".specd/worktrees/t", "branch": "specd/t"}
+    repo.write(".specd/homes/t.json", json.dumps(record))
+
+    done = repo.specd("run", "--all", "--auto", "--agent", repo.agent())
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads((repo.tree("t") / ".specd/tasks/t/.pipeline-state.json").read_text())["status"] == "COMPLETE"
+    assert repo.git("log", "-1", "--format=%s", "specd/t") == "docs(t): run state COMPLETE\n"
