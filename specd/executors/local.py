@@ -12,11 +12,12 @@ import queue
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from specd.errors import ConfigError, TaskError
 from specd.executors import child as children
-from specd.executors import held, warm, worktrees
+from specd.executors import held, leftovers, warm, worktrees
 from specd.state.store import StateStore
 from specd.tasks import graph as graphs
 from specd.tasks import home
@@ -43,10 +44,11 @@ class Result:
     status: str
     reason: str = ""
     waiting_for: tuple[str, ...] = ()
+    home: str = "worktree"  # "main": the task lives in the user's own tree, on no branch of its own
 
     @property
-    def branch(self) -> str:
-        return worktrees.branch(self.task)
+    def branch(self) -> str | None:
+        return None if self.home == "main" else worktrees.branch(self.task)
 
 
 BROKEN = "BROKEN"  # a task whose own files do not load: reported with their fix, never run, never a stop for the rest
@@ -55,7 +57,7 @@ BROKEN = "BROKEN"  # a task whose own files do not load: reported with their fix
 def current_status(project: Project, task: str, broken: dict[str, str] | None = None) -> str:
     """The task's status; with ``broken``, a task whose files do not load is BROKEN and its error kept there."""
     try:
-        return str(task_status(worktrees.task_project(project, task), task, listing=True)["status"])
+        return str(task_status(tree_of(project, task), task, listing=True)["status"])
     except (TaskError, ConfigError) as exc:
         if broken is None:
             raise
@@ -97,6 +99,7 @@ class LocalExecutor:
         self.graph = graph = self._graph()
         if not self._serving():  # a control plane serves a project without git too: its main tree's tasks
             worktrees.check(self.project)
+            leftovers.settle(self.project, graph, self.listener)  # a killed run's processes and last commits
         broken: dict[str, str] = {}
         order = graphs.closure(graph, self._targets(names, broken))
         status = {t: current_status(self.project, t, broken) for t in order}
@@ -123,7 +126,7 @@ class LocalExecutor:
         for task in pending:  # never started: the run was stopped, or the budget is spent
             why = "interrupted" if self.stopping else "the run's --max-cost is spent"
             self.results[task] = Result(task, status[task], why)
-        return {t: self.results[t] for t in order}
+        return mark_homes(self.project, {t: self.results[t] for t in order})
 
     def _graph(self) -> graphs.Graph:
         return graphs.load(self.project)
@@ -165,7 +168,7 @@ class LocalExecutor:
             # A task first run by `specd continue` lives in the main tree: it goes on there, never copied.
             found = home.local(self.project, task, home.settle(self.project, task, home.worktree(task)))
             here = found.kind == "main"
-            tree = self.project.root if here else worktrees.prepare(self.project, task, needs)
+            tree = in_main_tree(self.project, task, needs) if here else worktrees.prepare(self.project, task, needs)
         except TaskError as exc:  # where it lives says it cannot run here (home.py): bad input, said with its fix
             status[task] = BROKEN
             self.results[task] = Result(task, BROKEN, str(exc))
@@ -242,3 +245,38 @@ class LocalExecutor:
                 self.results[task] = Result(task, now)
             elif self._may_start():
                 self._start(task, self.waiting.pop(task), status)
+
+
+def in_main_tree(project: Project, task: str, needs: tuple[str, ...]) -> Path:
+    """Where a task that lives in the user's own tree runs: there, as it is. specd never merges into that tree
+    (the user's branch and index are theirs), so a need whose work is still on its own branch, not landed, is
+    refused with the commands that bring it in; a need that ran in the main tree has its work there already."""
+    missing = worktrees.unlanded(project, needs)
+    if missing:
+        lands = " && ".join(f"specd land {need}" for need in missing)
+        raise worktrees.WorktreeError(
+            f"{task} lives in your tree (its first run was `specd continue`) and needs {', '.join(missing)}, whose "
+            f"work is on {', '.join(worktrees.branch(n) for n in missing)}, not in your tree; specd never merges "
+            f"into your tree: `{lands}`, then `specd run {task}`")
+    return project.root
+
+
+def mark_homes(project: Project, results: dict[str, Result]) -> dict[str, Result]:
+    """Each result says where its task lives, so the summary names no branch for a task in the user's tree."""
+    for task, result in results.items():
+        try:
+            found = home.read(project, task) or home.infer(project, task)
+        except TaskError:
+            continue  # a broken or doubled record: that task's result already says so
+        if found is not None and found.kind == "main":
+            result.home = "main"
+    return results
+
+
+def tree_of(project: Project, task: str) -> Project:
+    """Where ``task`` runs; a recorded worktree that is gone (a kill came between its record and its making, or it
+    was removed) counts as not made yet: `specd run` makes it again, from the task's branch when there is one."""
+    try:
+        return worktrees.task_project(project, task)
+    except home.WorktreeGone:
+        return project

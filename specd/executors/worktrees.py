@@ -86,6 +86,13 @@ def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:
     return tree
 
 
+def unlanded(project: Project, needs: tuple[str, ...]) -> list[str]:
+    """The needs whose work is on their branch and not in the user's tree (its HEAD has not merged it)."""
+    return [need for need in needs
+            if git(project.root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch(need)}").returncode == 0
+            and git(project.root, "merge-base", "--is-ancestor", branch(need), "HEAD").returncode != 0]
+
+
 def _merge(project: Project, tree: Path, task: str, need: str) -> None:
     if git(tree, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch(need)}").returncode != 0:
         return  # the need finished in the user's own tree (`specd continue`): its work is on the base already

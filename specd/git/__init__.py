@@ -46,12 +46,13 @@ def attach(project: Project, task: str, task_dir: Path, events: EventBus) -> Git
 
 def commit_finished(project: Project, task: str, task_dir: Path, events: EventBus) -> None:
     """A COMPLETE task's record, committed if a kill came between saving it and committing it: the journaled
-    work of its steps first (under their names), then ``run state COMPLETE``. Nothing to commit, nothing made."""
+    work of its steps first (under their names, without the record), then ``run state COMPLETE``, which ends the
+    task's branch. Nothing to commit, nothing made."""
     quiet = EventBus(lambda event: events.emit(event.kind, **event.data) if event.kind in ("warning", "notice")
                      else None)
     if attach(project, task, task_dir, quiet) is None:
         return
-    quiet.emit("run_started", task=task, resumed=True)
+    quiet.emit("run_started", task=task, resumed=True, finished=True)
     quiet.emit("run_finished", task=task, status="COMPLETE")
 
 

@@ -11,18 +11,20 @@ Between two steps, with nothing but specd at work, the "starting" commit needs n
 tree is carried over from the last commit (see ``carry``), so a step costs three git processes.
 
 A step's or hook's changes are journaled when it closes (see ``journal``), so a run killed before
-the commit loses nothing: the next run commits them first, and unstages what the killed run staged.
+the commit loses nothing: the next run commits them first, and unstages what the killed run staged;
+a step open when the run was killed is finished the same way (see ``recovery``).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from specd.events import Event, EventBus
-from specd.git import paths, publish, tree
+from specd.git import paths, publish, recovery, tree
 from specd.git.barrier import Barrier
 from specd.git.carry import HARMLESS, Carry
 from specd.git.journal import Journal, Pending, short_name
@@ -53,6 +55,9 @@ class GitRecorder:
         self.journal = Journal(task_dir)  # pending paths of finished steps and hooks, until committed
         self.made = Pending()  # who made each pending path (as journaled)
         self.label = ""  # the open step or hook
+        self.docs = True  # the task folder goes into each commit (with commit_docs); see ``recovery.recover``
+        self.left: recovery.Left | None = None  # the step or hook a killed run had open (see ``recovery``)
+        self.resume_from: Snapshot | None = None  # its baseline, when this run opens it again
         self.carry = Carry(repo, task_dir, self.folder, self.specd)  # the tree after the last commit (see carry)
         self._carried: Snapshot | None = None  # taken for this event's commit, when it still holds
         self.barrier = Barrier(repo, settings.root, self.folder, self.specd)  # a file with a secret waits
@@ -91,24 +96,29 @@ class GitRecorder:
     def _actions(self, kind: str, data: dict[str, Any]) -> list[Callable[[], None]]:
         """What an event asks of git, in order; each action fails (and warns) alone."""
         if kind == "run_started":
-            return [lambda: self._recover(bool(data.get("resumed"))), self._start]
+            return [lambda: recovery.recover(self, bool(data.get("resumed")), bool(data.get("finished"))), self._start]
         label = (f"{data.get('step')} {data.get('point')} hook {short_name(str(data.get('hook')))}"
                  if kind == "hook_started"
                  else f"{data.get('step')}" + (f" (phase {data['phase']})" if data.get("phase") else ""))
+        # first, whatever comes: the step a killed run had open is opened again, or it had finished
+        settle = partial(recovery.settle, self, label if kind != "run_finished" else None,
+                         data.get("status", "COMPLETE") == "COMPLETE")
         if kind == "step_started" and data.get("attempt", 1) == 1:
-            return [lambda: self.settings.phase_start(self.repo, self.task_dir, data.get("phase"), data["step"]),
-                    lambda: self._commit(f"docs({self.task}): starting {data['step']}"), self._publish,
+            return [settle,
+                    lambda: self.settings.phase_start(self.repo, self.task_dir, data.get("phase"), data["step"]),
+                    lambda: self.commit(f"docs({self.task}): starting {data['step']}"), self._publish,
                     lambda: self._open(label)]
         if kind in ("step_started", "hook_started"):
-            return [lambda: self._open(label)]
+            return [settle, lambda: self._open(label)]
         if kind == "hook_finished":
             return [self._close]  # a hook's changes go into the next commit
         if kind == "step_finished":
             phase = f" (phase {data['phase']})" if data.get("phase") else ""
-            return [self._close, lambda: self._commit(f"docs({self.task}): {data['step']} complete{phase}"),
+            return [self._close, lambda: self.commit(f"docs({self.task}): {data['step']} complete{phase}"),
                     self._publish]
         if kind == "run_finished":
-            return [self._close, lambda: self._commit(self._final(str(data["status"]))), self._end, self._publish]
+            return [settle, self._close, lambda: self.commit(self._final(str(data["status"]))), self._end,
+                    self._publish]
         return []
 
     def _final(self, status: str) -> str:
@@ -125,37 +135,13 @@ class GitRecorder:
             except (ValueError, OSError):
                 continue  # outside the repository: never ours to commit
 
-    def _recover(self, resumed: bool) -> None:
-        """Finish what a killed run left half done: unstage what it staged, commit what its steps made."""
-        self.made = self.journal.load()
-        # The task folder is specd's to stage only when specd commits it, and only a run that went before could.
-        folder = self.settings.commit_docs and resumed
-        staged = self.repo.run("diff", "--cached", "--name-only", "-z", "--no-renames").split("\0")
-        ours = sorted(p for p in staged if p and (folder and tree.inside(p, self.folder) or p in self.made.work)
-                      and p not in self.made.user_staged)
-        if ours:  # a kill between `git add` and `git commit`; the user's own staged paths stay staged
-            self._now = None
-            paths.unstage(self.repo, ours)
-        now = self._snapshot()
-        self.made.work = {p: label for p, label in self.made.work.items() if p in now}
-        if not self.made.work:
-            self.journal.clear()
-            return
-        self.pending |= self.made.work.keys()
-        self.had_edits |= self.made.user_staged & self.made.work.keys()
-        work = set(self.made.work)
-        if not work - self.barrier.look(work, now):
-            return  # all of it still waits for a person: a commit now would hold only the run state
-        labels = ", ".join(self.made.labels(work))
-        approved = any((p, now[p].digest) in self.barrier.approved for p in work)
-        why = "held for a secret, committed as approved" if approved else "recovered after an interrupted run"
-        self._commit(f"docs({self.task}): {labels} complete ({why})")
-
     def _start(self) -> None:
-        now = self._snapshot()
-        earlier = tree.load(self.baseline)  # the last run stopped inside a step: what changed since is its work
-        if earlier is not None:
-            self.pending |= {p for p in tree.changed(earlier, now) if p in now and not self._specd(p)} - self.own_output
+        now = self.snapshot()
+        earlier = recovery.load_open(self.baseline)  # the last run stopped inside a step: what changed since is its
+        if earlier is not None:  # work (see ``recovery``)
+            work = {p for p in tree.changed(earlier[0], now) if p in now and not self._specd(p)} - self.own_output
+            self.pending |= work
+            self.left = recovery.Left(earlier[1], earlier[0], work) if earlier[1] else None
         others = self.windows.others()  # what other runs' open steps are changing is not the user's
         dirty = [p for p, e in now.items() if not self._specd(p) and p not in self.pending | self.own_output
                  and not contested(p, e.digest, others)]
@@ -165,14 +151,15 @@ class GitRecorder:
                        "leaves them out of its commits unless a step changes them")
 
     def _open(self, label: str) -> None:
-        self.before, self.label = self._snapshot(), label
+        resumed, self.resume_from = self.resume_from, None
+        self.before, self.label = self.snapshot() if resumed is None else resumed, label
         self.reported = set()
-        tree.save(self.before, self.baseline)
+        recovery.save_open(self.baseline, self.before, label)
 
     def _close(self) -> None:
         if self.before is None:
             return
-        before, self.before, after = self.before, None, self._snapshot()
+        before, self.before, after = self.before, None, self.snapshot()
         others, fresh = self.windows.others(), False
         # Only paths dirty now: one that went clean was reverted, or committed by another run.
         changed = {p for p in tree.changed(before, after) & after.keys() if p not in self.own_output}
@@ -199,12 +186,13 @@ class GitRecorder:
         return ((starting or event.kind == "run_finished") and self.before is None and not self.pending
                 and not self.settings.commit_transcripts and not self.barrier.held)
 
-    def _commit(self, message: str) -> None:
+    def commit(self, message: str) -> None:
         carried, self._carried = self._carried, None
         if carried is not None and self._commit_carried(message, carried):
             return
-        after = self._snapshot()
-        chosen = {p for p in after if tree.inside(p, self.folder)} if self.settings.commit_docs else set()
+        after = self.snapshot()
+        docs = self.settings.commit_docs and self.docs
+        chosen = {p for p in after if tree.inside(p, self.folder)} if docs else set()
         forced = (self.settings.transcripts(self.repo, self.task_dir)
                   if self.settings.commit_docs and self.settings.commit_transcripts else [])
         if self.settings.commit_code:
@@ -269,7 +257,10 @@ class GitRecorder:
         self.made.user_staged -= done
         self.journal.save(self.made)  # or removes it, once nothing is left
 
-    def _snapshot(self) -> Snapshot:
+    def forget_tree(self) -> None:
+        self._now = None  # specd itself changed the index: the next snapshot asks git again
+
+    def snapshot(self) -> Snapshot:
         if self._now is None:
             self._now = tree.take(self.repo, self.scope, self.hasher)
         return self._now

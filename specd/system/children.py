@@ -52,13 +52,22 @@ _tracker: Tracker | None = None
 
 @contextlib.contextmanager
 def tracked_by(tracker: Tracker) -> Iterator[None]:
-    """While the block runs, every child started through ``specd.agents.proc`` is reported to ``tracker``."""
+    """While the block runs, every child started through ``specd.agents.proc`` is reported to ``tracker``, and
+    every process this one starts carries the run's owner mark, the git calls included: a `git commit` of a
+    run killed mid-commit runs on unseen (nothing waits for it), and the next run must stop it before it commits
+    anything itself (a TERM, on which git removes its index.lock, see ``stop_leftovers``)."""
     global _tracker
     previous, _tracker = _tracker, tracker
+    mark = os.environ.get(OWNER_ENV)
+    os.environ[OWNER_ENV] = tracker.token
     try:
         yield
     finally:
         _tracker = previous
+        if mark is None:
+            os.environ.pop(OWNER_ENV, None)
+        else:
+            os.environ[OWNER_ENV] = mark
 
 
 def child_env(env: Mapping[str, str]) -> dict[str, str]:

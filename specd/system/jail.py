@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specd.redact import scrubbed_env
-from specd.system import binds
+from specd.system import binds, keeper
 from specd.system.agent_state import seed_state
 from specd.system.binds import EMPTY
 from specd.system.envfiles import hidden_from_agents
@@ -138,11 +138,11 @@ def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, 
     """The process for ``command`` (a shell line, or an argv that must not meet a shell) in ``root``."""
     if not jail.enabled:
         note_unjailed()
-        return Launch(command, isinstance(command, str), dict(env), False)
+        return Launch(keeper.argv(command), False, dict(env), False)  # its descendants die with specd (keeper)
     child_env = _environment(jail, env)
     if not active():
         note_unjailed()
-        return Launch(command, isinstance(command, str), child_env, False)
+        return Launch(keeper.argv(command), False, child_env, False)
     inner = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     args = bwrap_argv(root, jail, child_env, command)
     rules = () if jail.network else (*jail.hosts, *api_hosts(jail.tier, jail.backend, env))

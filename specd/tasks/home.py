@@ -46,6 +46,10 @@ class TwoCopies(TaskError):
     """The task has a run in the main tree and a worktree of its own; picking one would lose the other."""
 
 
+class WorktreeGone(TaskError):
+    """The task's recorded worktree is not there (removed, or a kill came between the record and its making)."""
+
+
 def main_of(project: Project) -> Project:
     """The main tree of ``project``: itself, or the tree holding it when it is a task's worktree."""
     root = project.root
@@ -112,10 +116,10 @@ def project_of(main: Project, task: str, home: Home) -> Project:
         return Project(tree)
     if (tree / ".git").exists():
         return main  # the worktree was made but the task's folder not brought yet (a merge stopped it)
-    raise TaskError(f"task {task!r} lives in worktree {home.path} (recorded in {main.rel(_file(main, task))}), "
-                    "which is gone",
-                    fix=f"`specd run {task}` makes it again from branch {home.branch}; or, to go on in the main "
-                        f"tree instead, `git merge {home.branch}` and delete {main.rel(_file(main, task))}")
+    raise WorktreeGone(f"task {task!r} lives in worktree {home.path} (recorded in {main.rel(_file(main, task))}), "
+                       "which is gone",
+                       fix=f"`specd run {task}` makes it again from branch {home.branch}; or, to go on in the main "
+                           f"tree instead, `git merge {home.branch}` and delete {main.rel(_file(main, task))}")
 
 
 def local(main: Project, task: str, home: Home) -> Home:

@@ -73,6 +73,7 @@ class RunView:
             for result in results:
                 print(json.dumps({"task": result.task, "kind": "summary", "status": result.status,
                                   "waiting_for": list(result.waiting_for), "branch": result.branch,
+                                  "home": result.home,
                                   "reason": result.reason}), flush=True)
             return
         table = Table(title=None)
@@ -80,5 +81,5 @@ class RunView:
             table.add_column(column)
         for result in results:
             waits = ", ".join(result.waiting_for) or (result.reason if result.status != "COMPLETE" else "")
-            table.add_row(result.task, result.status, waits, result.branch)
+            table.add_row(result.task, result.status, waits, result.branch or "(your tree)")
         Console(width=None if sys.stdout.isatty() else 200).print(table)

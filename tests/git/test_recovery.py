@@ -210,10 +210,14 @@ def test_a_kill_at_the_last_commit_is_finished_by_the_next_run(gp: GitProject) -
 
     assert again.returncode == 0, again.stdout + again.stderr
     assert "already complete" in again.stdout + again.stderr
-    # The record is committed under the name of what made it (the last hook), the COMPLETE state with it.
+    # The hook's work is committed under the name of what made it (the last hook), alone; the COMPLETE record
+    # goes into the task's last commit, which ends the branch.
     [(subject, files)] = [(s, f) for s, f in gp.commits() if "recovered after an interrupted run" in s]
     assert subject.startswith("docs(t): plan post hook run: echo by the last hook")
-    assert {".specd/tasks/t/.pipeline-state.json", "last.txt"} <= set(files)
+    assert files == ["last.txt"]
+    last, record = gp.commits()[-1]
+    assert last == "docs(t): run state COMPLETE"
+    assert ".specd/tasks/t/.pipeline-state.json" in record
     assert gp.git("status", "--porcelain") == ""
     made = len(gp.commits())
     assert gp.run("t").returncode == 0

@@ -12,7 +12,7 @@ import pytest
 
 from specd.agents.proc import run_group
 from specd.state.lock import TaskLock
-from specd.system import children, jail, machinery
+from specd.system import children, jail, keeper, machinery
 
 ENV = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "DEPLOY_TOKEN": "t0k3n-value-123", "DB_PASSWORD": "pw-123456",
        "PLAIN": "kept"}
@@ -35,7 +35,10 @@ def test_one_environment_rule_every_tier_loses_secrets_but_env_allow_and_its_own
     hook = jail.prepare(["true"], tmp_path, jail.Jail("project"), keyed)
     assert "ANTHROPIC_API_KEY" not in hook.env  # a backend's key goes to that backend alone
     off = jail.prepare("echo hi", tmp_path, jail.Jail("project", enabled=False), ENV)
-    assert (off.args, off.shell, off.jailed, off.env["DEPLOY_TOKEN"]) == ("echo hi", True, False, "t0k3n-value-123")
+    # `sandbox: false`: the shell line as it is, under the keeper (its descendants die with specd)
+    assert (off.args, off.shell, off.jailed, off.env["DEPLOY_TOKEN"]) == (keeper.argv("echo hi"), False, False,
+                                                                          "t0k3n-value-123")
+    assert off.args[-3:] == ["/bin/sh", "-c", "echo hi"]
 
 
 def test_without_a_usable_bwrap_the_command_runs_as_it_is_but_still_without_secrets(
@@ -44,7 +47,8 @@ def test_without_a_usable_bwrap_the_command_runs_as_it_is_but_still_without_secr
     assert not jail.active()
     assert jail.mode_line().startswith("jail: none — /bin/false is installed but cannot start a jail here")
     launch = jail.prepare(["ls", "*.py"], tmp_path, jail.Jail("project"), ENV)
-    assert (launch.args, launch.shell, launch.jailed) == (["ls", "*.py"], False, False)
+    assert (launch.args, launch.shell, launch.jailed) == (keeper.argv(["ls", "*.py"]), False, False)
+    assert launch.args[-2:] == ["ls", "*.py"]  # no shell between: the argv as it is, under the keeper
     assert "DEPLOY_TOKEN" not in launch.env
 
 

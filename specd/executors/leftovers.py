@@ -1,0 +1,56 @@
+"""Before `specd run` starts anything: what a killed run left of each task is stopped, and finished work committed.
+
+A `specd continue` does this for its own task when it takes the task's lock. A run of many tasks must do it for
+all of them first: its own git calls (a worktree made, a need merged) and the first tasks it starts would
+otherwise run beside what a killed run left of the others (an agent's background process, a `git commit`
+nothing waits for), and a task whose state was saved COMPLETE just before the kill, its last commit not made,
+would never be committed, since a finished task is not started again.
+
+A task was left by a killed run exactly when its lock's owner file is still there (a run that ends removes it):
+only those are touched. Taking the lock stops the leftovers (``state.lock``); a COMPLETE one is then committed
+as `specd continue` would (``git.commit_finished``). A task whose lock a live run holds is that run's business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from specd import git
+from specd.errors import LockHeld, SpecdError
+from specd.events import Event, EventBus
+from specd.state.lock import TaskLock
+from specd.state.store import StateStore
+from specd.tasks.locate import locate
+from specd.tasks.project import Project
+
+Listener = Callable[[str, dict[str, Any]], None]
+
+
+def settle(project: Project, tasks: Iterable[str], listener: Listener) -> None:
+    for task in tasks:
+        try:
+            tree = locate(project, task)
+        except SpecdError:
+            continue  # where it lives is broken: the run reports that task with its fix
+        task_dir = tree.tasks_dir / task
+        lock = TaskLock(task_dir, task)
+        if not lock.owner_path.is_file():
+            continue
+        events = EventBus(_relay(task, listener))
+        try:
+            with lock:
+                if lock.stopped:
+                    events.emit("notice", message=f"stopped {len(lock.stopped)} process(es) left running by a "
+                                                  f"killed run of {task} (pids {', '.join(map(str, lock.stopped))})")
+                state = StateStore(task_dir, task).load(with_history=False)
+                if state is not None and state.status == "COMPLETE":
+                    git.commit_finished(tree, task, task_dir, events)
+        except LockHeld:
+            continue  # a live run has it
+        except (SpecdError, OSError) as exc:  # its files: reported again, with the fix, when the run reaches it
+            events.emit("warning", message=f"{task}: {exc}")
+
+
+def _relay(task: str, listener: Listener) -> Callable[[Event], None]:
+    return lambda event: listener(task, {"kind": event.kind, **event.data})
