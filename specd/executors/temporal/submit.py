@@ -13,6 +13,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 
+from specd.errors import TaskError
 from specd.executors.local import current_status, targets
 from specd.executors.temporal import budget, lookup, record, search, seed
 from specd.executors.temporal.ids import branch, repo_key, workflow_id
@@ -62,6 +63,7 @@ async def submit(client: Client, project: Project, settings: Settings, names: li
         if found is not None and found["status"] in FINAL:
             out.append(Submitted(task, wid, "final", str(found["status"])))
             continue
+        _not_here(project, task)
         seed.seed(project, settings.remote, task, present)
         jobs.append({
             # mode and agent as asked, for the record: a worker refuses them unless they are its own settings,
@@ -85,6 +87,19 @@ async def submit(client: Client, project: Project, settings: Settings, names: li
                                                     workflow_id=workflow_id(key, job["task"])))
     record.save(project, settings, [s.task for s in out if s.how != "done-here"])
     return key, out
+
+
+def _not_here(project: Project, task: str) -> None:
+    """A task that already runs on this machine (its home is the main tree or its worktree) is not submitted:
+    a workflow would make a second copy of it. Moving it is the user's explicit act, said in the fix."""
+    found = home.read(project, task) or home.infer(project, task)
+    if found is None or found.kind == "temporal":
+        return
+    where = "the main tree" if found.kind == "main" else f"worktree {found.path} (branch {found.branch})"
+    raise TaskError(f"task {task!r} already runs on this machine, in {where}; a workflow would be a second copy "
+                    "of it", fix=f"go on here (`specd continue {task}` or `specd run {task}`); to move it to "
+                                 f"Temporal, land or cancel it here (`specd land {task}` / `specd cancel {task}`), "
+                                 f"delete .specd/homes/{task}.json, then submit it again")
 
 
 def _across_the_run(project: Project, settings: Settings, options: Options, jobs: list[dict[str, Any]]) -> None:
