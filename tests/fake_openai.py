@@ -27,6 +27,7 @@ class Reply:
     finish_reason: str = "stop"
     status: int = 200
     completion_tokens: int | None = None
+    usage: bool = True  # False: the response carries no usage, as some local servers send it
 
 
 _ids = itertools.count(1)
@@ -149,7 +150,7 @@ def _handler_for(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             if reply.tool_calls:
                 message["tool_calls"] = reply.tool_calls
             return self._send(200, {"id": f"chatcmpl-{len(server.requests)}", "object": "chat.completion",
-                                    "created": 0, "model": body.get("model"), "usage": usage,
+                                    "created": 0, "model": body.get("model"), "usage": usage if reply.usage else None,
                                     "choices": [{"index": 0, "message": message,
                                                  "finish_reason": reply.finish_reason}]})
 

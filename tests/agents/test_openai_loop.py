@@ -62,6 +62,22 @@ def test_a_repeated_read_gets_a_pointer_instead_of_a_second_copy(app: App) -> No
     assert tool_result(app.server.bodies[2]).startswith("Unchanged: the same result as your read_file call")
 
 
+def test_a_server_that_reports_no_usage_is_counted_by_estimate_and_still_held_to_the_cap(app: App) -> None:
+    app.two_steps(price_per_mtok={"input": 100.0, "output": 100.0})
+    app.new()
+    silent = [fake.message(fake.call("read_file", path="src/app.py")) for _ in range(3)]
+    for reply in silent:
+        reply.usage = False
+    app.server.push(*silent)
+    stopped = app.cont("--max-cost", "0.5")
+    assert stopped.returncode == 3, stopped.stdout + stopped.stderr
+    assert "reports no token usage" in stopped.stdout + stopped.stderr
+    status = app.status()
+    assert "budget" in status["reason"]
+    assert 0 < status["usage"]["cost_usd"] <= 0.5
+    assert status["usage"]["input_tokens"] > 0
+
+
 @pytest.mark.parametrize(("agent", "said"), [
     ({"model": None}, "the openai agent needs a model"),
     ({"base_url": None}, "the openai agent needs OPENAI_API_KEY in the environment"),

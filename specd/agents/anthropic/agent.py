@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from specd.agents.anthropic import caching, context, pricing, repeats
-from specd.agents.anthropic.calls import Caller, Sleep, TurnFailed, build_client, default_sleep
+from specd.agents.anthropic.calls import Caller, Sleep, TurnCaller, TurnFailed, build_client, default_sleep
 from specd.agents.anthropic.conversation import HANDOFF_REQUEST, Conversation
 from specd.agents.anthropic.schemas import tools_for
 from specd.agents.anthropic.store import ConversationStore, Transcript
@@ -61,6 +61,7 @@ class StepRun:
     ``params`` and ``usage_of``, which the openai backend overrides; the loop itself is shared."""
 
     api_name = "Anthropic API"
+    caller: TurnCaller
 
     def __init__(self, agent: AnthropicAgent, request: AgentRequest, settings: Mapping[str, Any]) -> None:
         self.request, self.settings, self.events = request, settings, agent.ctx.events

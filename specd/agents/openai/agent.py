@@ -10,10 +10,12 @@ ever grows at its end, so each turn's prefix is the last one's.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
 from specd.agents.anthropic.agent import AnthropicAgent, StepRun
+from specd.agents.anthropic.pricing import CHARS_PER_TOKEN, estimate_input
 from specd.agents.base import AgentContext, AgentRequest, AgentResult, Budget, Usage
 from specd.agents.openai import calls, prices, wire
 from specd.errors import ConfigError
@@ -75,7 +77,8 @@ class OpenAIStep(StepRun):
             self.events.emit("notice", message=f"no price known for model {self.model}: its tokens are "
                              "recorded and its cost counted as $0 (set agent.price_per_mtok to count it)")
         self.window = int(self.settings.get("context_window") or DEFAULT_WINDOW)
-        self.caller = calls.Caller(agent.client(self.settings), self.settings)  # type: ignore[assignment]
+        self.told_no_usage = False
+        self.caller = calls.Caller(agent.client(self.settings), self.settings)
 
     def params(self) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": wire.messages(self.system, self.conv.messages),
@@ -85,4 +88,13 @@ class OpenAIStep(StepRun):
         return params
 
     def usage_of(self, turn: Any) -> Usage:
-        return prices.usage_from(turn.usage, self.price)
+        if turn.usage is not None:
+            return prices.usage_from(turn.usage, self.price)
+        # A server that reports no usage must not make the call free: count the prompt as sent, safe side.
+        if not self.told_no_usage:
+            self.told_no_usage = True
+            self.events.emit("notice", message=f"{self.request.step}: the server reports no token usage; "
+                             "counting an estimate from the request and reply sizes")
+        sent = estimate_input(self.params(), self.price)
+        out = len(json.dumps(turn.content, ensure_ascii=False)) // CHARS_PER_TOKEN + 1
+        return Usage(sent.input_tokens, out, cost_usd=round(sent.cost_usd + out * self.price.output / 1e6, 6))

@@ -52,7 +52,7 @@ class Caller:
             completion = self.client.chat.completions.create(**params)
         except openai.APIError as err:
             reason = redact(f"{type(err).__name__}: {err}")[:500]
-            log("error", error=reason, transient=False, attempt=1)
+            log("error", error=reason, after_retries=int(self.settings.get("max_retries", 4)))
             status = getattr(err, "status_code", None)
             hint = f"; check {key_env(self.settings)} and agent.base_url" if status in (401, 403) else ""
             raise TurnFailed(reason + hint) from err
