@@ -46,7 +46,8 @@ class OpenAIAgent(AnthropicAgent):
     def __init__(self, settings: Mapping[str, Any], ctx: AgentContext, *, model: str | None = None,
                  client: Any | None = None) -> None:
         super().__init__({**settings, "model": model} if model else settings, ctx, client=client)
-        self.model = model
+        self.cli_model = model
+        self.unpriced: set[str] = set()
 
     def client(self, settings: Mapping[str, Any]) -> Any:
         if self._client is None:
@@ -63,17 +64,19 @@ class OpenAIAgent(AnthropicAgent):
 
     def run(self, request: AgentRequest) -> AgentResult:
         settings = {**self.settings, **request.settings}
-        return OpenAIStep(self, request, {**settings, "model": self.model} if self.model else settings).run()
+        return OpenAIStep(self, request, {**settings, "model": self.cli_model} if self.cli_model else settings).run()
 
 
 class OpenAIStep(StepRun):
     api_name = "OpenAI-compatible API"
 
     def connect(self, agent: AnthropicAgent) -> None:
+        assert isinstance(agent, OpenAIAgent)
         # A step may name its own model: its price is checked here, where the model is known.
         refuse_unpriced(self.model, self.settings, self.request.budget, f"step {self.request.step}")
         self.price, known = prices.price_for(self.model, self.settings)
-        if not known:
+        if not known and self.model not in agent.unpriced:  # said once per model and run, not every step
+            agent.unpriced.add(self.model)
             self.events.emit("notice", message=f"no price known for model {self.model}: its tokens are "
                              "recorded and its cost counted as $0 (set agent.price_per_mtok to count it)")
         self.window = int(self.settings.get("context_window") or DEFAULT_WINDOW)
