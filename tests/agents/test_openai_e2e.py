@@ -113,6 +113,18 @@ def test_a_model_without_a_price_is_refused_for_a_budgeted_run(app: App) -> None
     assert app.server.requests == []
 
 
+def test_a_step_on_another_model_does_not_take_the_agent_block_price(app: App) -> None:
+    app.pipeline([{"name": "build", "workflow": "build.md"},
+                  {"name": "check", "workflow": "check.md", "model": "unpriced-step-model"}], price_per_mtok=PRICE)
+    app.new()
+    app.server.push(fake.complete("done", "built"))
+    refused = app.cont("--max-cost", "5")
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "no price is known for model 'unpriced-step-model'" in refused.stdout + refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert [body["model"] for body in app.server.bodies] == ["local-coder"]  # build ran; check made no call
+
+
 def test_an_unbudgeted_run_on_an_unpriced_model_counts_tokens_and_no_cost(app: App) -> None:
     app.two_steps()
     app.new()

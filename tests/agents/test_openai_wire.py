@@ -57,7 +57,8 @@ def test_complete_step_takes_the_step_outcomes_and_its_typed_output() -> None:
 
 
 def test_cached_prompt_tokens_are_counted_apart_and_priced_as_cached() -> None:
-    price, known = prices.price_for("local", {"price_per_mtok": {"input": 1.0, "output": 4.0, "cache_read": 0.1}})
+    price, known = prices.price_for("local", {"model": "local",
+                                               "price_per_mtok": {"input": 1.0, "output": 4.0, "cache_read": 0.1}})
     assert known
     used = prices.usage_from({"prompt_tokens": 1000, "completion_tokens": 10,
                               "prompt_tokens_details": {"cached_tokens": 600}}, price)
@@ -66,11 +67,13 @@ def test_cached_prompt_tokens_are_counted_apart_and_priced_as_cached() -> None:
 
 
 def test_without_a_cache_price_a_cached_token_costs_as_input_and_an_unknown_model_is_free_and_unknown() -> None:
-    price, _ = prices.price_for("local", {"price_per_mtok": {"input": 2.0, "output": 3.0}})
+    price, _ = prices.price_for("local", {"model": "local", "price_per_mtok": {"input": 2.0, "output": 3.0}})
     used = prices.usage_from({"prompt_tokens": 100, "completion_tokens": 0,
                               "prompt_tokens_details": {"cached_tokens": 100}}, price)
     assert used.cost_usd == pytest.approx(100 * 2.0 / 1e6)
     assert prices.price_for("my-local-model", {}) == (prices.FREE, False)
+    other = {"model": "local", "price_per_mtok": {"input": 2.0, "output": 3.0}}
+    assert prices.price_for("a-step-model", other)[1] is False  # the block's price is its own model's only
     assert prices.price_for("gpt-4o-2024-05-13", {})[1] is False  # a dated snapshot is not its alias's price
 
 

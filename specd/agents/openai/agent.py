@@ -37,6 +37,13 @@ def refuse_unpriced(model: str, settings: Mapping[str, Any], budget: Budget, whe
                               "tokens instead (agent.max_tokens)")
 
 
+def with_model(settings: Mapping[str, Any], model: str | None) -> Mapping[str, Any]:
+    """``settings`` on another model; the block's ``price_per_mtok`` priced its own model, so it goes."""
+    if not model or model == settings.get("model"):
+        return settings
+    return {**{k: v for k, v in settings.items() if k != "price_per_mtok"}, "model": model}
+
+
 class OpenAIAgent(AnthropicAgent):
     """``model`` (from ``--agent openai:<model>``) replaces the pipeline's ``agent.model``; a step's own
     model still wins for that step."""
@@ -45,7 +52,7 @@ class OpenAIAgent(AnthropicAgent):
 
     def __init__(self, settings: Mapping[str, Any], ctx: AgentContext, *, model: str | None = None,
                  client: Any | None = None) -> None:
-        super().__init__({**settings, "model": model} if model else settings, ctx, client=client)
+        super().__init__(with_model(settings, model), ctx, client=client)
         self.cli_model = model
         self.unpriced: set[str] = set()
 
@@ -63,8 +70,7 @@ class OpenAIAgent(AnthropicAgent):
         refuse_unpriced(str(self.settings.get("model")), self.settings, budget, source)
 
     def run(self, request: AgentRequest) -> AgentResult:
-        settings = {**self.settings, **request.settings}
-        return OpenAIStep(self, request, {**settings, "model": self.cli_model} if self.cli_model else settings).run()
+        return OpenAIStep(self, request, with_model({**self.settings, **request.settings}, self.cli_model)).run()
 
 
 class OpenAIStep(StepRun):

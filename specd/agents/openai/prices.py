@@ -43,9 +43,12 @@ BUILTIN: dict[str, Price] = {
 
 
 def price_for(model: str, settings: Mapping[str, Any]) -> tuple[Price, bool]:
-    """(price, known). Unknown means FREE, and the caller decides what that is allowed to mean."""
+    """(price, known). Unknown means FREE, and the caller decides what that is allowed to mean.
+
+    ``price_per_mtok`` is the price of its agent block's own ``model``: a step that names another
+    model is priced from the table, or not at all."""
     own = settings.get("price_per_mtok")
-    if isinstance(own, Mapping):
+    if isinstance(own, Mapping) and model == settings.get("model"):
         base = float(own["input"])
         return Price(base, float(own["output"]), base, float(own.get("cache_read", base))), True
     table = settings.get("pricing")
