@@ -54,7 +54,7 @@ def run_options(func: click.decorators.FC) -> click.decorators.FC:
         click.option("--quiet", "-q", is_flag=True, help="Only warnings, failures and the final summary."),
         click.option("--verbose", "-v", is_flag=True,
                      help="Also show each tool call and a line of the agent's text as they happen (agents that "
-                          "stream them: anthropic, claude_code)."),
+                          "stream them: anthropic, claude_code, openai)."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print every event as one JSON line on stdout (for scripts)."),
     ]):
