@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -42,12 +43,12 @@ def run_checks(project: Project) -> list[Check]:
     checks.append(_writable(project))
     checks.append(_sandbox())
     checks.append(_children())
-    pipeline, backend = _pipeline(project)
+    pipeline, backend, agent = _pipeline(project)
     checks.append(pipeline)
     used = _used(project, backend)
     for name, said in _step_used(project).items():
         used[name] = f"{used[name]}; {said}" if name in used else said
-    checks.extend(_backends(used))
+    checks.extend(_backends(used, agent))
     return checks
 
 
@@ -140,18 +141,19 @@ def _children() -> Check:
     return Check("children", "warn", detail, "run on Linux with bubblewrap for the full protection")
 
 
-def _pipeline(project: Project) -> tuple[Check, str | None]:
+def _pipeline(project: Project) -> tuple[Check, str | None, Mapping[str, Any]]:
+    """The pipeline's check, the backend its file names (None: it names none) and its agent block."""
     try:
         config = load_pipeline(project)
     except SpecdError as exc:
-        return Check("pipeline", "FAIL", exc.message, exc.fix), None
+        return Check("pipeline", "FAIL", exc.message, exc.fix), None, {}
     steps = sum(len(s) for s in config.pipelines.values())
     origin = "built-in" if config.builtin else "project"
     detail = f"{config.source} ({origin}): {len(config.pipelines)} pipelines, {steps} steps"
     backend = str(config.agent["backend"]) if config.agent.get("backend") else None  # None: the file sets none
     if config.warnings:
-        return Check("pipeline", "warn", f"{detail}; " + "; ".join(config.warnings)), backend
-    return Check("pipeline", "ok", detail), backend
+        return Check("pipeline", "warn", f"{detail}; " + "; ".join(config.warnings)), backend, config.agent
+    return Check("pipeline", "ok", detail), backend, config.agent
 
 
 def _used(project: Project, pipeline_backend: str | None) -> dict[str, str]:
@@ -193,13 +195,14 @@ def _step_used(project: Project) -> dict[str, str]:
             for name, steps in found.items()}
 
 
-def _backends(used: dict[str, str]) -> list[Check]:
+def _backends(used: dict[str, str], agent: Mapping[str, Any]) -> list[Check]:
     """Every backend and whether it works here; one that the project uses and cannot run here fails, one it
     does not use only warns (a `cmd:` project needs no API key)."""
     found: dict[str, tuple[bool, str, str]] = {
         "command": (True, "any shell command (--agent 'cmd:...')", ""),
         "anthropic": _anthropic(),
         "claude_code": _claude_code(),
+        "openai": _openai(agent),
     }
     checks = []
     for name, (ok, detail, fix) in found.items():
@@ -221,6 +224,21 @@ def _anthropic() -> tuple[bool, str, str]:
     if not present:
         return False, f"{sdk}; no {' or '.join(KEY_NAMES)} in the environment", "export ANTHROPIC_API_KEY=..."
     return True, f"{sdk}; {present[0]} is set", ""
+
+
+def _openai(agent: Mapping[str, Any]) -> tuple[bool, str, str]:
+    """The SDK, and the key that ``agent.api_key_env`` names (by presence); a local server needs none."""
+    if importlib.util.find_spec("openai") is None:
+        return False, "the openai SDK is not installed", "pip install 'openai>=2,<3'"
+    sdk = f"SDK {importlib.metadata.version('openai')}"
+    name = str(agent.get("api_key_env") or "OPENAI_API_KEY")
+    url = str(agent.get("base_url") or os.environ.get("OPENAI_BASE_URL") or "")
+    if os.environ.get(name):
+        return True, f"{sdk}; {name} is set" + (f"; server {url}" if url else ""), ""
+    if url:
+        return True, f"{sdk}; server {url}; no {name}, which a local server does not need", ""
+    return False, f"{sdk}; no {name} in the environment and no agent.base_url", \
+        f"export {name}=..., or set agent.base_url to a local OpenAI-compatible server (Ollama, vLLM)"
 
 
 def _claude_code() -> tuple[bool, str, str]:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-HEAVY = ("anthropic", "rich", "httpx", "pydantic")
+HEAVY = ("anthropic", "openai", "rich", "httpx", "pydantic")
 
 # Runs `specd ARGS` in-process in a fresh interpreter, then prints which heavy modules got imported.
 PROBE = f"""

@@ -13,8 +13,8 @@ from typing import Any
 from specd.agents.base import Agent, AgentContext, Budget
 from specd.errors import ConfigError, UsageError
 
-SPEC_HELP = ("use --agent anthropic, --agent claude_code, --agent 'cmd:<shell command>' or "
-             "--agent 'scripted:<script.yaml>' (or set agent.backend in the pipeline file)")
+SPEC_HELP = ("use --agent anthropic, --agent claude_code, --agent openai:<model>, --agent 'cmd:<shell command>' "
+             "or --agent 'scripted:<script.yaml>' (or set agent.backend in the pipeline file)")
 
 
 def make_agent(spec: str | None, settings: Mapping[str, Any], ctx: AgentContext, root: Path) -> Agent:
@@ -42,11 +42,29 @@ def make_agent(spec: str | None, settings: Mapping[str, Any], ctx: AgentContext,
         from specd.agents.anthropic import AnthropicAgent
 
         return AnthropicAgent({**settings, "model": arg or settings.get("model")} if arg else settings, ctx)
+    if backend == "openai":
+        return _openai(settings, arg, ctx)
     if backend == "claude_code":
         from specd.agents.claude_code import make_claude_code
 
         return make_claude_code(arg, settings, ctx)
     raise UsageError(f"unknown agent backend {backend!r}", fix=SPEC_HELP)
+
+
+def _openai(settings: Mapping[str, Any], model: str | None, ctx: AgentContext) -> Agent:
+    from specd.agents.openai import OpenAIAgent
+    from specd.agents.openai.calls import base_url, key_env
+
+    if not (model or settings.get("model")):
+        raise ConfigError("the openai agent needs a model: agent.model in the pipeline file",
+                          fix="add e.g. \"model\": \"gpt-5-mini\" (or your server's model name, such as "
+                              "\"qwen3-coder\" on Ollama), or pass --agent openai:<model>")
+    # A local server (base_url set) usually wants no key; OpenAI itself always does.
+    if not base_url(settings) and not os.environ.get(key_env(settings)):
+        raise ConfigError(f"the openai agent needs {key_env(settings)} in the environment (agent.api_key_env)",
+                          fix=f"export {key_env(settings)}=..., or set agent.base_url to a local "
+                              "OpenAI-compatible server (Ollama, vLLM), which needs no key")
+    return OpenAIAgent(settings, ctx, model=model or None)
 
 
 def _other_backends() -> list[str]:
@@ -64,6 +82,9 @@ def check_caps(agent: Agent, budget: Budget, source: object) -> None:
     """A per-step cap the agent cannot keep while its step runs is refused before the run starts: one that
     only reports its usage at the end would pass it unseen (the run-wide caps hold for every agent: they
     are checked before each step)."""
+    own = getattr(agent, "check_budget", None)
+    if callable(own):  # a backend's own conditions on the caps (openai: a cost cap needs a priced model)
+        own(budget, source)
     held = getattr(agent, "holds", STEP_CAPS)
     for key in STEP_CAPS:
         if getattr(budget, key) is not None and key not in held:
@@ -72,7 +93,7 @@ def check_caps(agent: Agent, budget: Budget, source: object) -> None:
                               "what a step used only when the step has ended)",
                               fix=f"remove agent.{key}, cap the whole run instead (agent.max_cost_usd, "
                                   "agent.max_tokens or --max-cost: checked before every step), or run on an "
-                                  "agent that keeps it (anthropic keeps both, claude_code the cost)")
+                                  "agent that keeps it (anthropic and openai keep both, claude_code the cost)")
 
 
 def backend_of(spec: str | None, settings: Mapping[str, Any]) -> str | None:
@@ -87,7 +108,7 @@ def _parse(spec: str | None, settings: Mapping[str, Any]) -> tuple[str, str | No
     if spec:
         head, sep, rest = spec.partition(":")
         head = {"cmd": "command", "claude-code": "claude_code", "claude": "claude_code"}.get(head, head)
-        if head in ("command", "scripted", "anthropic", "claude_code"):
+        if head in ("command", "scripted", "anthropic", "claude_code", "openai"):
             return head, rest if sep else None
         raise UsageError(f"--agent {spec!r} is not an agent spec", fix=SPEC_HELP)
     backend = str(settings.get("backend", "anthropic"))

@@ -55,7 +55,7 @@ def render_prompt(*, task: str, task_dir: Path, project_root: Path, step: str, p
 def how_to_report(backend: str, outcomes: tuple[str, ...]) -> list[str]:
     """Header lines telling the agent how to report its outcome, in its own backend's terms."""
     first = outcomes[0] if outcomes else "done"
-    if backend == "anthropic":
+    if backend in ("anthropic", "openai"):
         return ["- Finish by calling the `complete_step` tool with exactly one allowed outcome "
                 f"({', '.join(outcomes)}) and a one-line summary."]
     if backend == "claude_code":
@@ -72,6 +72,7 @@ def how_to_report(backend: str, outcomes: tuple[str, ...]) -> list[str]:
 def how_to_return(backend: str, schema: Mapping[str, Any]) -> list[str]:
     """Header lines asking for the step's typed output (issue 30), where its backend carries it."""
     where = {"anthropic": "as `output` in the `complete_step` call",
+             "openai": "as `output` in the `complete_step` call",
              "claude_code": "as `output` in your final structured output",
              "command": "as `output` in the JSON object written to `$SPECD_RESULT`",
              "scripted": "as `output` in the JSON object written to `$SPECD_RESULT`"}.get(backend, "as `output`")

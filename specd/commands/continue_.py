@@ -46,14 +46,15 @@ def run_options(func: click.decorators.FC) -> click.decorators.FC:
     for option in reversed([
         mode_options("interactive", "the default, unless the run or the pipeline file says otherwise"),
         click.option("--agent", "agent_spec", metavar="SPEC",
-                     help="anthropic | claude_code[:model] | 'cmd:<shell command>' | 'scripted:<script.yaml>' "
-                          "(default: the one this run started with, else the pipeline's agent)."),
+                     help="anthropic | claude_code[:model] | openai:<model> | 'cmd:<shell command>' | "
+                          "'scripted:<script.yaml>' (default: the one this run started with, else the "
+                          "pipeline's agent)."),
         click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD",
                      help="Stop before the run costs more (remembered by the run)."),
         click.option("--quiet", "-q", is_flag=True, help="Only warnings, failures and the final summary."),
         click.option("--verbose", "-v", is_flag=True,
                      help="Also show each tool call and a line of the agent's text as they happen (agents that "
-                          "stream them: anthropic, claude_code)."),
+                          "stream them: anthropic, claude_code, openai)."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print every event as one JSON line on stdout (for scripts)."),
     ]):

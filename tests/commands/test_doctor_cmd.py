@@ -15,7 +15,7 @@ import pytest
 MARKER = "sk-ant-doctor-marker-0123456789"
 CHECKS = {"git", "git repository", "git identity", "work tree", "disk", "sandbox", "children", "pipeline",
           "agent: command",
-          "agent: anthropic", "agent: claude_code"}
+          "agent: anthropic", "agent: claude_code", "agent: openai"}
 
 
 @pytest.fixture
@@ -32,7 +32,7 @@ def env_for(tmp_path: Path, *, identity: bool, **extra: str) -> dict[str, str]:
     gitconfig = home / ".gitconfig"
     gitconfig.write_text("[user]\n\tname = Doc Tor\n\temail = doc@example.com\n" if identity else "",
                          encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "GIT_", "SPECD_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "GIT_", "SPECD_", "OPENAI_"))}
     env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(gitconfig) if identity else "/dev/null",
                ANTHROPIC_API_KEY=MARKER, **extra)
     return env

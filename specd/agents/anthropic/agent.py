@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from specd.agents.anthropic import caching, context, pricing, repeats
-from specd.agents.anthropic.calls import Caller, Sleep, TurnFailed, build_client, default_sleep
+from specd.agents.anthropic.calls import Caller, Sleep, TurnCaller, TurnFailed, build_client, default_sleep
 from specd.agents.anthropic.conversation import HANDOFF_REQUEST, Conversation
 from specd.agents.anthropic.schemas import tools_for
 from specd.agents.anthropic.store import ConversationStore, Transcript
@@ -57,20 +57,21 @@ class AnthropicAgent:
 
 
 class StepRun:
+    """One step's tool loop. The API's own parts (client, price, request shape, usage) sit in ``connect``,
+    ``params`` and ``usage_of``, which the openai backend overrides; the loop itself is shared."""
+
+    api_name = "Anthropic API"
+    caller: TurnCaller
+
     def __init__(self, agent: AnthropicAgent, request: AgentRequest, settings: Mapping[str, Any]) -> None:
         self.request, self.settings, self.events = request, settings, agent.ctx.events
         self.model = str(request.model or settings.get("model") or DEFAULT_MODEL)
         self.max_turns = int(request.max_turns or settings.get("max_turns") or 40)
-        self.price, known = pricing.price_for(self.model, settings.get("pricing"))
-        if not known:
-            self.events.emit("warning", message=f"no price known for model {self.model}; counting it at the "
-                             "highest known price (set agent.pricing to correct this)")
-        self.window = pricing.context_window(self.model, settings.get("context_window"))
         self.store = ConversationStore(request)
         self.transcript = Transcript(request)
         self.toolbox = Toolbox(request, agent.ctx.human, settings.get("allow_commands") or [],
                                float(settings.get("command_timeout", 600)), settings)
-        self.caller = Caller(agent.client(settings), settings, self.events, agent._sleep)
+        self.connect(agent)
         self.system = context.system_prompt(request)
         self.usage = Usage()
         self.conv = Conversation(request)
@@ -88,7 +89,7 @@ class StepRun:
             return self.loop()
         except TurnFailed as err:
             self.save()
-            raise AgentFailed(f"Anthropic API: {err}; the conversation is saved and re-running the step "
+            raise AgentFailed(f"{self.api_name}: {err}; the conversation is saved and re-running the step "
                               "resumes it", self.usage, self.transcript.path) from None
         except KeyboardInterrupt:
             self.save()
@@ -127,11 +128,27 @@ class StepRun:
         raise AgentFailed(f"step {self.request.step} did not call complete_step within {self.max_turns} turns "
                           "(raise agent.max_turns to allow more)", self.usage, self.transcript.path)
 
-    def call(self) -> Any:
+    def connect(self, agent: AnthropicAgent) -> None:
+        """The API client (behind ``self.caller``), the model's price and its context window."""
+        self.price, known = pricing.price_for(self.model, self.settings.get("pricing"))
+        if not known:
+            self.events.emit("warning", message=f"no price known for model {self.model}; counting it at the "
+                             "highest known price (set agent.pricing to correct this)")
+        self.window = pricing.context_window(self.model, self.settings.get("context_window"))
+        self.caller = Caller(agent.client(self.settings), self.settings, self.events, agent._sleep)
+
+    def params(self) -> dict[str, Any]:
+        """The next call's request, from the stored conversation."""
         tools, system, messages = caching.request_parts(
             self.tools, self.system, self.conv.messages, enabled=bool(self.settings.get("prompt_caching", True)))
-        params = {"model": self.model, "max_tokens": int(self.settings.get("max_output_tokens", 32_000)),
-                  "system": system, "tools": tools, "messages": messages}
+        return {"model": self.model, "max_tokens": int(self.settings.get("max_output_tokens", 32_000)),
+                "system": system, "tools": tools, "messages": messages}
+
+    def usage_of(self, turn: Any) -> Usage:
+        return pricing.usage_from(turn.usage, self.price)
+
+    def call(self) -> Any:
+        params = self.params()
         # Refused before it is sent, if even this call's prompt alone would pass a budget.
         ahead = pricing.estimate_input(params, self.price)
         reason = self.request.budget.check(self.usage, ahead)
@@ -141,7 +158,7 @@ class StepRun:
             raise BudgetExhausted(reason, self.usage, ahead.cost_usd)
         self.log_request()
         turn = self.caller.call(params, self.transcript.write)
-        used = pricing.usage_from(turn.usage, self.price)
+        used = self.usage_of(turn)
         self.usage = self.usage + used
         self.conv.context_tokens = used.total_tokens
         self.transcript.write("response", id=turn.message_id, stop_reason=turn.stop_reason,

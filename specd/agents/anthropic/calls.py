@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from specd.events import EventBus
 from specd.redact import redact
@@ -25,6 +25,12 @@ Sleep = Callable[[float], None]
 RATE_LIMIT_NOTICE_AFTER = 10.0  # seconds; shorter waits are left to the SDK, silently
 MAX_RATE_LIMIT_WAITS = 30
 DEFAULT_RETRIES = 4  # after the first attempt; the SDK's own default count, now counted once
+
+
+class TurnCaller(Protocol):
+    """What the step loop calls once per turn: this module's ``Caller``, or another API's."""
+
+    def call(self, params: dict[str, Any], log: Callable[..., None]) -> Turn: ...
 
 
 class TurnFailed(Exception):
