@@ -140,3 +140,12 @@ def make_agent(
 
     return build
 
+
+
+@pytest.fixture
+def openai_server() -> Iterator[Any]:
+    """A local fake OpenAI-compatible server the real openai SDK talks to (tests/fake_openai.py)."""
+    from openai_app import fake
+
+    with fake.FakeOpenAI() as srv:
+        yield srv

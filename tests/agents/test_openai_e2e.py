@@ -13,14 +13,8 @@ PRICE = {"input": 2.0, "output": 8.0, "cache_read": 0.5}
 
 
 @pytest.fixture
-def server() -> Any:
-    with fake.FakeOpenAI() as srv:
-        yield srv
-
-
-@pytest.fixture
-def app(tmp_path: Path, server: Any) -> App:
-    return App(tmp_path / "proj", server)
+def app(tmp_path: Path, openai_server: Any) -> App:
+    return App(tmp_path / "proj", openai_server)
 
 
 def test_a_two_step_task_completes_with_the_tools_on_a_local_server_without_a_key(app: App) -> None:

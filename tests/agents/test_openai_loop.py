@@ -12,14 +12,8 @@ from openai_app import App, fake, tool_result
 
 
 @pytest.fixture
-def server() -> Any:
-    with fake.FakeOpenAI() as srv:
-        yield srv
-
-
-@pytest.fixture
-def app(tmp_path: Path, server: Any) -> App:
-    return App(tmp_path / "proj", server)
+def app(tmp_path: Path, openai_server: Any) -> App:
+    return App(tmp_path / "proj", openai_server)
 
 
 def test_server_errors_are_retried_by_the_sdk(app: App) -> None:

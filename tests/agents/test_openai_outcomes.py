@@ -16,14 +16,8 @@ HOOK = "---\ndescription: after build\n---\n\n# After build\n\nSay what the buil
 
 
 @pytest.fixture
-def server() -> Any:
-    with fake.FakeOpenAI() as srv:
-        yield srv
-
-
-@pytest.fixture
-def app(tmp_path: Path, server: Any) -> App:
-    app = App(tmp_path / "proj", server)
+def app(tmp_path: Path, openai_server: Any) -> App:
+    app = App(tmp_path / "proj", openai_server)
     app.pipeline([{"name": "review", "workflow": "review.md", "outcomes": {"revise": "fix", "approve": "final"}},
                   {"name": "fix", "workflow": "fix.md", "outcomes": {"done": "final"}},
                   {"name": "final", "workflow": "final.md"}])
