@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Mapping
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +68,13 @@ def schema_outcomes(body: Mapping[str, Any]) -> list[str]:
         if tool.get("name") == "StructuredOutput":
             return list(tool["input_schema"]["properties"]["outcome"]["enum"])
     return []
+
+
+def claude_specd(root: Path, env: Mapping[str, str]) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`specd --project ROOT ARGS` with Claude Code's test environment: a step of the real CLI may take long."""
+    def specd(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "specd", "--project", str(root), *args], env=dict(env),
+                              cwd=root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600,
+                              check=False)
+
+    return specd

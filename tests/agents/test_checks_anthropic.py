@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import fake_anthropic as fake
-
-CHECK = ("import sys\nsys.path.insert(0, '.')\nfrom calc import add\n"
-         "if add(2, 2) != 4:\n    print(f'FAILED test_add: add(2, 2) returned {add(2, 2)}')\n    sys.exit(1)\n")
+from calc_kit import calc_project
 
 
 def specd(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -29,14 +26,7 @@ def said(body: dict[str, Any]) -> str:
 
 def test_the_model_sees_the_failing_check_and_fixes_the_code(tmp_path: Path, server: Any) -> None:
     root = tmp_path / "proj"
-    (root / ".specd" / "workflows").mkdir(parents=True)
-    (root / ".specd" / "workflows" / "execute.md").write_text("---\ndescription: execute\n---\n\n# Execute\n\nFix.\n")
-    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    (root / "check_calc.py").write_text(CHECK)
-    check = f"{shlex.quote(sys.executable)} check_calc.py"
-    (root / ".specd" / "pipeline.json").write_text(json.dumps({
-        "schema_version": "1.0", "agent": {"backend": "anthropic"},
-        "pipelines": {"main": [{"name": "execute", "workflow": "execute.md", "checks": [check]}]}}))
+    calc_project(root, {"backend": "anthropic"})
     env = {**os.environ, "ANTHROPIC_API_KEY": "sk-ant-test-key", "ANTHROPIC_BASE_URL": server.url, "NO_COLOR": "1"}
     env.pop("ANTHROPIC_AUTH_TOKEN", None)
     assert specd(root, env, "new", "t").returncode == 0

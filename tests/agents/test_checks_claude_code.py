@@ -5,17 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import fake_anthropic as fake
-from claude_cli import claude_binary, claude_env, prompt_text
+from calc_kit import calc_project
+from claude_cli import claude_binary, claude_env, claude_specd, prompt_text
 
-CHECK = ("import sys\nsys.path.insert(0, '.')\nfrom calc import add\n"
-         "if add(2, 2) != 4:\n    print(f'FAILED test_add: add(2, 2) returned {add(2, 2)}')\n    sys.exit(1)\n")
 FEEDBACK = "Checks failed, so this step runs again"
 
 
@@ -43,22 +39,12 @@ class Model:
 def test_claude_code_sees_the_failing_check_and_fixes_the_code(tmp_path: Path) -> None:
     binary = claude_binary()
     root = tmp_path / "proj"
-    (root / ".specd" / "workflows").mkdir(parents=True)
-    (root / ".specd" / "workflows" / "execute.md").write_text("---\ndescription: execute\n---\n\n# Execute\n\nFix.\n")
-    (root / "calc.py").write_text("def add(a, b):\n    return a - b\n")
-    (root / "check_calc.py").write_text(CHECK)
-    check = f"{shlex.quote(sys.executable)} check_calc.py"
-    (root / ".specd" / "pipeline.json").write_text(json.dumps({
-        "schema_version": "1.0",
-        "pipelines": {"main": [{"name": "execute", "workflow": "execute.md", "checks": [check]}]}}))
+    calc_project(root)
     model = Model(root / "calc.py")
     with fake.FakeAnthropic(responder=model) as server:
         env = claude_env(os.environ, url=server.url, home=tmp_path / "home", binary=binary)
         env.update({"NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"})
-
-        def specd(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([sys.executable, "-m", "specd", "--project", str(root), *args], env=env, cwd=root,
-                                  capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600, check=False)
+        specd = claude_specd(root, env)
 
         assert specd("new", "t").returncode == 0
         run = specd("continue", "t", "--auto", "--agent", "claude_code")

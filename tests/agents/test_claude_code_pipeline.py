@@ -22,7 +22,7 @@ from typing import Any
 
 import fake_anthropic as fake
 import pytest
-from claude_cli import claude_binary, claude_env, prompt_text, result_events, schema_outcomes
+from claude_cli import claude_binary, claude_env, claude_specd, prompt_text, result_events, schema_outcomes
 
 from specd.state.store import StateStore
 from specd.system import jail
@@ -63,10 +63,7 @@ def test_builtin_pipeline_on_two_phases_with_a_revise_loop(tmp_path: Path, model
     with fake.FakeAnthropic(responder=model) as server:
         env = claude_env(os.environ, url=server.url, home=tmp_path / "home", binary=binary)
         env.update({"NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "200"})
-
-        def specd(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([sys.executable, "-m", "specd", "--project", str(root), *args], env=env, cwd=root,
-                                  capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600, check=False)
+        specd = claude_specd(root, env)
 
         assert specd("new", "t", "--description", "Add CSV export").returncode == 0
         task_dir = root / ".specd" / "tasks" / "t"
