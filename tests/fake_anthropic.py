@@ -26,12 +26,13 @@ import hashlib
 import itertools
 import json
 import socket
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from fake_server import ScriptedServer
 
 LOOKBACK = 20  # the API looks this many blocks back from a breakpoint for an earlier cache entry
 
@@ -144,57 +145,20 @@ class PromptCache:
         }
 
 
-class FakeAnthropic:
+class FakeAnthropic(ScriptedServer[Reply]):
     """``with FakeAnthropic([...replies]) as server: ... server.url``."""
 
     def __init__(
         self, script: list[Reply] | None = None, *, responder: Callable[[dict[str, Any]], Reply] | None = None
     ) -> None:
-        self.script: list[Reply] = list(script or [])
-        self.responder = responder
-        self.requests: list[dict[str, Any]] = []
+        super().__init__(_handler_for(self), script, responder, lambda: Reply(
+            kind="error", status=400, error_type="invalid_request_error", headers={"x-fake": "script exhausted"}))
         self.usages: list[dict[str, int]] = []  # what the server reported for each completed message
         self.cache = PromptCache()
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def push(self, *replies: Reply) -> None:
-        with self._lock:
-            self.script.extend(replies)
-
-    def start(self) -> FakeAnthropic:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def __enter__(self) -> FakeAnthropic:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     @property
     def bodies(self) -> list[dict[str, Any]]:
         return [r["body"] for r in self.requests if _route(r["path"]) == "/v1/messages"]
-
-    def next_reply(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            if self.script:
-                return self.script.pop(0)
-        if self.responder is not None:
-            return self.responder(body)
-        return Reply(kind="error", status=400, error_type="invalid_request_error",
-                     headers={"x-fake": "script exhausted"})
 
 
 def _handler_for(server: FakeAnthropic) -> type[BaseHTTPRequestHandler]:

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import itertools
 import json
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from fake_server import ScriptedServer
 
 
 @dataclass
@@ -64,25 +65,14 @@ def tool_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-class FakeOpenAI:
+class FakeOpenAI(ScriptedServer[Reply]):
     """``with FakeOpenAI([...replies]) as server: ... server.base_url``."""
 
     def __init__(self, script: list[Reply] | None = None, *,
                  responder: Callable[[dict[str, Any]], Reply] | None = None) -> None:
-        self.script = list(script or [])
-        self.responder = responder
-        self.requests: list[dict[str, Any]] = []
+        super().__init__(_handler_for(self), script, responder, lambda: Reply(kind="error", status=400))
         self.usages: list[dict[str, Any]] = []  # what the server reported, per completed call
         self._last: list[Any] = []
-        self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}"
 
     @property
     def base_url(self) -> str:
@@ -91,26 +81,6 @@ class FakeOpenAI:
     @property
     def bodies(self) -> list[dict[str, Any]]:
         return [r["body"] for r in self.requests]
-
-    def push(self, *replies: Reply) -> None:
-        with self._lock:
-            self.script.extend(replies)
-
-    def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
-    def next_reply(self, body: dict[str, Any]) -> Reply:
-        with self._lock:
-            if self.script:
-                return self.script.pop(0)
-        if self.responder is not None:
-            return self.responder(body)
-        return Reply(kind="error", status=400)
 
     def usage(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         messages = body.get("messages", [])
