@@ -1,0 +1,70 @@
+"""One Temporal activity per step, named after it: the workflow's history lists the pipeline in order, a gate in
+the middle holds between two steps' activities, and each step still runs once. Real dev server, real workers."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from executor_harness import Repo, assert_clean_branches
+from temporal_harness import DevServer, TemporalExecutor
+from test_temporal import workflow_of
+
+from specd.executors.temporal.steps import label
+
+
+def scheduled(server: DevServer, workflow_id: str) -> list[str]:
+    """The type of every activity the workflow scheduled, in order."""
+    history = json.loads(server.history(workflow_id))
+    events: list[dict[str, Any]] = history.get("events", []) if isinstance(history, dict) else history
+    names = []
+    for event in events:
+        attributes = event.get("activityTaskScheduledEventAttributes")
+        if attributes:
+            names.append(attributes["activityType"]["name"])
+    return names
+
+
+def test_each_step_is_an_activity_named_after_it_in_order(repo: Repo, temporal_server: DevServer) -> None:
+    repo.new("p")
+    cluster = TemporalExecutor(repo, temporal_server, workers=1)
+    try:
+        done = cluster.run("p", "--auto")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert scheduled(temporal_server, workflow_of(repo, "p")) == ["specd_next", "s1", "s2", "s3"]
+        assert_clean_branches(repo, ["p"])
+        assert Counter((t, s) for t, s, _, _ in repo.ledger()) == Counter({("p", s): 1 for s in repo.steps})
+    finally:
+        cluster.close()
+
+
+def test_a_gate_between_two_steps_holds_then_the_next_steps_activity_runs(tmp_path: Path,
+                                                                         temporal_server: DevServer) -> None:
+    repo = Repo(tmp_path, pause="s2")
+    repo.new("g")
+    cluster = TemporalExecutor(repo, temporal_server, workers=2)
+    try:
+        waiting = cluster.run("g", "--semi-auto")
+        assert waiting.returncode == 3, waiting.stdout + waiting.stderr
+        # s1 ran, and its activity asked s2's gate: nothing of s2 was scheduled yet
+        assert scheduled(temporal_server, workflow_of(repo, "g")) == ["specd_next", "s1"]
+        answered = cluster.approve("g")
+        assert answered.returncode == 0, answered.stdout + answered.stderr
+        done = cluster.run("g")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert cluster.status("g") == "COMPLETE"
+        # the answer names the step it leads to (specd_next), then that step's activity and the last one's
+        assert scheduled(temporal_server, workflow_of(repo, "g")) == ["specd_next", "s1", "specd_next", "s2", "s3"]
+        assert_clean_branches(repo, ["g"])
+        assert Counter((t, s) for t, s, _, _ in repo.ledger()) == Counter({("g", s): 1 for s in repo.steps})
+    finally:
+        cluster.close()
+
+
+def test_a_phase_step_is_named_with_its_phase() -> None:
+    assert label({"step": "execute", "pipeline": "phase", "phase": "01"}) == "phase 01 · execute"
+    assert label({"step": "discuss", "pipeline": "main", "phase": None}) == "discuss"
+    assert label(None) is None
+    assert label({"step": ""}) is None
