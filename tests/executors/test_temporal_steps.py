@@ -68,3 +68,28 @@ def test_a_phase_step_is_named_with_its_phase() -> None:
     assert label({"step": "discuss", "pipeline": "main", "phase": None}) == "discuss"
     assert label(None) is None
     assert label({"step": ""}) is None
+
+
+def test_specd_steps_stops_a_run_in_progress_after_one_step_naming_the_next(tmp_path: Path) -> None:
+    """What a step's activity runs: `specd continue --json` with SPECD_STEPS=1, with no Temporal around it."""
+    repo = Repo(tmp_path, pause="s3")
+    repo.new("t")
+    seen: list[tuple[str, Any]] = []
+    for _ in range(3):
+        done = repo.specd("continue", "t", "--json", "--semi-auto", "--agent", repo.agent(), env={"SPECD_STEPS": "1"})
+        events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        finished = [e for e in events if e.get("kind") == "run_finished"]
+        assert len(finished) == 1, done.stdout + done.stderr
+        seen.append((finished[0]["status"], label(finished[0].get("next"))))
+        if finished[0]["status"] != "IN_PROGRESS":
+            break
+        assert done.returncode == 0, done.stdout + done.stderr
+    # s1's run stops naming s2; s2's run, once s2 is done, enters s3 and asks its gate: it waits, s3 not run
+    assert seen == [("IN_PROGRESS", "s2"), ("WAITING_FOR_HUMAN", None)]
+    ledger = (repo.root / "ledger-t.txt").read_text().split("\n")
+    assert [line.split()[1] for line in ledger if line] == ["s1", "s2"]
+    assert repo.specd("approve", "t").returncode == 0
+    done = repo.specd("continue", "t", "--json", "--semi-auto", "--agent", repo.agent(), env={"SPECD_STEPS": "1"})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert '"status": "COMPLETE"' in done.stdout.splitlines()[-1], done.stdout
+    assert [line.split()[1] for line in (repo.root / "ledger-t.txt").read_text().splitlines()] == ["s1", "s2", "s3"]
