@@ -3,6 +3,7 @@ the middle holds between two steps' activities, and each step still runs once. R
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from pathlib import Path
@@ -10,9 +11,13 @@ from typing import Any
 
 from executor_harness import Repo, assert_clean_branches
 from temporal_harness import DevServer, TemporalExecutor
+from temporalio.client import WorkflowHistory
+from temporalio.worker import Replayer
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 from test_temporal import workflow_of
 
 from specd.executors.temporal.steps import label
+from specd.executors.temporal.workflow import TaskWorkflow
 
 
 def scheduled(server: DevServer, workflow_id: str) -> list[str]:
@@ -93,3 +98,15 @@ def test_specd_steps_stops_a_run_in_progress_after_one_step_naming_the_next(tmp_
     assert done.returncode == 0, done.stdout + done.stderr
     assert '"status": "COMPLETE"' in done.stdout.splitlines()[-1], done.stdout
     assert [line.split()[1] for line in (repo.root / "ledger-t.txt").read_text().splitlines()] == ["s1", "s2", "s3"]
+
+
+def test_a_workflow_started_by_an_older_specd_replays_on_its_one_specd_run_activity() -> None:
+    """Histories recorded from the workflow before one activity per step (fcd5cf5), with a `specd_run` that
+    stopped at a gate, then, answered, completed: the workflow today replays both without nondeterminism, so a
+    worker upgraded under a running (or waiting) task goes on with it."""
+    runner = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("specd"))
+    replayer = Replayer(workflows=[TaskWorkflow], workflow_runner=runner)
+    for name in ("waiting", "complete"):
+        text = (Path(__file__).parent / "data" / f"temporal-specd-run-{name}.json").read_text(encoding="utf-8")
+        history = WorkflowHistory.from_json(f"specd-0123456789ab-g-{name}", text)
+        asyncio.run(replayer.replay_workflow(history))  # raises on nondeterminism
