@@ -5,7 +5,8 @@ as `specd approve/reject/skip` would (once: see answered.py), then runs `specd c
 child process (the seam, with the same agents, jail, budgets and redaction as a local run). The run pushes each
 step commit before its next step starts, and the activity heartbeats the current step on a timer for its whole
 life (clone, push and step alike), so a dead worker is noticed within the heartbeat timeout and the step runs
-again elsewhere from the last pushed commit.
+again elsewhere from the last pushed commit. A step's own activity (steps.py) does the same for one step: the
+child gets SPECD_STEPS=1, and its result names the next step.
 
 One attempt of a task at a time on a worker: Temporal starts a new attempt only once it holds the last one dead,
 so an older attempt still running here (its heartbeats were late) is stopped, and never pushes, before the new
