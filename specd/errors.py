@@ -14,7 +14,8 @@ EXIT_CANCELLED = 4  # its own code, so `specd continue t && deploy` never deploy
 EXIT_INTERRUPTED = 130
 # How a run's final status becomes the process's exit code.
 STATUS_EXIT = {"COMPLETE": EXIT_OK, "WAITING_FOR_HUMAN": EXIT_WAITING, "BLOCKED": EXIT_FAILED,
-               "FAILED": EXIT_FAILED, "ABORTED": EXIT_INTERRUPTED, "CANCELLED": EXIT_CANCELLED}
+               "FAILED": EXIT_FAILED, "ABORTED": EXIT_INTERRUPTED, "CANCELLED": EXIT_CANCELLED,
+               "IN_PROGRESS": EXIT_OK}  # a run that stopped after the steps it was allowed (SPECD_STEPS)
 
 
 class SpecdError(Exception):

@@ -59,6 +59,7 @@ class Brain:
     limits: Budget
     tree: TreeLock | None = None  # steps of runs sharing a working tree take turns (git only)
     secrets: secret_hold.Holds | None = None  # files withheld from commits for a secret (git only)
+    steps: int | None = None  # SPECD_STEPS: stop IN_PROGRESS once this many steps ran (a Temporal activity's one)
     _synced: str | None = field(default=None, init=False)  # what config.json was last moved to
     _machinery: Machinery | None = field(default=None, init=False)  # checked around every step and hook
     _seen: edits.Marks | None = field(default=None, init=False)  # the pipeline files as this run last read them
@@ -66,6 +67,7 @@ class Brain:
     def run(self, state: RunState) -> int:
         self.state = state
         self.dispatcher.facts = lambda phase, attempt: outputs.values(state, self.mode, phase, attempt)  # issue 30
+        ran = 0
         try:
             while (pos := cursor.settle(state, self._follow(), self._next_phase)) is not None:
                 frame, step = pos.frame, pos.step
@@ -82,6 +84,8 @@ class Brain:
                     cur = self._enter(frame, step)
                     if cur is None:
                         continue
+                if self.steps is not None and ran >= self.steps:  # the next step entered, its gate asked
+                    return self._pause(frame)
                 if self.tree:  # held from the pre-dispatch save to the step's commit; released in _advance or _end
                     self.tree.hold()
                 for stage in STAGES:  # what a stage records is saved before the next dispatch, or with the move
@@ -93,6 +97,7 @@ class Brain:
                             secret_hold.check(self.secrets, self.task, frame, step)
                 secret_hold.check(self.secrets, self.task, frame, step)  # a resumed step whose stages all ran
                 self._advance(frame, step, cur)
+                ran += 1
         except cursor.NoPhases as exc:
             return self._end("WAITING_FOR_HUMAN", f"step {exc.step!r} runs once per phase, but ROADMAP.md and "
                              f"phases/ list none; add `### Phase 1: ...` headings, then `specd continue {self.task}`",
@@ -104,6 +109,17 @@ class Brain:
                 return self._end("CANCELLED", f"cancelled; `specd rerun {self.task} --from STEP` starts again")
             return self._end("ABORTED", f"interrupted; `specd continue {self.task}` re-runs the interrupted part")
         return self._end("COMPLETE", "")
+
+    def _pause(self, frame: Frame) -> int:
+        """The run ran the steps it was allowed: saved IN_PROGRESS at the next step (entered, none of its stages
+        run), which the next `specd continue` resumes exactly there; ``run_finished`` names it."""
+        self.store.finish(self.state)
+        nxt = {"step": frame.step, "pipeline": frame.pipeline, "phase": frame.phase}
+        self.events.emit("run_finished", task=self.task, status="IN_PROGRESS", exit_code=0, reason="", next=nxt,
+                         usage=self.state.usage, hint=f"specd continue {self.task}")
+        if self.tree:
+            self.tree.release()
+        return 0
 
     def _follow(self) -> PipelineConfig:
         """The pipeline as the next step must see it: the file may have been edited since the last step."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -40,6 +41,7 @@ from specd.tasks.task import existing_task, read_config
 BUDGET_KEYS = ("max_cost_usd", "max_tokens", "max_step_cost_usd", "max_step_tokens")
 
 
+STEPS = "SPECD_STEPS"  # N: the run stops IN_PROGRESS once N steps ran (a Temporal worker runs one per activity)
 Why = tuple[str, str, dict[str, Any] | None]  # the status a run ended in, its reason, and what it waits for
 
 
@@ -111,6 +113,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
                     agent=getattr(agent, "name", "agent"))
         store.save(state)
         brain = Brain(project, task, config, mode, human, events, store, dispatcher, limits)
+        brain.steps = _steps_allowed()
         if recorder is not None:
             brain.secrets = recorder.barrier.holds
             brain.tree = TreeLock(recorder.repo.git_dir or recorder.repo.common_dir, task,
@@ -125,6 +128,12 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
             if error is None:
                 raise
             raise error from None
+
+
+def _steps_allowed() -> int | None:
+    """SPECD_STEPS, taken out of the environment: nothing the run starts (an agent, a hook) inherits it."""
+    raw = os.environ.pop(STEPS, "")
+    return int(raw) if raw.isdigit() and int(raw) > 0 else None
 
 
 def _report_leftovers(lock: TaskLock, events: EventBus) -> None:

@@ -5,7 +5,8 @@ as `specd approve/reject/skip` would (once: see answered.py), then runs `specd c
 child process (the seam, with the same agents, jail, budgets and redaction as a local run). The run pushes each
 step commit before its next step starts, and the activity heartbeats the current step on a timer for its whole
 life (clone, push and step alike), so a dead worker is noticed within the heartbeat timeout and the step runs
-again elsewhere from the last pushed commit.
+again elsewhere from the last pushed commit. A step's own activity (steps.py) does the same for one step: the
+child gets SPECD_STEPS=1, and its result names the next step.
 
 One attempt of a task at a time on a worker: Temporal starts a new attempt only once it holds the last one dead,
 so an older attempt still running here (its heartbeats were late) is stopped, and never pushes, before the new
@@ -38,11 +39,12 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from specd.agents.proc import popen_child
-from specd.engine import control
-from specd.executors.temporal import answered, attempt, budget, clones, lookup
+from specd.engine import control, runner
+from specd.executors.temporal import answered, attempt, budget, clones
 from specd.executors.temporal.job import REFUSED, Job, JobRefused, verify, within
 from specd.executors.temporal.lease import Lease
 from specd.executors.temporal.settings import Behaviour
+from specd.executors.temporal.steps import StepActivities, label
 from specd.git import publish
 from specd.state.checkpoint import Origin
 from specd.system import children
@@ -64,7 +66,7 @@ class Superseded(Exception):
     came late, so Temporal may have started another elsewhere): this one stops and pushes nothing."""
 
 
-class Activities:
+class Activities(StepActivities):
     def __init__(self, workdir: Path, remote: str, own: Behaviour | None = None,
                  say: Callable[[str], None] | None = None) -> None:
         self.workdir, self.remote, self.own = workdir, remote, own or Behaviour()
@@ -97,6 +99,10 @@ class Activities:
 
     @activity.defn(name="specd_run")
     async def run(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """Every step until the task stops (a workflow started by an older specd); steps.py runs one at a time."""
+        return await self._run(raw, one=False)
+
+    async def _run(self, raw: Any, *, one: bool) -> dict[str, Any]:
         job = self._verified(raw)
         if activity.info().attempt > 1 and await attempt.cancel_asked():  # the workflow may not have seen it yet
             return {"task": job.task, "status": "CANCELLED", "reason": "cancelled"}
@@ -112,7 +118,7 @@ class Activities:
         ticker = asyncio.create_task(attempt.beat(beat, lease, lambda: self._lapsed(slot, lease)))
         try:
             async with slot.lock:
-                return await self._attempt(job, slot, mine, beat, lease)
+                return await self._attempt(job, slot, mine, beat, lease, one)
         except Superseded:
             raise ApplicationError(f"{job.task}: this attempt was superseded (a later attempt took over on this "
                                    "worker, or its lease lapsed); it pushed nothing more") from None
@@ -135,7 +141,8 @@ class Activities:
         if slot.lease is lease and slot.proc is not None:
             threading.Thread(target=self._stop, args=(slot.proc,), daemon=True).start()
 
-    async def _attempt(self, job: Job, slot: _Slot, mine: int, beat: dict[str, str], lease: Lease) -> dict[str, Any]:
+    async def _attempt(self, job: Job, slot: _Slot, mine: int, beat: dict[str, str], lease: Lease,
+                       one: bool) -> dict[str, Any]:
         def current() -> None:
             if slot.latest != mine or not lease.held():
                 raise Superseded
@@ -151,7 +158,7 @@ class Activities:
             # the worker's --max-cost; with the run's budget, what the whole run has left when that is less
             cap = await asyncio.to_thread(budget.cap, clone.path, task, job.budget, self.own.max_cost)
             current()
-            stopped = await self._continue(clone, job, cap, slot, beat, lease)
+            stopped = await self._continue(clone, job, cap, slot, beat, lease, one)
             current()  # before the agent's result is used, and before the last push
             await asyncio.to_thread(clones.push, clone)
         except JobRefused as exc:
@@ -169,7 +176,7 @@ class Activities:
         return clone
 
     async def _continue(self, clone: clones.Clone, job: Job, cap: float | None, slot: _Slot,
-                        beat: dict[str, str], lease: Lease) -> dict[str, Any]:
+                        beat: dict[str, str], lease: Lease, one: bool) -> dict[str, Any]:
         # how it runs is this worker's own; of the job, only the task (checked) reaches the command line
         argv = [sys.executable, "-m", "specd", "--project", str(clone.path), "continue", job.task, "--json"]
         argv += [f"--{self.own.mode}"] if self.own.mode else []
@@ -179,6 +186,7 @@ class Activities:
         errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed below); outside the clone: never committed
         # SPECD_GIT_PUSH: the run pushes each step commit itself, before its next step starts, under the lease
         env = {**os.environ, "SPECD_GIT_PUSH": "origin", publish.LEASE: str(lease.path)}
+        env.update({runner.STEPS: "1"} if one else {})  # one step, then the run stops IN_PROGRESS naming the next
         proc = popen_child(argv, env=env, cwd=clone.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=errors)
         self.running.add(proc)
@@ -218,7 +226,7 @@ class Activities:
             return {"task": job.task, "status": "BLOCKED" if code != 2 else "FAILED",
                     "reason": said.splitlines()[-1] if said else f"specd continue exited with {code}"}
         return {"task": job.task, "status": str(finished.get("status")), "reason": str(finished.get("reason") or ""),
-                "step": step}
+                "step": step, **({"next": label(finished.get("next"))} if finished.get("next") else {})}
 
     def _stop(self, proc: subprocess.Popen[bytes]) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -249,17 +257,3 @@ class Activities:
         finally:
             ticker.cancel()
         return said
-
-    @activity.defn(name="specd_needs")
-    async def needs(self, raw: dict[str, Any]) -> dict[str, str]:
-        """Each need's state as its workflow tells it: COMPLETE, RUNNING, or how it ended otherwise."""
-        job = self._verified(raw)
-        client = activity.client()
-        return {need: await lookup.outcome(client, job.key, need) for need in job.needs}
-
-    @activity.defn(name="specd_settled")
-    async def settled(self, raw: dict[str, Any]) -> bool:
-        """Whether the task's workflow runs no step now: none, ended, or waiting for a human (for the run's -j)."""
-        job = self._verified(raw)
-        found = await lookup.state(activity.client(), job.key, job.task)
-        return found is None or not found["running"] or found["status"] == "WAITING_FOR_HUMAN"

@@ -55,7 +55,8 @@ async def serve(settings: Settings, own: Behaviour, remote: str, workdir: Path, 
     # The workflow module is pure; passing specd through keeps the sandbox from re-importing the package.
     runner = SandboxedWorkflowRunner(restrictions=SandboxRestrictions.default.with_passthrough_modules("specd"))
     worker = Worker(client, task_queue=settings.task_queue, workflows=[TaskWorkflow],
-                    activities=[activities.run, activities.cancel, activities.needs, activities.settled],
+                    activities=[activities.run, activities.step, activities.first, activities.cancel,
+                                activities.needs, activities.settled],
                     workflow_runner=runner,
                     max_concurrent_activities=jobs, graceful_shutdown_timeout=timedelta(seconds=0),
                     max_heartbeat_throttle_interval=throttle(settings.heartbeat_timeout),

@@ -2,9 +2,11 @@
 
     wait until every needed task's workflow completed  (an activity reads them; a signal from a need wakes it)
     with the run's -j N: wait until the task N places before it in the run settled (ended, or waits for a human)
-    loop: run the task until it stops or waits        (activity `specd_run`, on any worker, heartbeating)
+    loop: run the task's next step                    (one activity named after it, on any worker, heartbeating:
+          `specd_next` names the first; each step's result names the one after; see steps.py)
           waiting for a human? hold until the answer signal arrives, then run again with that answer, which
           the workflow keeps with an id of its own: every attempt carries it, and it is applied once
+    (a workflow started by an older specd, without the PER_STEP patch, runs every step in one `specd_run`)
     cancel signal (kept until acted on): the running step is stopped, an activity marks the task CANCELLED
     and pushes that; Temporal's own cancel does the same
 
@@ -33,6 +35,9 @@ STATUS = SearchAttributeKey.for_keyword("SpecdStatus")  # specd's status, to fil
 FINAL = ("COMPLETE", "FAILED", "CANCELLED", "BLOCKED")
 # Polling the needs is only the fallback: a need that finishes signals its dependants at once.
 NEED_POLL = (1.0, 20.0)
+PER_STEP = "one-activity-per-step"  # the patch: a workflow that lacks it in its history runs `specd_run`
+FIRST = "specd_next"  # the activity that names a task's next step (steps.py)
+UNKNOWN = "next step"  # the name of a step no run named (a task whose state names no next step)
 
 
 class Cancelled(Exception):
@@ -78,7 +83,7 @@ class TaskWorkflow:
             if held:
                 return {"task": job["task"], "status": "NOT_STARTED", "reason": "waits for " + ", ".join(held),
                         "waiting_for": held}
-            stopped = await self._steps(job, steps)
+            stopped = await self._steps(job, steps, {**short, "start_to_close_timeout": timedelta(minutes=30)})
         except (asyncio.CancelledError, ActivityError, Cancelled) as exc:
             if isinstance(exc, ActivityError) and isinstance(exc.cause, ApplicationError) \
                     and exc.cause.type == REFUSED:
@@ -97,15 +102,20 @@ class TaskWorkflow:
         await self._tell_dependants(job)
         return stopped
 
-    async def _steps(self, job: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        """Run the task until it stops; at a gate, hold until an answer (each kept with an id of its own, so
-        every attempt that carries it applies it once) or a cancel arrives."""
+    async def _steps(self, job: dict[str, Any], options: dict[str, Any], naming: dict[str, Any]) -> dict[str, Any]:
+        """Run the task one step at a time until it stops; at a gate, hold until an answer (each kept with an id
+        of its own, so every attempt that carries it applies it once) or a cancel arrives."""
         given: dict[str, Any] | None = None
+        per_step = workflow.patched(PER_STEP)
+        name = await self._name({**job, "answer": None}, naming) if per_step else "specd_run"
         while True:
             self._check()
             self._status("IN_PROGRESS", "")
-            stopped = await self._one_run({**job, "answer": given}, options)
+            stopped = await self._one_run(name, {**job, "answer": given}, options)
             self._check()  # a cancel seen with the step's end was asked before it ended: it wins
+            if per_step and stopped["status"] == "IN_PROGRESS":  # one step done: the result names the next
+                name, given = str(stopped.get("next") or UNKNOWN), None
+                continue
             if stopped["status"] != "WAITING_FOR_HUMAN":
                 return stopped
             self._status("WAITING_FOR_HUMAN", stopped.get("reason", ""))
@@ -113,6 +123,13 @@ class TaskWorkflow:
             await workflow.wait_condition(lambda: bool(self.answers) or self.cancelled is not None)
             self._check()
             given = {**self.answers.pop(0), "id": str(workflow.uuid4())}
+            if per_step:  # the step the answer leads to: the held one, the one after, or the one sent back to
+                name = await self._name({**job, "answer": given}, naming)
+
+    async def _name(self, job: dict[str, Any], options: dict[str, Any]) -> str:
+        named: str = await workflow.execute_activity(FIRST, job, **options)
+        self._check()
+        return named
 
     def _status(self, status: str, reason: str) -> None:
         """What `specd status` and Temporal's UI show: the memo (with the command that answers a waiting task,
@@ -125,9 +142,10 @@ class TaskWorkflow:
         if self.job.get("search"):
             workflow.upsert_search_attributes([STATUS.value_set(status)])
 
-    async def _one_run(self, job: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        """One specd_run activity; a cancel during it stops it (it pushes nothing more) and ends the task."""
-        run = workflow.start_activity("specd_run", job, **options)
+    async def _one_run(self, name: str, job: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        """One step's activity (or specd_run's); a cancel during it stops it (it pushes nothing more) and ends
+        the task."""
+        run = workflow.start_activity(name, job, **options)
         await workflow.wait_condition(lambda: run.done() or self.cancelled is not None)
         if not run.done():
             run.cancel()
