@@ -18,6 +18,10 @@ from specd.events import EventBus
 from specd.human import Human
 from specd.tasks.project import Project
 
+# The variable that stops a run after N steps (a Temporal worker runs one step per activity): the seam names it,
+# so an executor never reaches into the runner for it.
+STEPS = runner.STEPS
+
 
 @dataclass(frozen=True)
 class Stopped:

@@ -39,7 +39,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from specd.agents.proc import popen_child
-from specd.engine import control, runner
+from specd.engine import control, seam
 from specd.executors.temporal import answered, attempt, budget, clones
 from specd.executors.temporal.job import REFUSED, Job, JobRefused, verify, within
 from specd.executors.temporal.lease import Lease
@@ -186,7 +186,7 @@ class Activities(StepActivities):
         errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed below); outside the clone: never committed
         # SPECD_GIT_PUSH: the run pushes each step commit itself, before its next step starts, under the lease
         env = {**os.environ, "SPECD_GIT_PUSH": "origin", publish.LEASE: str(lease.path)}
-        env.update({runner.STEPS: "1"} if one else {})  # one step, then the run stops IN_PROGRESS naming the next
+        env.update({seam.STEPS: "1"} if one else {})  # one step, then the run stops IN_PROGRESS naming the next
         proc = popen_child(argv, env=env, cwd=clone.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=errors)
         self.running.add(proc)
