@@ -22,7 +22,8 @@ from specd.tasks.status import all_status
 Source = Callable[[Project], list[dict[str, Any]]]
 WAIT_WORDS = {"gate": "approval at the gate", "outcome": "a decision on an outcome", "budget": "more budget",
               "max_visits": "a decision (max_visits)", "failure_cluster": "a decision on repeated failures",
-              "secret": "a decision on a secret in a commit"}
+              "secret": "a decision on a secret in a commit", "checks_failed": "a decision on failing checks",
+              "no_phases": "phases in ROADMAP.md"}
 
 
 def local_rows(project: Project) -> list[dict[str, Any]]:

@@ -102,3 +102,14 @@ def test_skip_cancel_and_rerun_from_the_page(fresh_site: tuple[Site, Any]) -> No
     retry = client.post("/tasks/waits/retry", data={"csrf": csrf()})
     assert retry.status_code == 400
     assert "has not failed" in retry.text
+
+
+def test_every_wait_a_run_can_hold_is_said_in_words_on_the_page() -> None:
+    """A held wait of any kind (and a phase loop with no phases) reads as words in the list, never a bare kind."""
+    from specd.engine.waiting import HELD
+    from specd.web.rows import display
+
+    for kind in (*HELD, "no_phases"):
+        row = display({"task": "t", "status": "WAITING_FOR_HUMAN", "waiting": {"kind": kind, "step": "execute"}})
+        assert row["waits"].endswith(" before execute"), row["waits"]
+        assert row["waits"].split(" before ")[0] != kind, row["waits"]  # words, not the bare kind
