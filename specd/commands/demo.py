@@ -31,8 +31,8 @@ def demo(folder: Path, mode: str | None, quiet: bool, as_json: bool) -> int:
     """
     from specd.demo import TASK, create_demo_project
     from specd.engine.seam import run_task
-    from specd.term.human import StreamHuman
-    from specd.term.live import LiveView
+    from specd.ui.human import StreamHuman
+    from specd.ui.live import LiveView
 
     project = create_demo_project(folder)
     click.echo(f"sample project: {project.root}  (task {TASK})", err=True)

@@ -49,7 +49,7 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     3 a task waits for a human, 130 interrupted (run again to resume).
     """
     from specd.executors.local import Settings
-    from specd.term.many import RunView
+    from specd.ui.many import RunView
 
     if bool(tasks) == all_tasks:
         raise UsageError("name the tasks to run, or pass --all", fix="`specd run TASK...` or `specd run --all`")

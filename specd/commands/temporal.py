@@ -41,7 +41,7 @@ def run_on_temporal(project: Project, names: list[str], options: dict[str, Any],
     from specd.executors.temporal.follow import follow
     from specd.executors.temporal.lookup import connect
     from specd.executors.temporal.submit import Options, submit
-    from specd.term.many import RunView
+    from specd.ui.many import RunView
 
     run_options = Options(options.get("mode"), options.get("agent_spec"), options.get("max_cost"), options.get("jobs"))
 

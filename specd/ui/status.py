@@ -10,8 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from specd.tasks import idle
-from specd.term import plain
-from specd.term.console import out
+from specd.ui import plain
+from specd.ui.console import out
 
 COLOURS = {"COMPLETE": "green", "IN_PROGRESS": "cyan", "WAITING_FOR_HUMAN": "yellow", "ABORTED": "yellow",
            "BLOCKED": "red", "FAILED": "red", "ERROR": "red", "NOT_STARTED": "dim", "CANCELLED": "dim",

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from specd.events import Event
-from specd.term.console import Spinner, err
+from specd.ui.console import Spinner, err
 
 
 def _money(value: Any) -> str:
