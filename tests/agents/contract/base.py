@@ -127,3 +127,14 @@ class Turns:
         if not self.current and self.turns:
             self.current = self.turns.pop(0)
         return self.current.pop(0) if self.current else None
+
+
+def strings(value: Any) -> str:
+    """Every string inside ``value`` (nested lists and dicts), one a line: a request's whole text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return "\n".join(strings(item) for item in value.values())
+    if isinstance(value, list | tuple):
+        return "\n".join(strings(item) for item in value)
+    return ""
