@@ -2,22 +2,31 @@
 
 Each test runs specd on a project with a fake HOME full of keys, host sockets and listeners, a sibling
 project and secret-named variables around it (``inventory_harness.Host``), and has the tier under test run
-the probe (``inventory_probe.py``): a `cmd:` agent, a `run:` hook, and a `cmd:` agent in a task's worktree
-(`specd run`). A shell call of every model backend (the anthropic and openai agents' run_command, the agent
-CLIs' own shell tools) takes the same inventory in ``tests/agents/test_backend_inventory.py``, judged by
-``findings`` from here. The probe walks the whole file system from inside and says what it could read, write,
-connect to and see; ``findings`` turns what is wrong with that into one line each, so a failure shows every
-leak at once.
+the probe (``inventory_probe.py``): a `cmd:` agent, a `run:` hook, the anthropic agent's run_command, a Bash
+call of the real Claude Code CLI, and a `cmd:` agent in a task's worktree (`specd run`). The probe walks the
+whole file system from inside and says what it could read, write, connect to and see; ``findings`` turns
+what is wrong with that into one line each, so a failure shows every leak at once.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from inventory_harness import Host, Project, hosting
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
+
+import fake_anthropic as fake  # noqa: E402
+from claude_cli import claude_binary, claude_env  # noqa: E402
+
+from specd.redact import is_secret_name  # noqa: E402
+from specd.system.jail import BACKEND_KEYS  # noqa: E402
 
 # What specd itself puts in a jail that reaches its proxy: the bridge's script, read-only, and the proxy.
 PROXY_SOCKET, BRIDGE = "/run/specd/proxy.sock", "/run/specd/bridge.py"
@@ -124,6 +133,41 @@ def test_a_run_hook_sees_nothing_of_the_machine(host: Host, tmp_path: Path) -> N
     run = project.specd("continue", "t", "--auto", "--agent", "cmd:true")
     assert run.returncode == 0, run.stdout + run.stderr
     assert findings(project.inventory("hook"), host, env={"DEPLOY_KEY"}) == []
+
+
+def test_the_anthropic_agents_run_command_sees_nothing_of_the_machine(host: Host, tmp_path: Path) -> None:
+    with fake.FakeAnthropic([fake.message(fake.tool("run_command", command="python3 probe.py anthropic")),
+                             fake.complete("done", "inventory taken")]) as server:
+        agent = {"backend": "anthropic", "base_url": server.url, "allow_commands": ["python3 probe.py*"],
+                 "network": [host.listed]}
+        project = Project(host, tmp_path / "proj", agent=agent)
+        project.env["ANTHROPIC_API_KEY"] = "sk-ant-test-INVENTORY-0123456789"
+        project.new()
+        run = project.specd("continue", "t", "--auto")
+        answers = [fake.tool_results(body) for body in server.bodies[1:]]
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert answers, "run_command was never answered"
+    assert answers[0][0].get("is_error") is not True, answers  # it ran: the probe exited 0
+    assert findings(project.inventory("anthropic"), host, env=set()) == []
+
+
+def test_a_claude_code_bash_call_sees_nothing_of_the_machine(host: Host, tmp_path: Path) -> None:
+    binary = claude_binary()
+    done = fake.message(fake.tool("StructuredOutput", outcome="done", summary="inventory taken"))
+    bash = fake.tool("Bash", command="python3 probe.py claude", description="take the inventory")
+    with fake.FakeAnthropic([fake.message(bash)], responder=lambda body: done) as server:
+        # Bash allowed whole, as a user might: the jail has to hold whatever the model runs.
+        agent = {"backend": "claude_code", "network": [host.listed], "allowed_tools": ["Bash"]}
+        project = Project(host, tmp_path / "proj", agent=agent)
+        project.env = claude_env(project.env, url=server.url, home=host.home, binary=binary)
+        project.new()
+        run = project.specd("continue", "t", "--auto")
+    assert run.returncode == 0, run.stdout + run.stderr
+    inv = project.inventory("claude")
+    # Its sign-in keys are given to it alone (AWS_SECRET_ACCESS_KEY: Bedrock's), so its commands see them too.
+    keys = {name for name in BACKEND_KEYS["claude_code"] if name in project.env and is_secret_name(name)}
+    # Claude Code keeps each Bash call's output in its own folder in the jail's /tmp (a fresh tmpfs, see above).
+    assert findings(inv, host, env=keys, own=(f"/tmp/claude-{os.getuid()}",)) == []
 
 
 def test_a_task_in_a_worktree_sees_nothing_of_the_main_tree(host: Host, tmp_path: Path) -> None:
