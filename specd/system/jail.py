@@ -168,13 +168,14 @@ def _environment(jail: Jail, env: Mapping[str, str]) -> dict[str, str]:
 
 def backend_state(jail: Jail) -> tuple[str, Path] | None:
     """(the variable that names it, the folder) of a backend's own state for this task: Claude Code's config
-    folder, a copy kept with the task's transcripts, never the user's ``~/.claude``."""
+    folder or Codex's ``CODEX_HOME``, a copy kept with the task's transcripts, never the user's ``~/.claude``
+    or ``~/.codex``."""
     if jail.tier != "agent" or jail.backend not in BACKEND_STATE or jail.task_dir is None:
         return None
     return BACKEND_STATE[jail.backend], jail.task_dir / "transcripts" / ".agent" / jail.backend
 
 
-BACKEND_STATE: Mapping[str, str] = {"claude_code": "CLAUDE_CONFIG_DIR"}
+BACKEND_STATE: Mapping[str, str] = {"claude_code": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME"}
 
 
 def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | list[str] = "") -> list[str]:
