@@ -50,9 +50,11 @@ def reply(*items: dict[str, Any] | str) -> Reply:
     return Reply(items=[text(i) if isinstance(i, str) else i for i in items])
 
 
-def final(outcome: str = "done", summary: str = "finished", **extra: Any) -> Reply:
-    """The last message of a turn: the JSON object ``--output-schema`` asked for."""
-    return reply(json.dumps({"outcome": outcome, "summary": summary, **extra}))
+def final(outcome: str = "done", summary: str = "finished", *, said: str = "", **extra: Any) -> Reply:
+    """The last message of a turn: the JSON object ``--output-schema`` asked for, after ``said`` if given (a
+    reply with no tool call ends Codex's turn, so text meant to come first must share the reply)."""
+    report = json.dumps({"outcome": outcome, "summary": summary, **extra})
+    return reply(said, report) if said else reply(report)
 
 
 def error(status: int) -> Reply:
