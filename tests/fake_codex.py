@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -40,10 +41,29 @@ def text(body: str) -> dict[str, Any]:
             "content": [{"type": "output_text", "text": body, "annotations": []}]}
 
 
-def shell(command: str) -> dict[str, Any]:
-    """Codex's ``exec_command`` tool: the command runs in Codex's shell, in the project."""
+def shell(command: str, *, login: bool = False) -> dict[str, Any]:
+    """Codex's ``exec_command`` tool: the command runs in Codex's shell, in the project. Not a login shell by
+    default, so it keeps the PATH specd gave Codex (a login shell's /etc/profile sets its own)."""
     return {"type": "function_call", "id": f"fc_{next(_ids):04d}", "call_id": f"call_{next(_ids):04d}",
-            "name": "exec_command", "arguments": json.dumps({"cmd": command, "tty": False})}
+            "name": "exec_command", "arguments": json.dumps({"cmd": command, "tty": False, "login": login})}
+
+
+RUNNING = re.compile(r"Process running with session ID (\d+)")
+
+
+def poll(session: int) -> dict[str, Any]:
+    """Codex's ``write_stdin`` with nothing to write: waits for more of a command that outlived its first wait."""
+    return {"type": "function_call", "id": f"fc_{next(_ids):04d}", "call_id": f"call_{next(_ids):04d}",
+            "name": "write_stdin", "arguments": json.dumps({"session_id": session, "chars": "",
+                                                             "yield_time_ms": 300000})}
+
+
+def still_running(body: dict[str, Any]) -> int | None:
+    """The session of a command the request says is still running (Codex returns after its wait, at most
+    30 s, with the command's session id), so a fake model can poll it until it ends."""
+    said = outputs(body)
+    found = RUNNING.search(said[-1]) if said else None
+    return int(found.group(1)) if found else None
 
 
 def reply(*items: dict[str, Any] | str) -> Reply:

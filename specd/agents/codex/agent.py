@@ -40,7 +40,8 @@ class CodexAgent:
     holds: tuple[str, ...] = ()  # Codex tells its usage only when its turn ends: no per-step cap can be kept
 
     def __init__(self, binary: str, options: Options, ctx: AgentContext) -> None:
-        self.binary = binary
+        # Its real path: a link in a bin folder (node_modules/.bin) may lie outside what the jail shows.
+        self.binary = str(Path(binary).resolve())
         self.options = options
         self.ctx = ctx
         self.unpriced: set[str] = set()
@@ -95,9 +96,9 @@ class CodexAgent:
             jail = replace(jail, hosts=(*jail.hosts, host_rule(url)))
         if self.options.key_env not in jail.env_allow:
             jail = replace(jail, env_allow=(*jail.env_allow, self.options.key_env))
-        install = install_root(self.binary)
-        if install is not None:  # codex is a node script that starts the native binary of a sibling package
-            env[READ_ENV] = os.pathsep.join(filter(None, (env.get(READ_ENV), str(install))))
+        # codex is a node script that starts the native binary of a sibling package: both are shown
+        install = [str(folder) for folder in install_folders(self.binary)]
+        env[READ_ENV] = os.pathsep.join(filter(None, (env.get(READ_ENV), *install)))
         if not env.get(self.options.key_env) and not needs_key(self.options, env):
             env[self.options.key_env] = "local"  # a local server takes no key, but Codex wants the variable set
         state = backend_state(jail)
@@ -120,14 +121,14 @@ class CodexAgent:
         return self.options.pricing
 
 
-def install_root(binary: str) -> Path | None:
-    """The ``node_modules`` folder an npm-installed codex lives in (its launcher and the platform package with
-    the real binary), shown read-only in the jail; None for a binary installed some other way."""
-    found = None
+def install_folders(binary: str) -> list[Path]:
+    """An npm-installed codex: its package (the launcher) and the platform packages beside it (the native
+    binary it starts), shown read-only in the jail; nothing for a binary installed some other way."""
     for folder in Path(binary).resolve().parents:
-        if folder.name == "node_modules":
-            found = folder  # the outermost one: a nested install still needs its parent's packages
-    return found
+        scoped = folder.parent.name.startswith("@") and folder.parent.parent.name == "node_modules"
+        if folder.parent.name == "node_modules" or scoped:
+            return [folder, *sorted(folder.parent.glob(f"{folder.name}-*"))]
+    return []
 
 
 def _seed(home: Path, project: Path) -> bool:
