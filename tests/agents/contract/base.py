@@ -30,7 +30,12 @@ What a harness reports back:
 - ``usages()``: per model request that took an action, what the fake reported, as ``Usage`` (fresh input,
   output, cache read and cache write tokens), so a test can sum a step's tokens;
 - ``resumes_sessions``: True when an inline hook continues the step's conversation (its first request
-  carries the step's prompt), False when the backend runs the hook as a separate invocation.
+  carries the step's prompt), False when the backend runs the hook as a separate invocation;
+- ``own_folders``: folders the backend's CLI makes for itself in the jail's fresh /tmp or HOME (Claude Code's
+  ``/tmp/claude-<uid>``), which the jail inventory (``test_backend_inventory.py``) does not count as leaks.
+
+The inventory test keeps HOME the host's fake one (full of planted keys), overriding ``env()``'s: a CLI that
+needs a config folder should be given it by its own variable, or get it from specd's per-task copy.
 
 Setup: ``start(tmp_path)`` starts the fake server (and makes any per-test home or config it needs under
 ``tmp_path``); ``stop()`` stops it. The project under test is always ``tmp_path / "proj"`` (a harness may
@@ -88,6 +93,7 @@ class Usage:
 class Backend(Protocol):
     name: str
     resumes_sessions: bool
+    own_folders: tuple[str, ...]
 
     def require(self) -> None: ...
 
