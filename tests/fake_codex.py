@@ -45,7 +45,8 @@ def shell(command: str, *, login: bool = False) -> dict[str, Any]:
     """Codex's ``exec_command`` tool: the command runs in Codex's shell, in the project. Not a login shell by
     default, so it keeps the PATH specd gave Codex (a login shell's /etc/profile sets its own)."""
     return {"type": "function_call", "id": f"fc_{next(_ids):04d}", "call_id": f"call_{next(_ids):04d}",
-            "name": "exec_command", "arguments": json.dumps({"cmd": command, "tty": False, "login": login})}
+            "name": "exec_command", "arguments": json.dumps({"cmd": command, "tty": False, "login": login,
+                                                             "yield_time_ms": 30000})}
 
 
 RUNNING = re.compile(r"Process running with session ID (\d+)")

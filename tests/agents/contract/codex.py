@@ -3,8 +3,9 @@
 Each action becomes one reply of the fake (``tests/fake_codex.py``): ``Write`` and ``Shell`` are calls of
 Codex's own ``exec_command`` tool (a file is written by a shell command, as Codex itself does when it does
 not patch), and ``Finish`` is the final message holding the JSON that specd's ``--output-schema`` asks for.
-The fake reports ``input_tokens`` including the cached prefix; ``usages`` splits it into fresh and cached
-input, as specd records it. An inline hook resumes the step's thread with ``codex exec resume``, so
+A command that outlasts Codex's wait (at most 30 s) is polled with ``write_stdin`` until it ends, without
+using an action. The fake reports ``input_tokens`` including the cached prefix; ``usages`` splits it into
+fresh and cached input, as specd records it. An inline hook resumes the step's thread with ``codex exec resume``, so
 ``resumes_sessions`` is True.
 """
 
@@ -29,6 +30,7 @@ class Codex:
     def __init__(self) -> None:
         self.turns = Turns()
         self.taken: list[dict[str, Any]] = []
+        self.took: list[bool] = []  # per answered request: whether it used an action (a poll does not)
         self.server: Any = None
         self.bin = ""
         self.home = Path()
@@ -60,16 +62,23 @@ class Codex:
 
     def usages(self) -> list[Usage]:
         found = []
-        for usage in self.server.usages:
+        for usage, took in zip(self.server.usages, self.took, strict=True):
+            if not took:
+                continue
             cached = usage["input_tokens_details"]["cached_tokens"]
             found.append(Usage(usage["input_tokens"] - cached, usage["output_tokens"], cached, 0))
         return found
 
     def reply(self, body: dict[str, Any]) -> fake.Reply:
+        session = fake.still_running(body)
+        if session is not None:  # a command outlasted Codex's wait: poll it, which is no action of the script
+            self.took.append(False)
+            return fake.reply(fake.poll(session))
         action = self.turns.take()
         if action is None:
             return fake.error(400)
         self.taken.append(body)
+        self.took.append(True)
         if isinstance(action, Write):
             folder, path, text = (shlex.quote(part) for part in (str(Path(action.path).parent), action.path,
                                                                   action.text))
