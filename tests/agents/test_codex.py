@@ -7,6 +7,7 @@ model" answers and logs what Codex sent.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from codex_cli import DUMMY_KEY, MODEL, codex_binary, codex_env, events_of
 
 from specd.agents.base import AgentContext, AgentFailed, Budget, BudgetExhausted, Usage
 from specd.agents.codex import make_codex
+from specd.agents.codex.check import check
 from specd.agents.openai.prices import BUILTIN
 from specd.events import Event, EventBus
 from specd.system.jail import active
@@ -201,3 +203,43 @@ def test_a_write_to_the_pipeline_file_is_refused(codex: Any, project: Any, api: 
     said = fake.outputs(api.bodies[-1])[0]
     assert "Read-only file system" in said
     assert "status=1" in said
+
+
+def test_a_step_past_its_timeout_stops_codex_and_its_command(codex: Any, project: Any,
+                                                              api: fake.FakeCodexAPI) -> None:
+    mark = f"late-{uuid.uuid4().hex}.txt"
+    api.push(fake.reply(fake.shell(f"touch started.txt; sleep 300; touch {mark}")), fake.final())
+    with pytest.raises(AgentFailed) as caught:  # long enough for Codex to start the command, well before 300 s
+        codex().run(project.request(timeout=8))
+    assert caught.value.reason == "timed out after 8 s"
+    assert (project.root / "started.txt").exists()
+    assert [line for line in _processes().values() if mark in line] == []  # the command went with Codex
+
+
+def _processes() -> dict[str, str]:
+    found = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            found[entry.name] = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+    return found
+
+
+def test_doctor_is_told_what_works_and_what_to_fix(tmp_path: Path) -> None:
+    binary = codex_binary()
+    ok, detail, fix = check({}, {"SPECD_CODEX_BIN": binary, "OPENAI_API_KEY": "sk-x", "PATH": "/usr/bin:/bin"})
+    assert ok, detail
+    assert "Codex 0.169" in detail
+    assert "OPENAI_API_KEY is set" in detail
+    assert fix == ""
+    ok, detail, fix = check({}, {"SPECD_CODEX_BIN": binary, "PATH": "/usr/bin:/bin"})
+    assert not ok
+    assert "needs OPENAI_API_KEY" in detail
+    assert "export OPENAI_API_KEY" in fix
+    ok, detail, _ = check({"base_url": "http://127.0.0.1:9/v1"}, {"SPECD_CODEX_BIN": binary, "PATH": "/usr/bin"})
+    assert ok, detail  # a local server takes no key
+    ok, detail, fix = check({}, {"SPECD_CODEX_BIN": str(tmp_path / "nothing"), "PATH": "/usr/bin"})
+    assert not ok
+    assert "not an executable file" in detail
+    assert "npm install -g @openai/codex" in fix

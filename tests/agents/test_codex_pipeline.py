@@ -46,6 +46,8 @@ def test_two_steps_complete_with_cost_and_tokens_per_step_on_agent_codex_model(a
     assert app.steps() == [("build", "done"), ("check", "done")]
     assert (app.root / "NOTES.md").read_text() == "main returns 1\n"
     assert {body["model"] for body in api.bodies} == {MODEL}
+    assert "a final message that is only the JSON object the output schema asks for" in fake.user_text(
+        api.bodies[0])  # the prompt's header says how Codex reports
     assert "main returns 1" in fake.outputs(api.bodies[3])[0]
     rows = [row for row in app.state().history if row.get("kind", "step") == "step"]
     for row, reported in zip(rows, (api.usages[:2], api.usages[2:]), strict=True):
