@@ -11,16 +11,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from specd.agents.anthropic.pricing import Price
 from specd.agents.base import AgentContext, AgentRequest, AgentResult, Budget, BudgetExhausted, Usage
 from specd.agents.claude_code.options import outcome_schema
 from specd.agents.codex.check import needs_key
-from specd.agents.codex.options import Options, host_rule
+from specd.agents.codex.options import PRICE_KEYS, Options, host_rule
 from specd.agents.codex.process import run_codex
 from specd.agents.codex.sessions import ThreadMap, retry_note
 from specd.agents.codex.stream import read_stream
@@ -50,8 +48,7 @@ class CodexAgent:
         """Before the run starts: a cost cap needs a priced model, or every step would count as free."""
         if budget.max_cost_usd is None and budget.max_step_cost_usd is None:
             return
-        settings = self._settings()
-        if not self.options.model or not price_for(self.options.model, settings)[1]:
+        if not self.options.model or not price_for(self.options.model, self.options.pricing)[1]:
             model = repr(self.options.model) if self.options.model else "Codex's default model"
             raise ConfigError(f"{source}: no price is known for {model}, so a cost cap (agent.max_cost_usd or "
                               "--max-cost) cannot be kept",
@@ -110,15 +107,14 @@ class CodexAgent:
 
     def _price(self, request: AgentRequest) -> Price:
         model = self.options.model_for(request) or ""
-        price, known = price_for(model, self._settings())
+        # A step's own agent block may name its model and price; otherwise the pipeline's.
+        step = {key: request.settings[key] for key in PRICE_KEYS if key in request.settings}
+        price, known = price_for(model, {**self.options.pricing, **step})
         if not known and model not in self.unpriced:  # said once per model and run, not every step
             self.unpriced.add(model)
             self.ctx.events.emit("notice", message=f"no price known for Codex model {model or '(its default)'}: "
                                  "its tokens are recorded and its cost counted as $0 (set agent.price_per_mtok)")
         return price
-
-    def _settings(self) -> Mapping[str, Any]:
-        return self.options.pricing
 
 
 def install_folders(binary: str) -> list[Path]:
