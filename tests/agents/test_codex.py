@@ -18,7 +18,6 @@ from codex_cli import DUMMY_KEY, MODEL, codex_binary, codex_env, events_of
 
 from specd.agents.base import AgentContext, AgentFailed, Budget, BudgetExhausted, Usage
 from specd.agents.codex import make_codex
-from specd.agents.codex.check import check
 from specd.agents.openai.prices import BUILTIN
 from specd.events import Event, EventBus
 from specd.system.jail import active
@@ -225,21 +224,3 @@ def _processes() -> dict[str, str]:
             continue
     return found
 
-
-def test_doctor_is_told_what_works_and_what_to_fix(tmp_path: Path) -> None:
-    binary = codex_binary()
-    ok, detail, fix = check({}, {"SPECD_CODEX_BIN": binary, "OPENAI_API_KEY": "sk-x", "PATH": "/usr/bin:/bin"})
-    assert ok, detail
-    assert "Codex 0.169" in detail
-    assert "OPENAI_API_KEY is set" in detail
-    assert fix == ""
-    ok, detail, fix = check({}, {"SPECD_CODEX_BIN": binary, "PATH": "/usr/bin:/bin"})
-    assert not ok
-    assert "needs OPENAI_API_KEY" in detail
-    assert "export OPENAI_API_KEY" in fix
-    ok, detail, _ = check({"base_url": "http://127.0.0.1:9/v1"}, {"SPECD_CODEX_BIN": binary, "PATH": "/usr/bin"})
-    assert ok, detail  # a local server takes no key
-    ok, detail, fix = check({}, {"SPECD_CODEX_BIN": str(tmp_path / "nothing"), "PATH": "/usr/bin"})
-    assert not ok
-    assert "not an executable file" in detail
-    assert "npm install -g @openai/codex" in fix

@@ -1,7 +1,7 @@
 """Before a run starts: is there a `codex` binary, new enough, and a key for the server it will talk to?
 
-Each problem is a ConfigError (exit 2) that says how to fix it. ``check`` says the same as data, for
-``specd doctor``'s table of backends.
+Each problem is a ConfigError (exit 2) that says how to fix it. (`specd doctor` finds the same from its
+table of backends, ``specd.agents.needs``.)
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import re
 import shutil
 import subprocess
 from collections.abc import Mapping
-from typing import Any
 from urllib.parse import urlsplit
 
 from specd.agents.codex.options import Options
@@ -83,16 +82,3 @@ def ready_binary(options: Options, env: Mapping[str, str] | None = None) -> str:
     check_key(options, env)
     return binary
 
-
-def check(agent: Mapping[str, Any], env: Mapping[str, str] | None = None) -> tuple[bool, str, str]:
-    """(works here, what was found, the fix) for `specd doctor`."""
-    env = os.environ if env is None else env
-    options = Options.from_settings(agent)
-    try:
-        binary = find_codex(env)
-        version = ".".join(map(str, check_version(binary, env)))
-        check_key(options, env)
-    except ConfigError as exc:
-        return False, exc.message, exc.fix or ""
-    key = f"{options.key_env} is set" if env.get(options.key_env) else "no key (local server)"
-    return True, f"Codex {version} at {binary}; {key}; server {options.url(env)}", ""
