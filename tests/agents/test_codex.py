@@ -204,6 +204,19 @@ def test_a_write_to_the_pipeline_file_is_refused(codex: Any, project: Any, api: 
     assert "status=1" in said
 
 
+def test_the_key_comes_from_the_variable_api_key_env_names_and_no_other_secret_passes(
+        codex: Any, project: Any, api: fake.FakeCodexAPI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.setenv("TEAM_CODEX_KEY", "sk-team-0123456789abcdef")
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_notforcodex0123456789abcdef")
+    api.push(fake.reply(fake.shell("env | cut -d= -f1 | sort")), fake.final())
+    codex(api_key_env="TEAM_CODEX_KEY").run(project.request())
+    assert {r["headers"]["authorization"] for r in api.requests} == {"Bearer sk-team-0123456789abcdef"}
+    names = fake.outputs(api.bodies[-1])[0].split()
+    assert "TEAM_CODEX_KEY" in names  # Codex's own key reaches it (and so its commands)
+    assert "GITHUB_TOKEN" not in names
+
+
 def test_a_step_past_its_timeout_stops_codex_and_its_command(codex: Any, project: Any,
                                                               api: fake.FakeCodexAPI) -> None:
     mark = f"late-{uuid.uuid4().hex}.txt"
