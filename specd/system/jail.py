@@ -49,7 +49,8 @@ BACKEND_KEYS: Mapping[str, tuple[str, ...]] = {"claude_code": (
     "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS",
     "ANTHROPIC_BASE_URL", "ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_AWS_API_KEY", "ANTHROPIC_BEDROCK_MANTLE_API_KEY",
     "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
-    "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH")}
+    "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH"),
+    "codex": ("OPENAI_API_KEY",)}  # or the variable its agent.api_key_env names, passed by the backend itself
 
 
 @dataclass(frozen=True)
@@ -168,13 +169,14 @@ def _environment(jail: Jail, env: Mapping[str, str]) -> dict[str, str]:
 
 def backend_state(jail: Jail) -> tuple[str, Path] | None:
     """(the variable that names it, the folder) of a backend's own state for this task: Claude Code's config
-    folder, a copy kept with the task's transcripts, never the user's ``~/.claude``."""
+    folder or Codex's ``CODEX_HOME``, a copy kept with the task's transcripts, never the user's ``~/.claude``
+    or ``~/.codex``."""
     if jail.tier != "agent" or jail.backend not in BACKEND_STATE or jail.task_dir is None:
         return None
     return BACKEND_STATE[jail.backend], jail.task_dir / "transcripts" / ".agent" / jail.backend
 
 
-BACKEND_STATE: Mapping[str, str] = {"claude_code": "CLAUDE_CONFIG_DIR"}
+BACKEND_STATE: Mapping[str, str] = {"claude_code": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME"}
 
 
 def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | list[str] = "") -> list[str]:

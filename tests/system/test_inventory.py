@@ -23,8 +23,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
 
 import fake_anthropic as fake  # noqa: E402
+import fake_codex  # noqa: E402
 from claude_cli import claude_binary, claude_env  # noqa: E402
+from codex_cli import agent_block, codex_binary, codex_env  # noqa: E402
 
+from specd.agents.codex.agent import install_folders  # noqa: E402
 from specd.redact import is_secret_name  # noqa: E402
 from specd.system.jail import BACKEND_KEYS  # noqa: E402
 
@@ -168,6 +171,26 @@ def test_a_claude_code_bash_call_sees_nothing_of_the_machine(host: Host, tmp_pat
     keys = {name for name in BACKEND_KEYS["claude_code"] if name in project.env and is_secret_name(name)}
     # Claude Code keeps each Bash call's output in its own folder in the jail's /tmp (a fresh tmpfs, see above).
     assert findings(inv, host, env=keys, own=(f"/tmp/claude-{os.getuid()}",)) == []
+
+
+def test_a_codex_shell_call_sees_nothing_of_the_machine(host: Host, tmp_path: Path) -> None:
+    binary = codex_binary()
+    def answer(body: dict[str, Any]) -> fake_codex.Reply:  # the probe may outlast Codex's wait: poll it
+        session = fake_codex.still_running(body)
+        return fake_codex.final("done", "taken") if session is None else fake_codex.reply(fake_codex.poll(session))
+
+    with fake_codex.FakeCodexAPI([fake_codex.reply(fake_codex.shell("python3 probe.py codex"))],
+                                 responder=answer) as server:
+        # Codex's own program is shown, read-only: its npm package and the platform package with the binary.
+        shown = tuple(str(folder) for folder in install_folders(binary))
+        project = Project(host, tmp_path / "proj", agent=agent_block(server.base_url, network=[host.listed]),
+                          config=host.probe_config(allow=shown))
+        project.env = codex_env(project.env, home=host.home, binary=binary)
+        project.new()
+        run = project.specd("continue", "t", "--auto")
+    assert run.returncode == 0, run.stdout + run.stderr
+    # Its key is given to it alone, so its commands see it too; nothing else secret-named.
+    assert findings(project.inventory("codex"), host, env={"OPENAI_API_KEY"}) == []
 
 
 def test_a_task_in_a_worktree_sees_nothing_of_the_main_tree(host: Host, tmp_path: Path) -> None:
