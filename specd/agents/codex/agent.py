@@ -16,7 +16,6 @@ from pathlib import Path
 
 from specd.agents.anthropic.pricing import Price
 from specd.agents.base import AgentContext, AgentRequest, AgentResult, Budget, BudgetExhausted, Usage
-from specd.agents.claude_code.options import outcome_schema
 from specd.agents.codex.check import needs_key
 from specd.agents.codex.options import PRICE_KEYS, Options, host_rule
 from specd.agents.codex.process import run_codex
@@ -25,6 +24,7 @@ from specd.agents.codex.stream import read_stream
 from specd.agents.codex.verdict import usage_of, verdict
 from specd.agents.openai.prices import price_for
 from specd.agents.proc import transcript_path
+from specd.agents.report import outcome_schema
 from specd.errors import ConfigError
 from specd.redact import redact
 from specd.system.binds import READ_ENV
