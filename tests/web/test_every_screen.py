@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 WAIT_MS = 120_000  # the browser's own waits: generous nets, not timings
 SCREENS = [("wide", {"width": 1280, "height": 800}), ("narrow", {"width": 390, "height": 844})]
 SHOT_MAX = 200 * 1024
+BACKGROUND = {"light": "rgb(246, 248, 249)", "dark": "rgb(17, 23, 27)"}  # base.html's --bg: the scheme is followed
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +111,8 @@ def test_every_page_fits_a_phone_and_passes_axe(screens: tuple[Screens, Server],
                 problems.append(f"{path} at {name} in {scheme}: {wide[0]} px wide in a {wide[1]} px window")
             if "text/html" not in (reply.headers.get("content-type") or ""):
                 continue  # a plain-text answer (the 404 until it is a page of its own) has nothing for axe
+            background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+            assert background == BACKGROUND[scheme], f"{path} in {scheme}: the body's background is {background}"
             page.add_script_tag(path=str(axe))
             found = page.evaluate("async () => (await axe.run()).violations.filter("
                                   "v => ['serious', 'critical'].includes(v.impact)).map("
@@ -152,6 +155,7 @@ def test_screenshots_for_the_readme(screens: tuple[Screens, Server], chromium: A
     folder = REPO / "docs" / "screenshots" if os.environ.get("SPECD_SCREENSHOTS") else \
         REPO / ".ci" / "artifacts" / "screenshots"
     folder.mkdir(parents=True, exist_ok=True)
+    (REPO / ".ci" / "artifacts" / "screenshots").mkdir(parents=True, exist_ok=True)
     base = server.url.split("?")[0]
     page = _signed_in(chromium, server, viewport={"width": 1280, "height": 800})
     for name, path, ready in (("tasks", "", "#rows"), ("running", "tasks/running", "#output:has-text('waits')"),
@@ -162,3 +166,7 @@ def test_screenshots_for_the_readme(screens: tuple[Screens, Server], chromium: A
         page.screenshot(path=str(shot))
         assert 0 < shot.stat().st_size < SHOT_MAX, f"{shot}: {shot.stat().st_size} bytes"
     page.context.close()
+    phone = _signed_in(chromium, server, viewport={"width": 390, "height": 844}, color_scheme="dark")
+    phone.goto(base + "tasks/thrice")  # for people, not for the README: the page on a phone at night
+    phone.screenshot(path=str(REPO / ".ci" / "artifacts" / "screenshots" / "thrice-phone-dark.png"))
+    phone.context.close()
