@@ -66,6 +66,8 @@ async def task_stream(where: Callable[[], Path], offset: int, gone: Disconnected
         items = await asyncio.to_thread(_items, follower)
         status, moved = await asyncio.to_thread(read_status, folder), await asyncio.to_thread(_mark, folder)
         spoke = bool(items) or moved != mark or status != said
+        # Output alone is not a move: an agent printing fast must not make the page fetch its parts again and again.
+        moves = moved != mark or status != said or any(not isinstance(i, Output | Ended) for i in items)
         for item in items:
             if isinstance(item, Output):
                 if item.label != label:
@@ -77,7 +79,7 @@ async def task_stream(where: Callable[[], Path], offset: int, gone: Disconnected
         if status != said:
             said = status
             yield sse("status", status)
-        if items or moved != mark:
+        if moves:
             mark = moved
             yield sse("changed", "")
         if spoke:

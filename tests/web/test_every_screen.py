@@ -170,3 +170,17 @@ def test_screenshots_for_the_readme(screens: tuple[Screens, Server], chromium: A
     phone.goto(base + "tasks/thrice")  # for people, not for the README: the page on a phone at night
     phone.screenshot(path=str(REPO / ".ci" / "artifacts" / "screenshots" / "thrice-phone-dark.png"))
     phone.context.close()
+
+
+def test_every_action_is_reachable_by_keyboard(screens: tuple[Screens, Server], chromium: Any) -> None:
+    site, server = screens
+    page = _signed_in(chromium, server, viewport={"width": 390, "height": 844})
+    page.goto(server.url.split("?")[0] + "tasks/waits")
+    reached = set()
+    for _ in range(60):  # more stops than the page has: the header's link, each step's, the documents'
+        page.keyboard.press("Tab")
+        reached.add(page.evaluate("document.activeElement.id || document.activeElement.tagName"))
+    wanted = {"approve-note", "approve", "reject-note", "reject", "skip", "rerun-step", "rerun-phase", "rerun",
+              "cancel"}
+    assert wanted <= reached, sorted(wanted - reached)
+    page.context.close()
