@@ -67,7 +67,8 @@ async def task_stream(where: Callable[[], Path], offset: int, gone: Disconnected
         status, moved = await asyncio.to_thread(read_status, folder), await asyncio.to_thread(_mark, folder)
         spoke = bool(items) or moved != mark or status != said
         # Output alone is not a move: an agent printing fast must not make the page fetch its parts again and again.
-        moves = moved != mark or status != said or any(not isinstance(i, Output | Ended) for i in items)
+        # The first status is what the page was rendered with: said, but no move.
+        moves = moved != mark or status != said != "" or any(not isinstance(i, Output | Ended) for i in items)
         for item in items:
             if isinstance(item, Output):
                 if item.label != label:

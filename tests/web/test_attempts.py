@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -57,27 +58,37 @@ def test_an_attempt_whose_transcript_is_gone_still_has_its_row(tmp_path: Path) -
          "reason": "cancelled", "outcome": "cancelled", "transcript": ""}]
 
 
-def _collect(folder: Path, looks: int) -> list[str]:
-    """What the stream says over ``looks`` polls; the fake disconnect ends it."""
+def _collect(folder: Path, offset: int, looks: int, then: Callable[[int], None]) -> list[str]:
+    """What the stream says from ``offset`` over ``looks`` polls; ``then(n)`` runs before look n, and the fake
+    disconnect ends it."""
     seen = 0
 
     async def gone() -> bool:
         nonlocal seen
         seen += 1
+        then(seen)
         return seen > looks
 
     async def read() -> list[str]:
-        return [chunk async for chunk in task_stream(lambda: folder, 0, gone)]
+        return [chunk async for chunk in task_stream(lambda: folder, offset, gone)]
 
     return asyncio.run(read())
 
 
-def test_the_stream_says_the_events_the_status_and_that_the_page_should_fetch_its_parts(tmp_path: Path) -> None:
+def test_the_stream_says_the_events_the_status_and_when_the_page_should_fetch_its_parts(tmp_path: Path) -> None:
     folder = tmp_path / "t"
     folder.mkdir()
-    (folder / "events.jsonl").write_text(json.dumps({"at": "2026-01-01T00:00:00+00:00", "kind": "notice",
-                                                     "message": "hello"}) + "\n", encoding="utf-8")
-    chunks = _collect(folder, 2)
-    assert "event: line\ndata: 00:00:00 note: hello\n\n" in chunks
-    assert "event: status\ndata: NOT_STARTED\n\n" in chunks
-    assert chunks.count("event: changed\ndata: \n\n") == 1  # once for the first look; nothing moved after it
+    journal = folder / "events.jsonl"
+    journal.write_text(json.dumps({"at": "2026-01-01T00:00:00+00:00", "kind": "notice", "message": "old"}) + "\n",
+                       encoding="utf-8")
+
+    def then(look: int) -> None:
+        if look == 3:  # a new event while the page is open
+            with journal.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"at": "2026-01-01T00:00:09+00:00", "kind": "notice", "message": "new"})
+                             + "\n")
+
+    # from where the page was rendered: the old event is on it already, and so is the status (said, no move)
+    chunks = [c for c in _collect(folder, journal.stat().st_size, 4, then) if not c.startswith(":")]
+    assert chunks == ["event: status\ndata: NOT_STARTED\n\n",
+                      "event: line\ndata: 00:00:09 note: new\n\n", "event: changed\ndata: \n\n"]
