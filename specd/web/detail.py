@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from specd.engine import check_rounds
 from specd.errors import SpecdError
 from specd.executors.local import current_status
 from specd.git.repo import GitFailed, Repo
@@ -100,8 +101,17 @@ def step_page(project: Project, folder: Path, task: str, index: int) -> dict[str
     for found, path in logs.transcripts(folder, state, None):
         if found is row:
             transcript = _read(path)
+    if row.get("kind") == check_rounds.KIND:  # a round of checks keeps each command's output in its row
+        transcript = rounds_text(row)
     return dict(redact_obj({"task": task, "step": step_row(index, row), "transcript": transcript,
                             "diff": _diff(project, task, row)}))
+
+
+def rounds_text(row: dict[str, Any]) -> str:
+    """Each check of a round as its command, its result and the end of its output."""
+    said = [f"$ {c.get('run')}\n({'passed' if c.get('ok') else check_rounds.why(c)}, {c.get('seconds')} s)\n"
+            f"{c.get('output') or '(no output)'}" for c in row.get("checks") or ()]
+    return redact("\n\n".join(said))
 
 
 def _read(path: Path) -> str:

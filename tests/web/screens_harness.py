@@ -1,13 +1,15 @@
 """A project with a task in every state the dashboard shows, for the checks of every page on every screen.
 
 done: COMPLETE. waits: at the gate before s2. thrice: its agent failed three times (held as a failure cluster).
-blocked: failed once. stopped: cancelled at its gate. fresh: not started, needing waits (the graph). running
+blocked: failed once. stopped: cancelled at its gate. checked: s1's checks failed in
+both its attempts (held). fresh: not started, needing waits (the graph). running
 and live: each run by its own `specd run` in a worktree, their agents held in a step by files in the harness
 folder (``hold-<task>-<step>``) until a test removes them; the agent prints as it works, so a page can show it.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -46,14 +48,21 @@ class Screens(Repo):
     def __init__(self, tmp_path: Path) -> None:
         super().__init__(tmp_path, steps=("s1", "s2"), pause="s2")
         (self.dir / "agent.py").write_text(AGENT, encoding="utf-8")
+        pipeline = self.root / ".specd" / "pipeline.json"
+        data = json.loads(pipeline.read_text(encoding="utf-8"))
+        data["pipelines"]["main"][0] |= {"checks": ['test ! -e "checks-fail-$SPECD_TASK"'], "attempts": 2}
+        pipeline.write_text(json.dumps(data), encoding="utf-8")
+        self.git("commit", "-q", "-am", "s1 is checked: twice, for a task whose checks are made to fail")
         self.runs: list[subprocess.Popen[str]] = []
-        for task in ("done", "waits", "thrice", "blocked", "stopped", "running", "live"):
+        for task in ("done", "waits", "thrice", "blocked", "stopped", "checked", "running", "live"):
             self.new(task)
         self.new("fresh", "waits")
         self.expect(0, "continue", "done", "--auto")
         self.expect(3, "continue", "waits", "--semi-auto")
         self.expect(3, "continue", "stopped", "--semi-auto")
         self.expect(0, "cancel", "stopped")
+        (self.root / "checks-fail-checked").write_text("")
+        self.expect(3, "continue", "checked", "--auto")  # both rounds fail: held for a person
         for task, codes in (("blocked", (1,)), ("thrice", (1, 1, 3))):
             (self.dir / f"fail-{task}").write_text("")
             for code in codes:

@@ -70,8 +70,9 @@ def _signed_in(chromium: Any, server: Server, **options: Any) -> Any:
 def _pages(site: Screens) -> list[str]:
     thrice = site.root / ".specd" / "tasks" / "thrice"
     transcript = sorted(p for p in (thrice / "transcripts").rglob("*-s1.log"))[0].relative_to(thrice)
-    tasks = ("done", "waits", "thrice", "blocked", "stopped", "fresh", "running")
-    return ["/", *(f"/tasks/{t}" for t in tasks), "/tasks/done/steps/0", f"/tasks/thrice/files/{transcript}",
+    tasks = ("done", "waits", "thrice", "blocked", "stopped", "checked", "fresh", "running")
+    return ["/", *(f"/tasks/{t}" for t in tasks), "/tasks/done/steps/0", "/tasks/checked/steps/1",
+            f"/tasks/thrice/files/{transcript}",
             "/tasks/done/files/NOTES.md" if (site.root / ".specd/tasks/done/NOTES.md").exists() else "/tasks/done",
             "/tasks/no-such-task"]
 
@@ -86,6 +87,13 @@ def test_failed_attempts_have_rows_with_reason_and_transcript(screens: tuple[Scr
     for link in links:
         text = server.request(link).read().decode()
         assert "the build broke: 3 tests failed" in text
+    checked = server.request("/tasks/checked").read().decode()
+    assert checked.count('data-step="s1" data-outcome="done"') == 2, checked  # the agent's two runs
+    assert 'data-outcome="failed"' in checked  # and their rounds of checks
+    assert 'data-outcome="checks_failed"' in checked
+    round_one = server.request("/tasks/checked/steps/1").read().decode()
+    assert "checks-fail-$SPECD_TASK" in round_one
+    assert "exited with status 1" in round_one
     running = server.request("/tasks/running").read().decode()
     assert 'data-outcome="running"' in running
 
