@@ -130,6 +130,28 @@ def test_every_page_fits_a_phone_and_passes_axe(screens: tuple[Screens, Server],
     assert not problems, "\n".join(problems)
 
 
+def test_screenshots_for_the_readme(screens: tuple[Screens, Server], chromium: Any) -> None:
+    site, server = screens
+    folder = REPO / "docs" / "screenshots" if os.environ.get("SPECD_SCREENSHOTS") else \
+        REPO / ".ci" / "artifacts" / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    (REPO / ".ci" / "artifacts" / "screenshots").mkdir(parents=True, exist_ok=True)
+    base = server.url.split("?")[0]
+    page = _signed_in(chromium, server, viewport={"width": 1280, "height": 800})
+    for name, path, ready in (("tasks", "", "#rows"), ("running", "tasks/running", "#output:has-text('waits')"),
+                              ("gate", "tasks/waits", "#approve")):
+        page.goto(base + path)
+        page.wait_for_selector(ready)
+        shot = folder / f"{name}.png"
+        page.screenshot(path=str(shot))
+        assert 0 < shot.stat().st_size < SHOT_MAX, f"{shot}: {shot.stat().st_size} bytes"
+    page.context.close()
+    phone = _signed_in(chromium, server, viewport={"width": 390, "height": 844}, color_scheme="dark")
+    phone.goto(base + "tasks/thrice")  # for people, not for the README: the page on a phone at night
+    phone.screenshot(path=str(REPO / ".ci" / "artifacts" / "screenshots" / "thrice-phone-dark.png"))
+    phone.context.close()
+
+
 def test_the_task_page_follows_the_run_without_a_reload(screens: tuple[Screens, Server], chromium: Any) -> None:
     site, server = screens
     page = _signed_in(chromium, server, viewport={"width": 1280, "height": 800})
@@ -156,28 +178,6 @@ def test_the_task_page_follows_the_run_without_a_reload(screens: tuple[Screens, 
     assert page.locator('#steps-table tr[data-outcome="running"]').count() == 0
     assert page.evaluate("window.stillTheSamePage === true")
     page.context.close()
-
-
-def test_screenshots_for_the_readme(screens: tuple[Screens, Server], chromium: Any) -> None:
-    site, server = screens
-    folder = REPO / "docs" / "screenshots" if os.environ.get("SPECD_SCREENSHOTS") else \
-        REPO / ".ci" / "artifacts" / "screenshots"
-    folder.mkdir(parents=True, exist_ok=True)
-    (REPO / ".ci" / "artifacts" / "screenshots").mkdir(parents=True, exist_ok=True)
-    base = server.url.split("?")[0]
-    page = _signed_in(chromium, server, viewport={"width": 1280, "height": 800})
-    for name, path, ready in (("tasks", "", "#rows"), ("running", "tasks/running", "#output:has-text('waits')"),
-                              ("gate", "tasks/waits", "#approve")):
-        page.goto(base + path)
-        page.wait_for_selector(ready)
-        shot = folder / f"{name}.png"
-        page.screenshot(path=str(shot))
-        assert 0 < shot.stat().st_size < SHOT_MAX, f"{shot}: {shot.stat().st_size} bytes"
-    page.context.close()
-    phone = _signed_in(chromium, server, viewport={"width": 390, "height": 844}, color_scheme="dark")
-    phone.goto(base + "tasks/thrice")  # for people, not for the README: the page on a phone at night
-    phone.screenshot(path=str(REPO / ".ci" / "artifacts" / "screenshots" / "thrice-phone-dark.png"))
-    phone.context.close()
 
 
 def test_every_action_is_reachable_by_keyboard(screens: tuple[Screens, Server], chromium: Any) -> None:
