@@ -66,12 +66,13 @@ def step_row(index: int, row: dict[str, Any]) -> dict[str, Any]:
     usage = row.get("usage") or {}
     start, end = rows.seconds(row.get("started_at")), rows.seconds(row.get("finished_at"))
     span = end - start if start is not None and end is not None else 0.0
-    return {"n": index, "step": row.get("step"), "phase": row.get("phase") or "", "kind": row.get("kind"),
+    return {"n": index, "ended": str(row.get("finished_at") or ""), "step": row.get("step"),
+            "phase": row.get("phase") or "", "kind": row.get("kind"),
             "hook": row.get("hook") or "", "outcome": row.get("outcome"), "summary": row.get("summary") or "",
             "seconds": max(0.0, span), "took": rows.duration(span), "attempt": row.get("attempt") or 1,
             "tokens": sum(int(v or 0) for k, v in usage.items() if k.endswith("tokens")),
             "cost": float(usage.get("cost_usd") or 0), "superseded": bool(row.get("superseded")),
-            "transcript": bool(row.get("transcript")), "ended": str(row.get("finished_at") or "")}
+            "transcript": bool(row.get("transcript"))}
 
 
 def attempt_row(row: dict[str, Any]) -> dict[str, Any]:
