@@ -76,6 +76,12 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         data = detail.task_page(where, folder, request.path_params["task"])
         return page(request, "task.html", {**data, "said": said, "error": error, "plane": plane is not None}, status)
 
+    async def task_live(request: Request) -> Response:
+        """The task page's live parts alone, which its script fetches again whenever the run moves."""
+        where, folder = paths.task_home(project, request.path_params["task"])
+        data = await asyncio.to_thread(detail.task_page, where, folder, request.path_params["task"])
+        return page(request, "_task_live.html", {**data, "plane": plane is not None})
+
     async def task(request: Request) -> Response:
         done = request.query_params.get("done", "")
         task_name = request.path_params["task"]
@@ -165,6 +171,7 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         Route("/api/tasks/{task}/{verb}", api_answer, methods=["POST"]),
         Route("/", tasks), Route("/rows", tasks_rows), Route("/events", tasks_events),
         Route("/tasks/{task}", task), Route("/tasks/{task}/events", task_events),
+        Route("/tasks/{task}/live", task_live),
         Route("/tasks/{task}/steps/{n:int}", step), Route("/tasks/{task}/files/{path:path}", document),
         Route("/tasks/{task}/{verb}", act, methods=["GET", "POST"]),
     ]

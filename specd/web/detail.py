@@ -9,17 +9,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from specd.engine import check_rounds
 from specd.errors import SpecdError
 from specd.executors.local import current_status
 from specd.git.repo import GitFailed, Repo
 from specd.pipeline.model import PipelineConfig
 from specd.redact import redact, redact_obj
 from specd.state.checkpoint import who
+from specd.state.lock import TaskLock
 from specd.state.store import StateStore
 from specd.tasks import home, logs
 from specd.tasks.project import Project
 from specd.tasks.status import pipeline_or_problem, task_status
-from specd.web import rows, svg
+from specd.web import attempts, rows, svg
 
 SHOWN_EVENTS = 300
 MAX_TEXT = 400_000  # characters of a transcript or diff shown on a page; the rest is one `specd logs` away
@@ -31,11 +33,14 @@ def task_page(project: Project, folder: Path, task: str) -> dict[str, Any]:
     store = StateStore(folder, task)
     state = store.load()
     history = state.history if state else []
-    events = store.journal.read()[-SHOWN_EVENTS:]
+    journal = store.journal.read()
+    events = journal[-SHOWN_EVENTS:]
     steps = [step_row(i, h) for i, h in enumerate(history)]
+    running = TaskLock(folder, task).is_held()
+    tried = [attempt_row(a) for a in attempts.unfinished(journal, folder, running)]
     row = rows.display(view)
     data = {
-        "task": task, "view": view, "row": row, "steps": steps,
+        "task": task, "view": view, "row": row, "steps": merged(steps, tried), "running": running,
         "events": [logs.line(e) for e in events], "offset": _size(store.journal.path),
         "checkpoints": [{**c, "who": who(c)} for c in reversed(state.checkpoints)] if state else [],
         "clusters": state.failure_clusters if state else [],
@@ -61,12 +66,31 @@ def step_row(index: int, row: dict[str, Any]) -> dict[str, Any]:
     usage = row.get("usage") or {}
     start, end = rows.seconds(row.get("started_at")), rows.seconds(row.get("finished_at"))
     span = end - start if start is not None and end is not None else 0.0
-    return {"n": index, "step": row.get("step"), "phase": row.get("phase") or "", "kind": row.get("kind"),
+    return {"n": index, "ended": str(row.get("finished_at") or ""), "step": row.get("step"),
+            "phase": row.get("phase") or "", "kind": row.get("kind"),
             "hook": row.get("hook") or "", "outcome": row.get("outcome"), "summary": row.get("summary") or "",
             "seconds": max(0.0, span), "took": rows.duration(span), "attempt": row.get("attempt") or 1,
             "tokens": sum(int(v or 0) for k, v in usage.items() if k.endswith("tokens")),
             "cost": float(usage.get("cost_usd") or 0), "superseded": bool(row.get("superseded")),
             "transcript": bool(row.get("transcript"))}
+
+
+def attempt_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A row of the steps table for an attempt the history has no row for (``attempts.unfinished``)."""
+    start, end = rows.seconds(row.get("started_at")), rows.seconds(row.get("finished_at"))
+    span = end - start if start is not None and end is not None else 0.0
+    return {"n": None, "step": row["step"], "phase": row["phase"], "kind": "step", "hook": "",
+            "outcome": row["outcome"], "summary": row["reason"], "seconds": max(0.0, span),
+            "took": rows.duration(span) if end is not None else "", "attempt": row["attempt"], "tokens": 0,
+            "cost": 0.0, "superseded": False, "transcript": row["transcript"],
+            "ended": str(row.get("finished_at") or ("~" if row["outcome"] == "running" else row.get("started_at")))}
+
+
+def merged(steps: list[dict[str, Any]], tried: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The history's rows and the unfinished attempts in the order they ended, the running one last (the
+    history's ``started_at`` is its visit's start, shared by every attempt; a stable sort keeps the history's
+    own order within a second)."""
+    return sorted([*steps, *tried], key=lambda s: s["ended"])
 
 
 def step_page(project: Project, folder: Path, task: str, index: int) -> dict[str, Any] | None:
@@ -78,8 +102,17 @@ def step_page(project: Project, folder: Path, task: str, index: int) -> dict[str
     for found, path in logs.transcripts(folder, state, None):
         if found is row:
             transcript = _read(path)
+    if row.get("kind") == check_rounds.KIND:  # a round of checks keeps each command's output in its row
+        transcript = rounds_text(row)
     return dict(redact_obj({"task": task, "step": step_row(index, row), "transcript": transcript,
                             "diff": _diff(project, task, row)}))
+
+
+def rounds_text(row: dict[str, Any]) -> str:
+    """Each check of a round as its command, its result and the end of its output."""
+    said = [f"$ {c.get('run')}\n({'passed' if c.get('ok') else check_rounds.why(c)}, {c.get('seconds')} s)\n"
+            f"{c.get('output') or '(no output)'}" for c in row.get("checks") or ()]
+    return redact("\n\n".join(said))
 
 
 def _read(path: Path) -> str:

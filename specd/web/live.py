@@ -15,9 +15,12 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
+from specd.errors import SpecdError
 from specd.redact import redact
 from specd.state.lock import TaskLock
+from specd.state.store import StateStore
 from specd.tasks import idle, locate, logs, status_index
+from specd.tasks.follow import Ended, Follower, Item, Output
 from specd.tasks.project import Project
 
 POLL = 0.2  # seconds between looks
@@ -46,29 +49,72 @@ def read_status(folder: Path) -> str:
 
 
 async def task_stream(where: Callable[[], Path], offset: int, gone: Disconnected) -> AsyncIterator[str]:
-    """New journal events from ``offset`` on as readable lines, and the run's status whenever it changes.
-    ``where`` says the task's live folder at each look: a task the control plane starts in a worktree moves
-    there, and the page follows it (from the start of the new folder's journal)."""
+    """What the task page follows: new journal events from ``offset`` on as readable lines (``line``), the agents'
+    own output as they print it (``output``, read as `specd logs -f` reads it: tasks/follow.py), the run's
+    status whenever it changes (``status``), and ``changed`` whenever the run state or the journal moved, on
+    which the page fetches its live parts again. ``where`` says the task's live folder at each look: a task
+    the control plane starts in a worktree moves there, and the page follows it (from the start of the new
+    folder's journal)."""
     folder = await asyncio.to_thread(where)
-    said, quiet = "", time.monotonic()
+    follower = await asyncio.to_thread(_follower, folder, offset)
+    said, mark, label, quiet = "", await asyncio.to_thread(_mark, folder), "", time.monotonic()
     while not await gone():
         now = await asyncio.to_thread(where)
         if now != folder:
-            folder, offset = now, 0
-        events, offset = await asyncio.to_thread(logs.read_events, folder / "events.jsonl", offset)
-        status = await asyncio.to_thread(read_status, folder)
-        spoke = bool(events) or status != said
-        for event in events:
-            yield sse("line", redact(logs.line(event)))
+            folder = now
+            follower = await asyncio.to_thread(_follower, folder, 0)
+        items = await asyncio.to_thread(_items, follower)
+        status, moved = await asyncio.to_thread(read_status, folder), await asyncio.to_thread(_mark, folder)
+        spoke = bool(items) or moved != mark or status != said
+        # Output alone is not a move: an agent printing fast must not make the page fetch its parts again and again.
+        # The first status is what the page was rendered with: said, but no move.
+        moves = moved != mark or status != said != "" or any(not isinstance(i, Output | Ended) for i in items)
+        for item in items:
+            if isinstance(item, Output):
+                if item.label != label:
+                    label = item.label
+                    yield sse("output", f"── {label} ──")
+                yield sse("output", redact(item.text))
+            elif not isinstance(item, Ended):
+                yield sse("line", redact(logs.line(item)))
         if status != said:
             said = status
             yield sse("status", status)
+        if moves:
+            mark = moved
+            yield sse("changed", "")
         if spoke:
             quiet = time.monotonic()
         elif time.monotonic() - quiet > KEEPALIVE:
             quiet = time.monotonic()
             yield ": keepalive\n\n"
         await asyncio.sleep(POLL)
+
+
+def _follower(folder: Path, offset: int) -> Follower:
+    """A follower of the task's journal from ``offset`` and of its current run's transcripts; a transcript that
+    ended before the page opened is the steps table's link, not news."""
+    try:
+        state = StateStore(folder, folder.name).load(with_history=False)
+    except SpecdError:  # a state file the page reports as broken: the journal is still followed
+        state = None
+    follower = Follower(folder, folder / "events.jsonl", state.run_id if state else None,
+                        TaskLock(folder, folder.name).is_held())
+    follower.offset = offset
+    return follower
+
+
+def _items(follower: Follower) -> list[Item]:
+    return list(follower.items())
+
+
+def _mark(folder: Path) -> tuple[int, int]:
+    """When the run state was last written: an answer or a move changes it without a journal line."""
+    try:
+        st = (folder / ".pipeline-state.json").stat()
+    except OSError:
+        return (0, 0)
+    return (st.st_mtime_ns, st.st_size)
 
 
 def fingerprint(project: Project) -> tuple[tuple[str, int, int], ...]:

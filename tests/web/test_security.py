@@ -11,7 +11,7 @@ from web_harness import SECRET, TOKEN, Site, csrf
 
 from specd.web.actions import ACTIONS
 
-GETS = ["/", "/rows", "/events", "/tasks/done", "/tasks/done/events", "/tasks/done/steps/0",
+GETS = ["/", "/rows", "/events", "/tasks/done", "/tasks/done/events", "/tasks/done/live", "/tasks/done/steps/0",
         "/tasks/done/files/NOTES.md", "/nowhere", "/tasks/../../etc/passwd", "/static/app.js"]
 POSTS = [f"/tasks/waits/{verb}" for verb in ("approve", "reject", "skip", "cancel", "retry", "rerun")] + ["/"]
 
@@ -66,8 +66,8 @@ TRAVERSALS = ["../../etc/passwd", "..%2F..%2Fetc%2Fpasswd", "%2e%2e%2f%2e%2e%2fe
 
 @pytest.mark.parametrize("bad", TRAVERSALS)
 def test_traversal_in_every_path_parameter_is_404(signed_in: Any, bad: str) -> None:
-    for path in (f"/tasks/{bad}", f"/tasks/{bad}/events", f"/tasks/{bad}/steps/0", f"/tasks/{bad}/files/NOTES.md",
-                 f"/tasks/done/files/{bad}", f"/tasks/done/steps/{bad}"):
+    for path in (f"/tasks/{bad}", f"/tasks/{bad}/events", f"/tasks/{bad}/live", f"/tasks/{bad}/steps/0",
+                 f"/tasks/{bad}/files/NOTES.md", f"/tasks/done/files/{bad}", f"/tasks/done/steps/{bad}"):
         reply = signed_in.get(path)
         assert reply.status_code == 404, path
         assert "root:" not in reply.text
@@ -87,7 +87,7 @@ def test_no_page_shows_the_secret_the_agent_printed(signed_in: Any, site: Site) 
     # On disk and in git it is there (the agent wrote it into a task document the step committed) ...
     assert SECRET in (site.root / ".specd" / "tasks" / "done" / "NOTES.md").read_text()
     assert SECRET in site.git("log", "-p")
-    pages = ["/", "/rows", "/?status=COMPLETE", "/tasks/done", "/tasks/waits", "/tasks/fresh",
+    pages = ["/", "/rows", "/?status=COMPLETE", "/tasks/done", "/tasks/done/live", "/tasks/waits", "/tasks/fresh",
              "/tasks/done/files/NOTES.md", "/tasks/done/files/alias.md"]
     pages += [f"/tasks/{task}/steps/{n}" for task in ("done", "waits") for n in range(2)]
     shown = {}
