@@ -24,6 +24,8 @@ WAIT_WORDS = {"gate": "approval at the gate", "outcome": "a decision on an outco
               "max_visits": "a decision (max_visits)", "failure_cluster": "a decision on repeated failures",
               "secret": "a decision on a secret in a commit", "checks_failed": "a decision on failing checks",
               "no_phases": "phases in ROADMAP.md"}
+# Waits that are failures a person must look at: shown red with their reason, never amber like a plain gate.
+FAILING = ("failure_cluster", "checks_failed")
 
 
 def local_rows(project: Project) -> list[dict[str, Any]]:
@@ -38,6 +40,11 @@ SOURCES: list[Source] = [local_rows]
 
 def task_rows(project: Project, status: str | None = None) -> list[dict[str, Any]]:
     """Every task's display row, waiting ones first, then by name; ``status`` keeps only that status."""
+    return [r for r in every_row(project) if status is None or r["status"] == status]
+
+
+def every_row(project: Project) -> list[dict[str, Any]]:
+    """Every task's display row, waiting ones first, then by name."""
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for source in SOURCES:
@@ -46,7 +53,7 @@ def task_rows(project: Project, status: str | None = None) -> list[dict[str, Any
                 seen.add(row["task"])
                 rows.append(row)
     graph.annotate(rows)
-    shown = [r for r in map(display, rows) if status is None or r["status"] == status]
+    shown = list(map(display, rows))
     shown.sort(key=lambda r: idle.attention(r["status"], r["task"]))
     return shown
 
@@ -71,7 +78,20 @@ def display(row: dict[str, Any]) -> dict[str, Any]:
         # free text, redacted before HTML escapes it (the page is redacted again as a whole)
         "reason": redact(str(row.get("reason") or "")), "branch": row.get("branch") or "",
         "ready": bool(row.get("ready", True)),
+        "failing": wait.get("kind") in FAILING and str(row.get("status")) == "WAITING_FOR_HUMAN",
     }
+
+
+def summary(rows: list[dict[str, Any]], statuses: tuple[str, ...]) -> dict[str, Any]:
+    """What the top of the tasks page says about all of them: a count per status, how many wait for a person
+    (and how many of those because something failed), and what the project has spent."""
+    counts = dict.fromkeys(statuses, 0)
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    waiting = [r for r in rows if r["status"] == "WAITING_FOR_HUMAN"]
+    return {"counts": counts, "all": len(rows), "waiting": len(waiting),
+            "failing": sum(1 for r in waiting if r["failing"]),
+            "tokens": sum(r["tokens"] for r in rows), "cost_usd": round(sum(r["cost"] for r in rows), 6)}
 
 
 def seconds(stamp: Any) -> float | None:

@@ -1,0 +1,87 @@
+"""JSON behind every page, and the pages for what went wrong (401, 403, 404, 409).
+
+A page answers JSON when its address ends in ``.json`` (``/tasks/x.json``; the list is ``/tasks.json``) or when
+the request sends ``Accept: application/json``. The document is the envelope every `--json` verb prints
+(schemas/envelope.schema.json): ``{"ok", "task", ...what the page shows..., "error"}``, with ``error`` as
+``{"code", "message", "fix"}`` and ``code`` an exit code (2, bad input, for every refusal here); the HTTP status
+rides beside it as ``http``. A refusal asked for as HTML is a page in the dashboard's style that says what to do.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.responses import Response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from specd.errors import closest
+from specd.redact import redact_obj
+from specd.tasks import locate
+from specd.tasks.project import Project
+from specd.tasks.task import list_tasks
+
+FLAG = "specd.json"  # set in the request's scope when its address asked for JSON
+LISTS = ("/tasks.json", "/index.json")  # the tasks list's JSON address ("/.json" reads badly)
+BAD_INPUT = 2  # the exit code an envelope names for a refused request
+TITLES = {401: "the access token is missing", 403: "refused", 404: "not found", 409: "the task is in two places"}
+TOKEN_FIX = ("open the address `specd ui` printed when it started (it ends in ?token=...); lost it? stop `specd ui` "
+             "and start it again for a new one, or choose one with `specd ui --token T`")
+
+
+class JsonSuffix:
+    """ASGI middleware: ``/tasks/x.json`` is ``/tasks/x`` asked as JSON. A task's files keep their own names
+    (``config.json`` is a file), so under ``/tasks/<task>/files/`` only the header asks for JSON."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        parts = path.split("/")
+        if path.endswith(".json") and not (len(parts) > 4 and parts[1] == "tasks" and parts[3] == "files"):
+            plain = "/" if path in LISTS else path[: -len(".json")]
+            scope = {**scope, "path": plain, "raw_path": plain.encode(), FLAG: True}
+        await self.app(scope, receive, send)
+
+
+def wants_json(scope: Scope) -> bool:
+    if scope.get(FLAG):
+        return True
+    accept = dict(scope.get("headers") or ()).get(b"accept", b"").decode("latin-1")
+    return "application/json" in accept.lower()
+
+
+def envelope(task: str | None, *, error: dict[str, Any] | None = None, **changed: Any) -> dict[str, Any]:
+    return {"ok": error is None, "task": task, **changed, "error": error}
+
+
+def reply(task: str | None, status: int = 200, error: dict[str, Any] | None = None, **changed: Any) -> Response:
+    """The envelope as a JSON response, redacted whole like every page."""
+    body = json.dumps(redact_obj(envelope(task, error=error, **changed)), default=str)
+    return Response(body, status_code=status, media_type="application/json", headers={"Cache-Control": "no-store"})
+
+
+def refusal(status: int, message: str, fix: str | None, task: str | None = None, **extra: Any) -> Response:
+    return reply(task, status, error={"code": BAD_INPUT, "message": message, "fix": fix}, http=status, **extra)
+
+
+def known_tasks(project: Project) -> list[str]:
+    """Every task name a visitor could have meant: the main tree's and those running in worktrees."""
+    try:
+        return sorted(set(list_tasks(project)) | locate.in_worktrees(project))
+    except OSError:
+        return []
+
+
+def missing(project: Project, path: str, task: str | None) -> dict[str, Any]:
+    """What a 404 says: which task is not there (and the names it is closest to), or which address."""
+    if task is None:
+        return {"message": f"nothing at {path}", "fix": "the tasks list is at /", "suggestions": []}
+    known = known_tasks(project)
+    if task in known:
+        return {"message": f"task {task!r} has nothing at {path}", "fix": f"its page is /tasks/{task}",
+                "suggestions": [task]}
+    near = closest(task, known, n=3)
+    fix = f"did you mean {', '.join(repr(n) for n in near)}?" if near else "the tasks list at / names every task"
+    return {"message": f"no task {task!r} in this project", "fix": fix, "suggestions": near}
