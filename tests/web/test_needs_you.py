@@ -86,6 +86,10 @@ def test_a_failure_wait_is_red_with_its_reason_and_a_gate_is_not(page: Any) -> N
     assert "failing" not in gate
     assert "failure" not in gate
     assert list(_rows(html))[:2] == ["thrice", "waits"]  # what waits for a person comes first
+    clusters = re.search(r"<h2>Failure clusters</h2>.*?</table>", page.get("/tasks/thrice").text, re.DOTALL)
+    assert clusters  # the task page's table says the reason too (it read a field clusters do not have)
+    assert re.search(r'<td class="num">3</td><td>step &#39;s1&#39; failed: agent command exited with status 1: '
+                     r"the build is broken</td>", clusters.group(0))
 
 
 def test_each_waiting_row_and_only_those_offer_approve_reject_and_skip(page: Any) -> None:
