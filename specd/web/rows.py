@@ -26,6 +26,7 @@ WAIT_WORDS = {"gate": "approval at the gate", "outcome": "a decision on an outco
               "no_phases": "phases in ROADMAP.md"}
 # Waits that are failures a person must look at: shown red with their reason, never amber like a plain gate.
 FAILING = ("failure_cluster", "checks_failed")
+FAILED = ("BLOCKED", "FAILED", "ERROR")  # statuses whose reason is what went wrong
 
 
 def local_rows(project: Project) -> list[dict[str, Any]]:
@@ -63,6 +64,7 @@ def display(row: dict[str, Any]) -> dict[str, Any]:
     usage = row.get("usage") or {}
     running = row.get("running") or {}
     wait = row.get("waiting") or {}
+    failed = str(row.get("status")) in FAILED
     tokens = sum(int(v or 0) for k, v in usage.items() if k.endswith("tokens"))
     return {
         # never IN_PROGRESS for a task nothing runs: ANSWERED (the control plane starts it) or STOPPED
@@ -70,7 +72,7 @@ def display(row: dict[str, Any]) -> dict[str, Any]:
         "saved_status": str(row.get("status")), "idle": row.get("idle"), "source": row.get("source", "local"),
         "step": nxt.get("step") or "", "phase": nxt.get("phase") or "", "stage": row.get("stage") or "",
         "waits": redact(WAIT_WORDS.get(str(wait.get("kind")), str(wait.get("kind"))) + f" before {wait.get('step')}"
-                  if wait else ""),
+                  if wait and not failed else ""),  # a failed step waits for nothing; its reason says why
         "elapsed": elapsed(row.get("started_at"), row.get("updated_at"), bool(running)),
         "tokens": tokens, "cost": float(usage.get("cost_usd") or 0),
         "activity": ago(running.get("last_activity_s")) if running else "",
@@ -79,6 +81,7 @@ def display(row: dict[str, Any]) -> dict[str, Any]:
         "reason": redact(str(row.get("reason") or "")), "branch": row.get("branch") or "",
         "ready": bool(row.get("ready", True)),
         "failing": wait.get("kind") in FAILING and str(row.get("status")) == "WAITING_FOR_HUMAN",
+        "failed": failed,
     }
 
 

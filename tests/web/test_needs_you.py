@@ -21,6 +21,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 def zoo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EveryState]:
     site = EveryState(tmp_path_factory.mktemp("zoo"))
     site.start_busy()
+    site.add_attack()
     try:
         yield site
     finally:
@@ -84,6 +85,9 @@ def test_a_failure_wait_is_red_with_its_reason_and_a_gate_is_not(page: Any) -> N
     gate = _row(html, "waits")
     assert 'class="status s-WAITING_FOR_HUMAN"' in gate
     assert "failing" not in gate
+    blocked = _row(html, "broken")  # a failed step: red with its reason, and no "wait" made of the step's kind
+    assert re.search(r'<td class="failure"><div class="reason">step &#39;s1&#39; failed: agent command exited with '
+                     r"status 1: the build is broken; fix the cause", blocked)
     assert "failure" not in gate
     assert list(_rows(html))[:2] == ["thrice", "waits"]  # what waits for a person comes first
     clusters = re.search(r"<h2>Failure clusters</h2>.*?</table>", page.get("/tasks/thrice").text, re.DOTALL)
