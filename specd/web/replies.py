@@ -46,7 +46,7 @@ class JsonSuffix:
 
 
 def wants_json(scope: Scope) -> bool:
-    if scope.get(FLAG):
+    if scope.get(FLAG) or str(scope.get("path", "")).startswith("/api/"):  # the API speaks nothing else
         return True
     accept = dict(scope.get("headers") or ()).get(b"accept", b"").decode("latin-1")
     return "application/json" in accept.lower()

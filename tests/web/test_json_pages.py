@@ -113,3 +113,15 @@ def test_401_says_how_to_get_the_token_and_never_shows_it(client: Any) -> None:
         assert csrf() not in body
         assert "waits" not in body
         assert "fresh" not in body
+
+
+def test_the_answer_api_refuses_in_the_envelope_too(signed_in: Any) -> None:
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    unknown = _envelope(signed_in.post("/api/tasks/dnoe/approve", json={}, headers=bearer), 404)
+    assert unknown["suggestions"] == ["done"]
+    assert _envelope(signed_in.post("/api/tasks/waits/approve", json={}), 401)["error"]["message"] == (
+        "send the token as `Authorization: Bearer TOKEN`")  # the cookie alone does not answer from a script
+    assert _envelope(signed_in.post("/api/tasks/waits/approve", content=b"[1]", headers=bearer), 400)["ok"] is False
+    signed_in.cookies.clear()
+    refused = _envelope(signed_in.post("/api/tasks/waits/approve", json={}), 401)  # the guard's refusal
+    assert refused["error"]["fix"].startswith("open the address `specd ui` printed")
