@@ -30,11 +30,9 @@ from starlette.templating import Jinja2Templates
 from specd.engine import control
 from specd.errors import SpecdError
 from specd.redact import redact
-from specd.state.store import StateStore
 from specd.tasks.project import Project
 from specd.tasks.task import SLUG
-from specd.ui import graph as drawing
-from specd.web import actions, api, auth, detail, graph_svg, live, paths, replies, rows
+from specd.web import actions, api, auth, detail, graph_svg, live, paths, refusals, replies, rows
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATUSES = ("WAITING_FOR_HUMAN", "ANSWERED", "IN_PROGRESS", "STOPPED", "BLOCKED", "FAILED", "ABORTED", "NOT_STARTED",
@@ -71,7 +69,7 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         found = [r for r in every if wanted is None or r["status"] == wanted]
         summary = rows.summary(every, STATUSES)
         if replies.wants_json(request.scope):
-            return replies.reply(None, tasks=found, summary=summary, graph=_nodes(every))
+            return replies.reply(None, tasks=found, summary=summary, graph=rows.graph_nodes(every))
         response = page(request, "tasks.html", {
             "rows": found, "statuses": STATUSES, "wanted": wanted or "", "plane": plane is not None,
             "summary": summary, "said": _listed(request), "graph_svg": graph_svg.draw(every),
@@ -112,7 +110,7 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         name = request.path_params["task"]
         _, first = paths.task_home(project, name)
         if replies.wants_json(request.scope):
-            return await asyncio.to_thread(_events, first, name)
+            return await asyncio.to_thread(replies.events, first, name, detail.SHOWN_EVENTS)
         try:
             offset = int(request.query_params.get("offset", "0"))
         except ValueError:
@@ -174,40 +172,6 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
             return RedirectResponse(f"/?done={verb}&task={quote(task_name)}", status_code=303)
         return RedirectResponse(f"/tasks/{task_name}?done={verb}", status_code=303)
 
-    def refused(request: Request, code: int, info: dict[str, Any]) -> Response:
-        """A refusal as the envelope (JSON asked) or as a page: what is wrong, the fix, names it may have meant."""
-        if replies.wants_json(request.scope):
-            return replies.refusal(code, info["message"], info.get("fix"), info.get("task"),
-                                   suggestions=info.get("suggestions") or [])
-        return page(request, "error.html", {"code": code, "title": replies.TITLES.get(code, "error"), **info}, code)
-
-    async def not_found(request: Request, exc: Exception) -> Response:
-        code = exc.status_code if isinstance(exc, HTTPException) else 500
-        task_name = request.path_params.get("task") if code == 404 else None
-        if code == 404:
-            info = await asyncio.to_thread(replies.missing, project, request.url.path, task_name)
-        elif code == 409 and isinstance(exc, HTTPException):
-            info = {"message": redact(exc.detail), "fix": "`specd status` says where the task lives"}
-        else:
-            info = {"message": f"{code} at {request.url.path}", "fix": None}
-        return refused(request, code, {**info, "task": task_name if isinstance(task_name, str) else None})
-
-    def guard_refused(request: Request, code: int, message: str) -> Response:
-        fix = replies.TOKEN_FIX if code == 401 else None  # the token itself is never on this page
-        return refused(request, code, {"message": message, "fix": fix, "project": ""})
-
-    def _events(folder: Path, name: str) -> Response:
-        store = StateStore(folder, name)
-        events = store.journal.read()[-detail.SHOWN_EVENTS:]
-        size = store.journal.path.stat().st_size if store.journal.path.is_file() else 0
-        return replies.reply(name, events=events, offset=size)
-
-    def _nodes(every: list[dict[str, Any]]) -> list[dict[str, object]]:
-        """The graph as `status --graph --json` gives it (needs that name no task are left out)."""
-        known = {r["task"] for r in every}
-        edges = {r["task"]: tuple(n for n in r["needs"] if n in known) for r in every}
-        return drawing.nodes(edges, {r["task"]: r["status"] for r in every})
-
     async def api_answer(request: Request) -> Response:
         """`specd approve|reject|skip TASK --server URL` from another clone: JSON in, JSON out, bearer token only
         (a browser's cookie is not enough here, so no page elsewhere can post to it)."""
@@ -236,6 +200,7 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         Route("/tasks/{task}/steps/{n:int}", step), Route("/tasks/{task}/files/{path:path}", document),
         Route("/tasks/{task}/{verb}", act, methods=["GET", "POST"]),
     ]
+    not_found, guard_refused = refusals.handlers(project, page)
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found})
     app.add_middleware(auth.Guard, token=token, refuse=guard_refused)
     app.add_middleware(replies.JsonSuffix)  # outermost: the Guard's refusals know JSON was asked too

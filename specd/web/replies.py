@@ -10,23 +10,18 @@ rides beside it as ``http``. A refusal asked for as HTML is a page in the dashbo
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from specd.errors import closest
 from specd.redact import redact_obj
-from specd.tasks import locate
-from specd.tasks.project import Project
-from specd.tasks.task import list_tasks
+from specd.state.store import StateStore
 
 FLAG = "specd.json"  # set in the request's scope when its address asked for JSON
 LISTS = ("/tasks.json", "/index.json")  # the tasks list's JSON address ("/.json" reads badly)
 BAD_INPUT = 2  # the exit code an envelope names for a refused request
-TITLES = {401: "the access token is missing", 403: "refused", 404: "not found", 409: "the task is in two places"}
-TOKEN_FIX = ("open the address `specd ui` printed when it started (it ends in ?token=...); lost it? stop `specd ui` "
-             "and start it again for a new one, or choose one with `specd ui --token T`")
 
 
 class JsonSuffix:
@@ -66,22 +61,8 @@ def refusal(status: int, message: str, fix: str | None, task: str | None = None,
     return reply(task, status, error={"code": BAD_INPUT, "message": message, "fix": fix}, http=status, **extra)
 
 
-def known_tasks(project: Project) -> list[str]:
-    """Every task name a visitor could have meant: the main tree's and those running in worktrees."""
-    try:
-        return sorted(set(list_tasks(project)) | locate.in_worktrees(project))
-    except OSError:
-        return []
-
-
-def missing(project: Project, path: str, task: str | None) -> dict[str, Any]:
-    """What a 404 says: which task is not there (and the names it is closest to), or which address."""
-    if task is None:
-        return {"message": f"nothing at {path}", "fix": "the tasks list is at /", "suggestions": []}
-    known = known_tasks(project)
-    if task in known:
-        return {"message": f"task {task!r} has nothing at {path}", "fix": f"its page is /tasks/{task}",
-                "suggestions": [task]}
-    near = closest(task, known, n=3)
-    fix = f"did you mean {', '.join(repr(n) for n in near)}?" if near else "the tasks list at / names every task"
-    return {"message": f"no task {task!r} in this project", "fix": fix, "suggestions": near}
+def events(folder: Path, task: str, shown: int = 300) -> Response:
+    """The task's last ``shown`` journal events, and the journal's size: where the live stream would go on."""
+    store = StateStore(folder, task)
+    size = store.journal.path.stat().st_size if store.journal.path.is_file() else 0
+    return reply(task, events=store.journal.read()[-shown:], offset=size)

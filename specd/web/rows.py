@@ -18,6 +18,7 @@ from specd.redact import redact
 from specd.tasks import graph, idle
 from specd.tasks.project import Project
 from specd.tasks.status import all_status
+from specd.ui import graph as drawing
 
 Source = Callable[[Project], list[dict[str, Any]]]
 WAIT_WORDS = {"gate": "approval at the gate", "outcome": "a decision on an outcome", "budget": "more budget",
@@ -123,3 +124,10 @@ def duration(span: float) -> str:
 
 def ago(age: Any) -> str:
     return f"{duration(float(age))} ago" if isinstance(age, int | float) else ""
+
+
+def graph_nodes(rows: list[dict[str, Any]]) -> list[dict[str, object]]:
+    """The graph as `status --graph --json` gives it (a need naming no task is left out)."""
+    known = {r["task"] for r in rows}
+    edges = {r["task"]: tuple(n for n in r["needs"] if n in known) for r in rows}
+    return drawing.nodes(edges, {r["task"]: r["status"] for r in rows})
