@@ -42,8 +42,9 @@ def members(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def columns(rows: list[dict[str, Any]]) -> dict[str, int]:
-    """Each task's column: 0 for a task needing none, else one more than the deepest task it needs.
-    A cycle (the listing names it elsewhere) is cut where the walk meets it, so the page still draws."""
+    """Each task's column: right of every task it needs (one more than the deepest), and, where what needs it
+    allows, just left of the nearest. A cycle (the listing names it elsewhere) is cut where the walk meets it,
+    so the page still draws."""
     needs = {r["task"]: [n for n in r["needs"] if n != r["task"]] for r in rows}
     depth: dict[str, int] = {}
 
@@ -58,6 +59,15 @@ def columns(rows: list[dict[str, Any]]) -> dict[str, int]:
 
     for task in sorted(needs):
         walk(task, set())
+    # A task is then moved as far right as what needs it allows: an arrow spanning columns would cross boxes.
+    users: dict[str, list[str]] = {}
+    for task, wanted in needs.items():
+        for name in wanted:
+            users.setdefault(name, []).append(task)
+    for task in sorted(depth, key=lambda t: -depth[t]):
+        later = [depth[u] for u in users.get(task, ()) if depth[u] > depth[task]]
+        if later:
+            depth[task] = max(depth[task], min(later) - 1)
     return depth
 
 

@@ -1,10 +1,11 @@
-"""JSON behind every page, and the pages for what went wrong (401, 403, 404, 409).
+"""JSON behind every page.
 
 A page answers JSON when its address ends in ``.json`` (``/tasks/x.json``; the list is ``/tasks.json``) or when
 the request sends ``Accept: application/json``. The document is the envelope every `--json` verb prints
 (schemas/envelope.schema.json): ``{"ok", "task", ...what the page shows..., "error"}``, with ``error`` as
 ``{"code", "message", "fix"}`` and ``code`` an exit code (2, bad input, for every refusal here); the HTTP status
-rides beside it as ``http``. A refusal asked for as HTML is a page in the dashboard's style that says what to do.
+rides beside it as ``http``. The answer API (``/api/``) speaks JSON whatever is asked; refusals.py makes the
+refusals, as pages or as this envelope.
 """
 
 from __future__ import annotations

@@ -197,3 +197,17 @@ def test_the_legend_and_the_nodes_text_are_readable(page: Any) -> None:
     assert contrast("#1c2730", "#ffffff") >= 4.5  # the status words under each name
     assert contrast("#c62828", "#fde7e7") >= 4.5  # a failing row's red on its tint
     assert contrast("#b71c1c", "#fde7e7") >= 4.5
+
+
+def test_every_arrow_points_right_and_a_source_sits_next_to_what_needs_it() -> None:
+    from specd.web.graph_svg import columns, draw
+
+    rows = [{"task": "done", "needs": []}, {"task": "waits", "needs": []}, {"task": "child", "needs": ["done"]},
+            {"task": "grandchild", "needs": ["child", "waits"]}]
+    column = columns(rows)
+    assert column == {"done": 0, "child": 1, "waits": 1, "grandchild": 2}  # waits' arrow crosses no column
+    for row in rows:
+        assert all(column[need] < column[row["task"]] for need in row["needs"])
+    cycle = [{"task": "a", "needs": ["b"], "status": "NOT_STARTED"}, {"task": "b", "needs": ["a"], "status": "ERROR"}]
+    assert draw(cycle).count('<a class="node"') == 2  # a cycle (said elsewhere) still draws
+    assert draw([{"task": "alone", "needs": [], "status": "COMPLETE"}]) == ""  # no edge, no graph
