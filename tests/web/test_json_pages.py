@@ -125,3 +125,14 @@ def test_the_answer_api_refuses_in_the_envelope_too(signed_in: Any) -> None:
     signed_in.cookies.clear()
     refused = _envelope(signed_in.post("/api/tasks/waits/approve", json={}), 401)  # the guard's refusal
     assert refused["error"]["fix"].startswith("open the address `specd ui` printed")
+
+
+@pytest.mark.parametrize("bad", ["..%2F..%2Fetc%2Fpasswd", "%2e%2e%2f%2e%2e%2fetc%2fpasswd", "%2Fetc%2Fpasswd",
+                                 "%2e%2e"])
+def test_traversal_asked_as_json_is_the_same_404(signed_in: Any, bad: str) -> None:
+    for path in (f"/tasks/{bad}.json", f"/tasks/{bad}/steps/0.json", f"/tasks/done/files/{bad}.json",
+                 f"/tasks/{bad}/events.json"):
+        reply = signed_in.get(path)
+        assert reply.status_code == 404, path
+        assert "root:" not in reply.text
+        assert _envelope(signed_in.get(path, headers=JSON), 404)["ok"] is False
