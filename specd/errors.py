@@ -96,7 +96,12 @@ def machine_error(exc: OSError, resume: str | None = None) -> MachineError | Non
 
 def did_you_mean(name: str, known: list[str]) -> str:
     """``"; did you mean 'x'?"`` for the closest known name, or nothing: typos get named, not just refused."""
+    close = closest(name, known)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def closest(name: str, known: list[str], n: int = 1) -> list[str]:
+    """The known names nearest ``name``, best first (what every "did you mean" offers, the dashboard's too)."""
     import difflib
 
-    close = difflib.get_close_matches(name, known, n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return difflib.get_close_matches(name, known, n=n)

@@ -2,7 +2,7 @@
 
 POST /api/tasks/<task>/<approve|reject|skip> with ``Authorization: Bearer <token>`` and a JSON object
 ``{"note": "...", "by": "Name <email>"}``; the answer is ``{"ok", "task", "said", "next", "error"}``, the
-envelope every `--json` verb prints, with ``error`` as ``{"message", "fix"}``.
+envelope every `--json` verb prints, with ``error`` as ``{"code", "message", "fix"}``.
 """
 
 from __future__ import annotations
@@ -28,4 +28,4 @@ async def body(request: Request) -> dict[str, Any] | None:
 
 
 def failure(message: str, fix: str) -> dict[str, Any]:
-    return {"ok": False, "task": None, "error": {"message": message, "fix": fix}}
+    return {"ok": False, "task": None, "error": {"code": 2, "message": message, "fix": fix}}  # 2: bad input

@@ -1,7 +1,8 @@
 """The dashboard's routes. Pages are rendered on the server; a few lines of script follow the live streams.
 
 Every route sits behind ``auth.Guard`` (token, cookie, cross-site refusal); every path parameter goes
-through ``paths`` (a task the project has, a file inside its folder), so anything else is 404.
+through ``paths`` (a task the project has, a file inside its folder), so anything else is 404. Every page also
+answers JSON, the `--json` envelope (``replies``), at ``<page>.json`` or with ``Accept: application/json``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import asyncio
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -29,7 +31,8 @@ from specd.engine import control
 from specd.errors import SpecdError
 from specd.redact import redact
 from specd.tasks.project import Project
-from specd.web import actions, api, auth, detail, live, paths, rows
+from specd.tasks.task import SLUG
+from specd.web import actions, api, auth, detail, graph_svg, live, paths, refusals, replies, rows
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATUSES = ("WAITING_FOR_HUMAN", "ANSWERED", "IN_PROGRESS", "STOPPED", "BLOCKED", "FAILED", "ABORTED", "NOT_STARTED",
@@ -52,28 +55,48 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         wanted = request.query_params.get("status")
         return wanted if wanted in STATUSES else None
 
+    def _listed(request: Request) -> str:
+        """What an answer given on the list said, when the list is where it was given."""
+        done, task_name = request.query_params.get("done", ""), request.query_params.get("task", "")
+        if done not in actions.ANSWERS or not SLUG.match(task_name):
+            return ""
+        return f"{task_name}: {done} recorded. {actions.then(done, task_name, plane is not None)}"
+
     async def tasks(request: Request) -> Response:
         started, cpu = time.perf_counter(), time.process_time()
         wanted = _filter(request)
-        found = await asyncio.to_thread(rows.task_rows, project, wanted)
-        response = page(request, "tasks.html", {"rows": found, "statuses": STATUSES, "wanted": wanted or "",
-                                                "plane": plane is not None})
+        every = await asyncio.to_thread(rows.every_row, project)
+        found = [r for r in every if wanted is None or r["status"] == wanted]
+        summary = rows.summary(every, STATUSES)
+        if replies.wants_json(request.scope):
+            return replies.reply(None, tasks=found, summary=summary, graph=rows.graph_nodes(every))
+        response = page(request, "tasks.html", {
+            "rows": found, "statuses": STATUSES, "wanted": wanted or "", "plane": plane is not None,
+            "summary": summary, "said": _listed(request), "graph_svg": graph_svg.draw(every),
+            "legend": graph_svg.legend(every)})
         # the server's own time, for bench/ui.py and the browser's network panel
         response.headers["Server-Timing"] = (f"render;dur={(time.perf_counter() - started) * 1000:.1f}, "
                                              f"cpu;dur={(time.process_time() - cpu) * 1000:.1f}")
         return response
 
     async def tasks_rows(request: Request) -> Response:
+        if replies.wants_json(request.scope):
+            return await tasks(request)
         found = await asyncio.to_thread(rows.task_rows, project, _filter(request))
         return page(request, "_rows.html", {"rows": found, "plane": plane is not None})
 
     async def tasks_events(request: Request) -> Response:
+        if replies.wants_json(request.scope):  # one look at what the stream watches, for a script that polls
+            marks = await asyncio.to_thread(live.fingerprint, project)
+            return replies.reply(None, marks=[{"file": f, "mtime_ns": t, "size": n} for f, t, n in marks])
         return StreamingResponse(live.tasks_stream(project, request.is_disconnected), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
 
     def _task_page(request: Request, said: str = "", error: str = "", status: int = 200) -> Response:
         where, folder = paths.task_home(project, request.path_params["task"])
         data = detail.task_page(where, folder, request.path_params["task"])
+        if replies.wants_json(request.scope):
+            return replies.reply(data["task"], **{k: v for k, v in data.items() if k != "task" and "svg" not in k})
         return page(request, "task.html", {**data, "said": said, "error": error, "plane": plane is not None}, status)
 
     async def task_live(request: Request) -> Response:
@@ -92,6 +115,8 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
     async def task_events(request: Request) -> Response:
         name = request.path_params["task"]
         _, first = paths.task_home(project, name)
+        if replies.wants_json(request.scope):
+            return await asyncio.to_thread(replies.events, first, name, detail.SHOWN_EVENTS)
         try:
             offset = int(request.query_params.get("offset", "0"))
         except ValueError:
@@ -112,14 +137,24 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
                                        request.path_params["n"])
         if data is None:
             raise HTTPException(404)
+        if replies.wants_json(request.scope):
+            return replies.reply(data["task"], **{k: v for k, v in data.items() if k != "task"})
         return page(request, "step.html", data)
 
     async def document(request: Request) -> Response:
         _, folder = paths.task_home(project, request.path_params["task"])
-        path = paths.task_file(folder, request.path_params["path"])
-        text = await asyncio.to_thread(path.read_text, encoding="utf-8", errors="replace")
-        return page(request, "document.html", {"task": request.path_params["task"], "name": request.path_params["path"],
-                                               "text": redact(text[: detail.MAX_TEXT])})
+        name, as_json = request.path_params["path"], replies.wants_json(request.scope)
+        try:
+            path = paths.task_file(folder, name)
+        except HTTPException:  # NOTES.md.json: the JSON of NOTES.md, when no file has that very name
+            if not name.endswith(".json"):
+                raise
+            name, as_json = name.removesuffix(".json"), True
+            path = paths.task_file(folder, name)
+        text = redact((await asyncio.to_thread(path.read_text, encoding="utf-8", errors="replace"))[: detail.MAX_TEXT])
+        if as_json:
+            return replies.reply(request.path_params["task"], name=name, text=text)
+        return page(request, "document.html", {"task": request.path_params["task"], "name": name, "text": text})
 
     async def act(request: Request) -> Response:
         task_name, verb = request.path_params["task"], request.path_params["verb"]
@@ -129,7 +164,7 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         form = await request.form()
         if not auth.same(str(form.get(auth.CSRF_FIELD) or ""), csrf):
             return PlainTextResponse("403: the form's CSRF token is missing or wrong; reload the page\n", 403)
-        fields = {k: str(form.get(k) or "") for k in ("note", "step", "phase")}
+        fields = {k: str(form.get(k) or "") for k in ("note", "step", "phase", "back")}
         try:
             if verb in actions.ASKS:
                 await asyncio.to_thread(actions.ask, plane, task_name)
@@ -139,12 +174,9 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         except SpecdError as exc:
             message = f"{verb} refused: {exc.message}" + (f" (fix: {exc.fix})" if exc.fix else "")
             return await asyncio.to_thread(_task_page, request, "", redact(message), 400)
+        if fields["back"] == "list" and verb in actions.ANSWERS:  # answered on the list: back to it
+            return RedirectResponse(f"/?done={verb}&task={quote(task_name)}", status_code=303)
         return RedirectResponse(f"/tasks/{task_name}?done={verb}", status_code=303)
-
-    async def not_found(request: Request, exc: Exception) -> Response:
-        code = exc.status_code if isinstance(exc, HTTPException) else 500
-        said = f": {redact(exc.detail)}" if isinstance(exc, HTTPException) and code == 409 else ""
-        return PlainTextResponse(f"{code}{said}\n", status_code=code)
 
     async def api_answer(request: Request) -> Response:
         """`specd approve|reject|skip TASK --server URL` from another clone: JSON in, JSON out, bearer token only
@@ -175,6 +207,8 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         Route("/tasks/{task}/steps/{n:int}", step), Route("/tasks/{task}/files/{path:path}", document),
         Route("/tasks/{task}/{verb}", act, methods=["GET", "POST"]),
     ]
+    not_found, guard_refused = refusals.handlers(project, page)
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found})
-    app.add_middleware(auth.Guard, token=token)
+    app.add_middleware(auth.Guard, token=token, refuse=guard_refused)
+    app.add_middleware(replies.JsonSuffix)  # outermost: the Guard's refusals know JSON was asked too
     return app

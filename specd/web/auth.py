@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import ipaddress
 import secrets
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from starlette.datastructures import URL
@@ -24,6 +25,11 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 COOKIE = "specd_ui"
 CSRF_FIELD = "csrf"
 UNSAFE = ("POST", "PUT", "PATCH", "DELETE")
+Refuse = Callable[[Request, int, str], Response]  # the page (or JSON) saying why: (request, status, message)
+
+
+def plain(request: Request, status: int, message: str) -> Response:
+    return PlainTextResponse(f"{status}: {message}\n", status_code=status)
 
 
 def new_token() -> str:
@@ -70,8 +76,8 @@ def cross_site(request: Request) -> bool:
 class Guard:
     """ASGI middleware in front of every route (static assets included: there is no public path)."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app, self.token = app, token
+    def __init__(self, app: ASGIApp, token: str, refuse: Refuse = plain) -> None:
+        self.app, self.token, self.refuse = app, token, refuse
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -94,8 +100,7 @@ class Guard:
         bearer = request.headers.get("authorization", "")
         held = request.cookies.get(COOKIE) or (bearer[7:] if bearer.lower().startswith("bearer ") else None)
         if not same(held, self.token):
-            return PlainTextResponse("401: open the address `specd ui` printed; it carries the access token\n",
-                                     status_code=401)
+            return self.refuse(request, 401, "open the address `specd ui` printed; it carries the access token")
         if request.method in UNSAFE and cross_site(request):
-            return PlainTextResponse("403: a cross-site request was refused\n", status_code=403)
+            return self.refuse(request, 403, "a cross-site request was refused")
         return None

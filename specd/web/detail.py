@@ -43,7 +43,8 @@ def task_page(project: Project, folder: Path, task: str) -> dict[str, Any]:
         "task": task, "view": view, "row": row, "steps": merged(steps, tried), "running": running,
         "events": [logs.line(e) for e in events], "offset": _size(store.journal.path),
         "checkpoints": [{**c, "who": who(c)} for c in reversed(state.checkpoints)] if state else [],
-        "clusters": state.failure_clusters if state else [],
+        # a cluster keeps its last full reason as last_note; the page's table says it as the reason
+        "clusters": [{**c, "reason": c.get("last_note") or ""} for c in state.failure_clusters] if state else [],
         "position": _position(view), "broken": broken,
         "pipeline_svg": svg.pipeline(_shape(config), _position(view), _done(history)) if config else "",
         "timeline_svg": svg.timeline(steps), "cost_svg": svg.cost(steps),

@@ -18,12 +18,16 @@ from specd.redact import redact
 from specd.tasks import graph, idle
 from specd.tasks.project import Project
 from specd.tasks.status import all_status
+from specd.ui import graph as drawing
 
 Source = Callable[[Project], list[dict[str, Any]]]
 WAIT_WORDS = {"gate": "approval at the gate", "outcome": "a decision on an outcome", "budget": "more budget",
               "max_visits": "a decision (max_visits)", "failure_cluster": "a decision on repeated failures",
               "secret": "a decision on a secret in a commit", "checks_failed": "a decision on failing checks",
               "no_phases": "phases in ROADMAP.md"}
+# Waits that are failures a person must look at: shown red with their reason, never amber like a plain gate.
+FAILING = ("failure_cluster", "checks_failed")
+FAILED = ("BLOCKED", "FAILED", "ERROR")  # statuses whose reason is what went wrong
 
 
 def local_rows(project: Project) -> list[dict[str, Any]]:
@@ -38,6 +42,11 @@ SOURCES: list[Source] = [local_rows]
 
 def task_rows(project: Project, status: str | None = None) -> list[dict[str, Any]]:
     """Every task's display row, waiting ones first, then by name; ``status`` keeps only that status."""
+    return [r for r in every_row(project) if status is None or r["status"] == status]
+
+
+def every_row(project: Project) -> list[dict[str, Any]]:
+    """Every task's display row, waiting ones first, then by name."""
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
     for source in SOURCES:
@@ -46,7 +55,7 @@ def task_rows(project: Project, status: str | None = None) -> list[dict[str, Any
                 seen.add(row["task"])
                 rows.append(row)
     graph.annotate(rows)
-    shown = [r for r in map(display, rows) if status is None or r["status"] == status]
+    shown = list(map(display, rows))
     shown.sort(key=lambda r: idle.attention(r["status"], r["task"]))
     return shown
 
@@ -56,6 +65,7 @@ def display(row: dict[str, Any]) -> dict[str, Any]:
     usage = row.get("usage") or {}
     running = row.get("running") or {}
     wait = row.get("waiting") or {}
+    failed = str(row.get("status")) in FAILED
     tokens = sum(int(v or 0) for k, v in usage.items() if k.endswith("tokens"))
     return {
         # never IN_PROGRESS for a task nothing runs: ANSWERED (the control plane starts it) or STOPPED
@@ -63,7 +73,7 @@ def display(row: dict[str, Any]) -> dict[str, Any]:
         "saved_status": str(row.get("status")), "idle": row.get("idle"), "source": row.get("source", "local"),
         "step": nxt.get("step") or "", "phase": nxt.get("phase") or "", "stage": row.get("stage") or "",
         "waits": redact(WAIT_WORDS.get(str(wait.get("kind")), str(wait.get("kind"))) + f" before {wait.get('step')}"
-                  if wait else ""),
+                  if wait and not failed else ""),  # a failed step waits for nothing; its reason says why
         "elapsed": elapsed(row.get("started_at"), row.get("updated_at"), bool(running)),
         "tokens": tokens, "cost": float(usage.get("cost_usd") or 0),
         "activity": ago(running.get("last_activity_s")) if running else "",
@@ -71,7 +81,21 @@ def display(row: dict[str, Any]) -> dict[str, Any]:
         # free text, redacted before HTML escapes it (the page is redacted again as a whole)
         "reason": redact(str(row.get("reason") or "")), "branch": row.get("branch") or "",
         "ready": bool(row.get("ready", True)),
+        "failing": wait.get("kind") in FAILING and str(row.get("status")) == "WAITING_FOR_HUMAN",
+        "failed": failed,
     }
+
+
+def summary(rows: list[dict[str, Any]], statuses: tuple[str, ...]) -> dict[str, Any]:
+    """What the top of the tasks page says about all of them: a count per status, how many wait for a person
+    (and how many of those because something failed), and what the project has spent."""
+    counts = dict.fromkeys(statuses, 0)
+    for row in rows:
+        counts[row["status"]] = counts.get(row["status"], 0) + 1
+    waiting = [r for r in rows if r["status"] == "WAITING_FOR_HUMAN"]
+    return {"counts": counts, "all": len(rows), "waiting": len(waiting),
+            "failing": sum(1 for r in waiting if r["failing"]),
+            "tokens": sum(r["tokens"] for r in rows), "cost_usd": round(sum(r["cost"] for r in rows), 6)}
 
 
 def seconds(stamp: Any) -> float | None:
@@ -100,3 +124,10 @@ def duration(span: float) -> str:
 
 def ago(age: Any) -> str:
     return f"{duration(float(age))} ago" if isinstance(age, int | float) else ""
+
+
+def graph_nodes(rows: list[dict[str, Any]]) -> list[dict[str, object]]:
+    """The graph as `status --graph --json` gives it (a need naming no task is left out)."""
+    known = {r["task"] for r in rows}
+    edges = {r["task"]: tuple(n for n in r["needs"] if n in known) for r in rows}
+    return drawing.nodes(edges, {r["task"]: r["status"] for r in rows})
