@@ -11,33 +11,43 @@ from __future__ import annotations
 from typing import Any
 
 from specd.engine import control
+from specd.errors import UsageError
 from specd.executors import claim
 from specd.git import identity
 from specd.mcp_server import going
 from specd.mcp_server.reading import Answer, envelope
 from specd.redact import redact
 from specd.state.checkpoint import Origin
+from specd.tasks import home
 from specd.tasks.locate import locate
 from specd.tasks.project import Project
 from specd.tasks.task import existing_task
-
-ANSWERS = ("approve", "reject", "skip")
 
 
 def origin(project: Project) -> Origin:
     return identity.here("mcp", project.root)
 
 
+def home_of(project: Project, task: str) -> Project:
+    """Where ``task`` lives now (the main tree, or its worktree while `specd run` runs it); a task on Temporal is
+    refused: its workflow holds its truth, and answering it takes a signal, which `specd approve` sends."""
+    where = locate(project, task)
+    existing_task(where, task)  # an unknown name: the error with "did you mean"
+    found = home.current(home.main_of(project), task)
+    if found.kind == "temporal":
+        raise UsageError(f"task {task!r} runs on Temporal (workflow {found.workflow_id}); `specd mcp` does not "
+                         "signal workflows yet", fix=f"answer it in a terminal: `specd approve {task}` (or reject, "
+                         "skip, cancel), with the Temporal settings the project uses")
+    return where
+
+
 def answer(verb: str) -> Any:
     def act(project: Project, args: dict[str, Any]) -> Answer:
         task, note = args["task"], str(args.get("note") or "")
         if verb == "reject" and not note.strip():
-            from specd.errors import UsageError
-
             raise UsageError("reject needs a note: what to change (it goes into the step's prompt)",
                              fix=f"call reject again with note, e.g. {{\"task\": \"{task}\", \"note\": \"...\"}}")
-        where = locate(project, task)
-        existing_task(where, task)
+        where = home_of(project, task)
         said = control.answer(where, task, verb, note if verb != "skip" else "", origin(project))
         plane = claim.running(project)
         if plane is not None:
@@ -53,7 +63,7 @@ def answer(verb: str) -> Any:
 def start(verb: str) -> Any:
     def act(project: Project, args: dict[str, Any]) -> Answer:
         task = args["task"]
-        existing_task(locate(project, task), task)
+        home_of(project, task)
         said = going.start(project, task, verb)
         return envelope(task, started=verb, said=said), redact(f"{task}: {said}")
     return act
@@ -61,7 +71,6 @@ def start(verb: str) -> Any:
 
 def cancel(project: Project, args: dict[str, Any]) -> Answer:
     task = args["task"]
-    where = locate(project, task)
-    existing_task(where, task)
+    where = home_of(project, task)
     said = control.cancel(where, task, origin(project))
     return envelope(task, status="CANCELLED", said=said), redact(f"{task}: {said}")

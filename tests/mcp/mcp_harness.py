@@ -89,7 +89,8 @@ class Mcp:
         result = self.call(name, **args)
         assert not result.is_error, result.content[0].text
         data: dict[str, Any] = result.structured_content
-        assert data["ok"] is True and data["error"] is None, data
+        assert data["ok"] is True, data
+        assert data["error"] is None, data
         return data
 
     def refused(self, name: str, **args: Any) -> tuple[str, dict[str, Any]]:
@@ -98,7 +99,8 @@ class Mcp:
         assert result.is_error, result
         text: str = result.content[0].text
         data: dict[str, Any] = result.structured_content
-        assert data["ok"] is False and data["error"]["message"], data
+        assert data["ok"] is False, data
+        assert data["error"]["message"], data
         return text, data
 
     def status(self, task: str) -> str:

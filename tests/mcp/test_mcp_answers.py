@@ -31,11 +31,13 @@ def test_a_client_lists_tasks_approves_a_held_gate_with_a_note_and_the_task_goes
         held = client.ok("list_tasks", status="waiting_for_human")
         assert [row["task"] for row in held["tasks"]] == ["waits"]
         shown = client.ok("show_task", task="waits")
-        assert shown["task"] == "waits" and shown["waiting"]["step"] == "s2"
+        assert shown["task"] == "waits"
+        assert shown["waiting"]["step"] == "s2"
         assert [row["step"] for row in shown["plan"]] == ["s2"], shown["plan"]
 
         answered = client.ok("approve", task="waits", note="looks right")
-        assert answered["answer"] == "approve" and "background" in answered["next"], answered
+        assert answered["answer"] == "approve", answered
+        assert "background" in answered["next"], answered
         took = client.until(lambda: client.status("waits") == "COMPLETE", "the approved task completes")
         print(f"the approved task completed {took:.1f}s after the answer")
         row = client.ok("show_task", task="waits")["checkpoints"][-1]
@@ -50,7 +52,8 @@ def test_reject_with_a_note_then_continue_then_skip(project: Project) -> None:
     project.to_gate("task")
     with Mcp(project) as client:
         rejected = client.ok("reject", task="task", note="split the module", go_on=False)
-        assert rejected["answer"] == "reject" and "continue_task" in rejected["next"], rejected
+        assert rejected["answer"] == "reject", rejected
+        assert "continue_task" in rejected["next"], rejected
         text, _ = client.refused("skip", task="task")  # answered already: nothing waits for an answer now
         assert "fix:" in text
         started = client.ok("continue_task", task="task")
