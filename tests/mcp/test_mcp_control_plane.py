@@ -3,10 +3,13 @@ an answer is picked up by the plane, and continue_task and run_task ask it over 
 
 from __future__ import annotations
 
+import http.client
+import json
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from mcp_harness import SAFETY, Mcp, Project
 
@@ -32,6 +35,7 @@ def test_the_control_plane_runs_what_mcp_answers_and_asks_for(tmp_path: Path) ->
             client.until(lambda: client.status("fresh") not in ("NOT_STARTED", "running"), "the plane runs fresh")
             fresh = client.ok("show_task", task="fresh")
             twice, _ = client.refused("continue_task", task="waits")
+            cancel = _post(project, "/api/tasks/waits/cancel")  # the API serves answers and asks, nothing else
     finally:
         plane.send_signal(signal.SIGINT)
         _, err = plane.communicate(timeout=SAFETY)
@@ -39,4 +43,15 @@ def test_the_control_plane_runs_what_mcp_answers_and_asks_for(tmp_path: Path) ->
     assert fresh["status"] in ("WAITING_FOR_HUMAN", "COMPLETE"), fresh
     assert "COMPLETE" in twice, twice
     assert "rerun" in twice, twice  # the plane's own refusal, with its fix
+    assert cancel == 404
     assert "Traceback" not in err
+
+
+def _post(project: Project, path: str) -> int:
+    """The status of a POST to the control plane's API, with the token its record holds."""
+    record = json.loads((project.root / ".specd" / "control.json").read_text(encoding="utf-8"))
+    parts = urlsplit(record["url"])
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=SAFETY)
+    connection.request("POST", path, body=b"{}", headers={
+        "Authorization": f"Bearer {parts.query.removeprefix('token=')}", "Content-Type": "application/json"})
+    return connection.getresponse().status
