@@ -66,3 +66,17 @@ def test_reject_with_a_note_then_continue_then_skip(project: Project) -> None:
     assert project.ran("task") == ["s1", "s1"]  # s1 again after the reject; s2 skipped, so never run
     answers = [(c["answer"], c["note"], c["via"]) for c in view["checkpoints"] if c["answer"] in ("reject", "skip")]
     assert answers == [("reject", "split the module", "mcp"), ("skip", "", "mcp")]
+
+
+def test_run_task_starts_specd_run_in_the_background(project: Project) -> None:
+    """No control plane: `specd run fresh` runs in the background, in the task's own worktree, and stops at the
+    gate the pipeline's default mode (interactive) puts before s1, since no person is at its terminal."""
+    project.new("fresh")
+    with Mcp(project) as client:
+        started = client.ok("run_task", task="fresh")
+        assert "`specd run fresh`" in started["said"]
+        client.until(lambda: client.status("fresh") not in ("NOT_STARTED", "running"), "the background run stops")
+        view = client.ok("show_task", task="fresh")
+    assert view["branch"] == "specd/fresh"
+    assert view["status"] == "WAITING_FOR_HUMAN"
+    assert view["waiting"]["step"] == "s1"
