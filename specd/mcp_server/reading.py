@@ -50,8 +50,8 @@ def show_task(project: Project, args: dict[str, Any]) -> Answer:
     load_project_secrets(project.root)
     where = locate(project, task)
     existing_task(where, task)  # an unknown name: the error with "did you mean"
-    _, broken = pipeline_or_problem(where)
-    view = task_status(where, task, broken=broken)
+    config, broken = pipeline_or_problem(where)
+    view = task_status(where, task, config, broken=broken)
     if where != project:
         view["branch"] = branch(task)
     return envelope(task, **{k: v for k, v in view.items() if k != "task"}), redact(task_text(view))
