@@ -75,7 +75,7 @@ def test_run_task_starts_specd_run_in_the_background(project: Project) -> None:
     with Mcp(project) as client:
         started = client.ok("run_task", task="fresh")
         assert "`specd run fresh`" in started["said"]
-        client.until(lambda: client.status("fresh") not in ("NOT_STARTED", "running"), "the background run stops")
+        client.until(lambda: client.status("fresh") == "WAITING_FOR_HUMAN", "the background run stops at the gate")
         view = client.ok("show_task", task="fresh")
     assert view["branch"] == "specd/fresh"
     assert view["status"] == "WAITING_FOR_HUMAN"

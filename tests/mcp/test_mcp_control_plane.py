@@ -32,7 +32,7 @@ def test_the_control_plane_runs_what_mcp_answers_and_asks_for(tmp_path: Path) ->
             assert "asked the control plane" in asked["said"], asked
             client.until(lambda: client.status("waits") == "COMPLETE", "the plane runs the approved task")
             # the plane runs `fresh` in its own worktree, in the pipeline's interactive mode: a gate before s1
-            client.until(lambda: client.status("fresh") not in ("NOT_STARTED", "running"), "the plane runs fresh")
+            client.until(lambda: client.status("fresh") in ("WAITING_FOR_HUMAN", "COMPLETE"), "the plane runs fresh")
             fresh = client.ok("show_task", task="fresh")
             twice, _ = client.refused("continue_task", task="waits")
             cancel = _post(project, "/api/tasks/waits/cancel")  # the API serves answers and asks, nothing else
@@ -40,7 +40,7 @@ def test_the_control_plane_runs_what_mcp_answers_and_asks_for(tmp_path: Path) ->
         plane.send_signal(signal.SIGINT)
         _, err = plane.communicate(timeout=SAFETY)
     assert project.ran("waits") == ["s1", "s2"]
-    assert fresh["status"] in ("WAITING_FOR_HUMAN", "COMPLETE"), fresh
+    assert fresh["branch"] == "specd/fresh", fresh  # run in its own worktree, as the page's Run does
     assert "COMPLETE" in twice, twice
     assert "rerun" in twice, twice  # the plane's own refusal, with its fix
     assert cancel == 404
