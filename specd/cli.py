@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "demo": ("specd.commands.demo", "demo", "Run the whole pipeline on a sample project (no API key)."),
     "ui": ("specd.commands.ui", "ui", "Serve the dashboard and run what is answered (the control plane)."),
     "serve": ("specd.commands.ui", "serve", "The control plane without a browser: runs what is answered anywhere."),
+    "mcp": ("specd.commands.mcp", "mcp", "Serve specd to MCP clients (Claude Code) over stdio: tasks, answers, logs."),
     "doctor": ("specd.commands.doctor", "doctor", "Check git, the sandbox, agent backends and the pipeline file."),
     "test": ("specd.commands.test", "test", "Run the pipeline's test cases with a scripted agent (no tokens)."),
 }

@@ -76,3 +76,22 @@ def test_agents_do_not_import_the_engine() -> None:
     for name, deps in _imports().items():
         if name.startswith("specd.agents"):
             assert not {dep for dep in deps if dep.startswith("specd.engine")}, f"{name} imports the engine"
+
+
+def test_the_mcp_sdk_is_imported_only_by_the_mcp_edge() -> None:
+    """`mcp` is an extra: only specd/mcp_server/server.py imports it, and only `specd mcp` imports that module
+    (where it is used), so every other command works, and starts as fast, without the SDK."""
+    for path in ROOT.rglob("*.py"):
+        name = ".".join(path.relative_to(ROOT.parent).with_suffix("").parts)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        top = {id(node) for node in tree.body}
+        for node in ast.walk(tree):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for module in modules:
+                if module.split(".")[0] in ("mcp", "mcp_types"):
+                    assert name == "specd.mcp_server.server", f"{name} imports {module}; only the MCP edge may"
+                if module == "specd.mcp_server" and isinstance(node, ast.ImportFrom) and \
+                        any(a.name == "server" for a in node.names):
+                    assert name == "specd.commands.mcp", f"{name} imports the MCP edge"
+                    assert id(node) not in top, f"{name} imports the MCP edge"

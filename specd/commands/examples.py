@@ -41,6 +41,8 @@ EXAMPLES: dict[str, tuple[tuple[str, str], ...]] = {
            ("specd ui --host 0.0.0.0 --token \"$(openssl rand -hex 16)\" --no-browser", "for other machines")),
     "serve": (("specd serve", "the control plane alone: runs what is answered, on the page or anywhere"),
               ("specd serve -j 4 --port 0", "four tasks at a time, the page on any free port")),
+    "mcp": (("specd mcp", "serve this project on stdio to the MCP client that starts it "
+                          "(`claude mcp add specd -- specd mcp` makes Claude Code start it)"),),
     "doctor": (("specd doctor", "is this machine and project ready for a run?"),),
     "test": (("specd test", "run every case in .specd/tests/ (no tokens, your tasks untouched)"),
              ("specd test --record add-csv", "write .specd/tests/add-csv.yaml from that task's run"),

@@ -9,12 +9,10 @@ import click
 
 from specd.commands.common import complete_steps, task_argument, task_project
 from specd.commands.envelope import emit
-from specd.errors import SpecdError, UsageError, did_you_mean
 from specd.redact import redact
 from specd.state.lock import TaskLock
 from specd.state.store import StateStore
 from specd.tasks import logs as log
-from specd.tasks.project import Project
 from specd.tasks.secrets import load_project_secrets
 from specd.tasks.task import existing_task
 
@@ -38,7 +36,7 @@ def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow:
     task_dir = existing_task(project, task)
     store = StateStore(task_dir, task)
     if step is not None:
-        _check_step(project, step, [str(row.get("step")) for row in (store.journal.read())])
+        log.check_step(project, step, [str(row.get("step")) for row in (store.journal.read())])
     if follow:
         return _follow(task, task_dir, store, step, as_json)
     shown = 0
@@ -93,18 +91,3 @@ def _echo_file(path: Path) -> None:
             else:
                 held += chunk  # blank space: printed only if more text follows
     click.echo("" if wrote else "(empty)")
-
-
-def _check_step(project: Project, step: str, seen: list[str]) -> None:
-    """An unknown --step is a typo to name, not an empty log: the pipeline's steps and those the journal holds."""
-    from specd.pipeline import load_pipeline
-
-    try:
-        config = load_pipeline(project)
-        known = [s.name for steps in config.pipelines.values() for s in steps]
-    except SpecdError:  # a broken pipeline file must not hide the log itself: the journal's steps still count
-        known = []
-    names = list(dict.fromkeys([*known, *(s for s in seen if s != "None")]))
-    if step not in names:
-        raise UsageError(f"no step {step!r} in this task's pipeline or log" + did_you_mean(step, names),
-                         fix=f"name one of: {', '.join(names) or '(none yet)'}")

@@ -65,7 +65,7 @@ class ControlPlane(LocalExecutor):
         if task in self.running or view.get("running"):
             raise UsageError(f"task {task!r} is running already", fix=f"follow it with `specd logs {task} -f`")
         if status not in READY and shown is None:
-            raise UsageError(f"task {task!r} is {status}, so there is nothing to run", fix=_fix(task, status))
+            raise UsageError(f"task {task!r} is {status}, so there is nothing to run", fix=fix_for(task, status))
         unmet = [n for n in view.get("needs") or () if current_status(self.project, n) != "COMPLETE"]
         if status == "NOT_STARTED" and unmet:
             raise UsageError(f"task {task!r} needs {', '.join(unmet)}, not complete yet",
@@ -147,7 +147,8 @@ def _mark(folder: Path) -> Mark | None:
     return st.st_mtime_ns, st.st_size
 
 
-def _fix(task: str, status: str) -> str:
+def fix_for(task: str, status: str) -> str:
+    """What to do with a task in ``status`` that there is nothing to run for (Run, Continue, `specd mcp`)."""
     return {"WAITING_FOR_HUMAN": f"answer it first: approve, reject or skip (`specd approve {task}`)",
             "BLOCKED": f"fix what blocked it, then retry (`specd retry {task}`)",
             "FAILED": f"retry it (`specd retry {task}`)",

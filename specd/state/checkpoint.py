@@ -15,7 +15,7 @@ from specd.state.model import RunState, now
 
 # terminal: an answer typed (or piped) at a gate; cli: `specd approve|reject|skip|cancel|retry|rerun` here;
 # clone: sent from another clone (a Temporal signal); page: the dashboard; link: a notification's link;
-# mcp: an MCP client. link and mcp are reserved: nothing answers that way yet.
+# mcp: an MCP client (`specd mcp`). link is reserved: nothing answers that way yet.
 VIAS = ("terminal", "cli", "clone", "page", "link", "mcp")
 UNKNOWN = "unknown"
 

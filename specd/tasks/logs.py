@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from specd.errors import SpecdError, UsageError, did_you_mean
 from specd.state.model import RunState
+from specd.tasks.project import Project
 
 
 def line(event: dict[str, Any]) -> str:
@@ -66,3 +68,18 @@ def read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
         except ValueError:
             continue
     return events, offset + end
+
+
+def check_step(project: Project, step: str, seen: list[str]) -> None:
+    """An unknown step is a typo to name, not an empty log: the pipeline's steps and those the journal holds."""
+    from specd.pipeline import load_pipeline
+
+    try:
+        config = load_pipeline(project)
+        known = [s.name for steps in config.pipelines.values() for s in steps]
+    except SpecdError:  # a broken pipeline file must not hide the log itself: the journal's steps still count
+        known = []
+    names = list(dict.fromkeys([*known, *(s for s in seen if s != "None")]))
+    if step not in names:
+        raise UsageError(f"no step {step!r} in this task's pipeline or log" + did_you_mean(step, names),
+                         fix=f"name one of: {', '.join(names) or '(none yet)'}")

@@ -179,10 +179,11 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         return RedirectResponse(f"/tasks/{task_name}?done={verb}", status_code=303)
 
     async def api_answer(request: Request) -> Response:
-        """`specd approve|reject|skip TASK --server URL` from another clone: JSON in, JSON out, bearer token only
-        (a browser's cookie is not enough here, so no page elsewhere can post to it)."""
+        """`specd approve|reject|skip TASK --server URL` from another clone, and run|continue from `specd mcp` (which
+        asks, as the page's buttons do): JSON in, JSON out, bearer token only (a browser's cookie is not enough
+        here, so no page elsewhere can post to it)."""
         task_name, verb = request.path_params["task"], request.path_params["verb"]
-        if verb not in actions.ANSWERS:
+        if verb not in (*actions.ANSWERS, *actions.ASKS):
             raise HTTPException(404)
         if not request.headers.get("authorization", "").lower().startswith("bearer "):
             return JSONResponse(api.failure("send the token as `Authorization: Bearer TOKEN`", ""), 401)
@@ -192,8 +193,11 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
             return JSONResponse(api.failure("the body must be a JSON object {note, by}", ""), 400)
         note, by = str(body.get("note") or ""), str(body.get("by") or "")
         try:
-            said = await asyncio.to_thread(control.answer, where, task_name, verb, note if verb != "skip" else "",
-                                           actions.clone(by))
+            if verb in actions.ASKS:
+                said = await asyncio.to_thread(actions.ask, plane, task_name)
+            else:
+                said = await asyncio.to_thread(control.answer, where, task_name, verb, note if verb != "skip" else "",
+                                               actions.clone(by))
         except SpecdError as exc:
             return JSONResponse(api.failure(redact(exc.message), redact(exc.fix or "")), 400)
         after = actions.then(verb, task_name, plane is not None)

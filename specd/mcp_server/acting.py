@@ -1,0 +1,76 @@
+"""What the acting tools do: answer a held gate, start a task, cancel it. Each is recorded as coming from MCP.
+
+An answer is the very ``engine.control.answer`` `specd approve|reject|skip` calls, made in the task's home with
+the MCP origin and the project's git identity; the control plane, when one runs, starts the task by itself (as it
+does after an answer from the terminal). Without one, the answer hands the task on to a background run unless
+the caller says not to, so "approve" in an MCP client means what a person means by it: go on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from specd.engine import control
+from specd.errors import UsageError
+from specd.executors import claim
+from specd.git import identity
+from specd.mcp_server import going
+from specd.mcp_server.reading import Answer, envelope
+from specd.redact import redact
+from specd.state.checkpoint import Origin
+from specd.tasks import home
+from specd.tasks.locate import locate
+from specd.tasks.project import Project
+from specd.tasks.task import existing_task
+
+
+def origin(project: Project) -> Origin:
+    return identity.here("mcp", project.root)
+
+
+def home_of(project: Project, task: str) -> Project:
+    """Where ``task`` lives now (the main tree, or its worktree while `specd run` runs it); a task on Temporal is
+    refused: its workflow holds its truth, and answering it takes a signal, which `specd approve` sends."""
+    where = locate(project, task)
+    existing_task(where, task)  # an unknown name: the error with "did you mean"
+    found = home.current(home.main_of(project), task)
+    if found.kind == "temporal":
+        raise UsageError(f"task {task!r} runs on Temporal (workflow {found.workflow_id}); `specd mcp` does not "
+                         "signal workflows yet", fix=f"answer it in a terminal: `specd approve {task}` (or reject, "
+                         "skip, cancel), with the Temporal settings the project uses")
+    return where
+
+
+def answer(verb: str) -> Any:
+    def act(project: Project, args: dict[str, Any]) -> Answer:
+        task, note = args["task"], str(args.get("note") or "")
+        if verb == "reject" and not note.strip():
+            raise UsageError("reject needs a note: what to change (it goes into the step's prompt)",
+                             fix=f"call reject again with note, e.g. {{\"task\": \"{task}\", \"note\": \"...\"}}")
+        where = home_of(project, task)
+        said = control.answer(where, task, verb, note if verb != "skip" else "", origin(project))
+        plane = claim.running(project)
+        if plane is not None:
+            after = f"the control plane {plane.text()} runs it now; follow it with show_task"
+        elif args.get("go_on", True):
+            after = going.start(project, task, "continue")
+        else:
+            after = f"call continue_task (or run `specd continue {task}`)"
+        return envelope(task, answer=verb, said=said, next=after), redact(f"{task}: {said}\nnext: {after}")
+    return act
+
+
+def start(verb: str) -> Any:
+    def act(project: Project, args: dict[str, Any]) -> Answer:
+        task = args["task"]
+        home_of(project, task)
+        said = going.start(project, task, verb)
+        return envelope(task, started=verb, said=said), redact(f"{task}: {said}")
+    return act
+
+
+def cancel(project: Project, args: dict[str, Any]) -> Answer:
+    task = args["task"]
+    where = home_of(project, task)
+    said = control.cancel(where, task, origin(project))
+    return envelope(task, status="CANCELLED", said=said), redact(f"{task}: {said}")
