@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from specd.commands.terminal.plain import by_attention, table, task_text
 from specd.redact import redact, redact_obj
 from specd.state.store import StateStore
 from specd.tasks import graph
@@ -17,7 +18,6 @@ from specd.tasks.project import Project
 from specd.tasks.secrets import load_project_secrets
 from specd.tasks.status import all_status, pipeline_or_problem, project_notes, task_status
 from specd.tasks.task import existing_task
-from specd.ui.plain import by_attention, table, task_text
 
 Answer = tuple[dict[str, Any], str]
 MAX_EVENTS = 300  # the newest events of a log; the rest is one `specd logs TASK` away

@@ -85,7 +85,7 @@ def draw(rows: list[dict[str, Any]]) -> str:
         height_of[c] = height_of.get(c, 0) + 1
     width = LEFT * 2 + (max(column.values()) + 1) * COL
     height = TOP * 2 + max(height_of.values()) * ROW
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" id="graph-svg" class="chart" role="img" '
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" id="graph-svg" class="chart" role="group" '
              f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" aria-label="task graph">',
              '<defs><marker id="needs-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
              'orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#607d8b"/></marker></defs>']

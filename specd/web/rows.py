@@ -14,11 +14,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from specd.commands.terminal import graph as drawing
 from specd.redact import redact
 from specd.tasks import graph, idle
 from specd.tasks.project import Project
 from specd.tasks.status import all_status
-from specd.ui import graph as drawing
 
 Source = Callable[[Project], list[dict[str, Any]]]
 WAIT_WORDS = {"gate": "approval at the gate", "outcome": "a decision on an outcome", "budget": "more budget",
