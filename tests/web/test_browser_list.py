@@ -50,10 +50,11 @@ def _drive(browser: Any, server: Server, site: EveryState) -> None:
             counts["COMPLETE"], counts["CANCELLED"], counts["NOT_STARTED"]) == (8, 2, 1, 1, 1, 1, 2)
     assert page.locator("#banner").inner_text().startswith("2 tasks wait for you, 1 because something failed")
     failed = page.locator('#rows tr[data-task="thrice"]')
-    assert failed.locator(".status").evaluate("e => getComputedStyle(e).color") == "rgb(183, 28, 28)"
+    red = _theme(page, "--bad")
+    assert failed.locator(".status").evaluate("e => getComputedStyle(e).color") == red  # the theme's failure red
     assert "the build is broken" in failed.locator("td.failure .reason").inner_text()
     gate = page.locator('#rows tr[data-task="waits"] .status')
-    assert gate.evaluate("e => getComputedStyle(e).color") == "rgb(178, 106, 0)"  # a plain gate stays amber
+    assert gate.evaluate("e => getComputedStyle(e).color") == _theme(page, "--wait") != red  # a plain gate: amber
     page.screenshot(path=str(ARTIFACTS / "tasks-needs-you.png"), full_page=True)
 
     page.click('#graph-svg a.node[data-task="child"]')  # a node is a link to its task
@@ -94,3 +95,9 @@ def _drive(browser: Any, server: Server, site: EveryState) -> None:
     assert server.token not in stranger.content()
     stranger.screenshot(path=str(ARTIFACTS / "unauthorised.png"), full_page=True)
     stranger.context.close()
+
+
+def _theme(page: Any, name: str) -> str:
+    """The page theme's colour ``name`` (a CSS variable, light or dark), as getComputedStyle writes colours."""
+    value = page.evaluate("name => getComputedStyle(document.documentElement).getPropertyValue(name).trim()", name)
+    return "rgb({}, {}, {})".format(*(int(value[i:i + 2], 16) for i in (1, 3, 5)))
