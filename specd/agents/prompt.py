@@ -61,6 +61,9 @@ def how_to_report(backend: str, outcomes: tuple[str, ...]) -> list[str]:
     if backend == "claude_code":
         return ["- Finish with your final structured output: `outcome` (exactly one of: "
                 f"{', '.join(outcomes)}) and `summary` (one line)."]
+    if backend == "gemini":
+        return ["- Finish with a final message that is only a JSON object: `outcome` (exactly one of: "
+                f"{', '.join(outcomes)}) and `summary` (one line)."]
     if backend in ("command", "scripted"):
         example = json.dumps({"outcome": first, "summary": "one line saying what was done"})
         return ["- Finish by writing a JSON object to the file named by the environment variable `$SPECD_RESULT`, "
@@ -74,6 +77,7 @@ def how_to_return(backend: str, schema: Mapping[str, Any]) -> list[str]:
     where = {"anthropic": "as `output` in the `complete_step` call",
              "openai": "as `output` in the `complete_step` call",
              "claude_code": "as `output` in your final structured output",
+             "gemini": "as `output` in your final JSON object",
              "command": "as `output` in the JSON object written to `$SPECD_RESULT`",
              "scripted": "as `output` in the JSON object written to `$SPECD_RESULT`"}.get(backend, "as `output`")
     return [f"- This step returns an object {where}, matching this JSON Schema (it is checked, and a "

@@ -27,7 +27,23 @@ def seed_state(backend: str, folder: Path, env: Mapping[str, str]) -> Path:
     folder.chmod(0o700)
     if fresh and backend == "claude_code":
         _seed_claude(folder, env)
+    if fresh and backend == "gemini":
+        _seed_gemini(folder, env)
     return folder.resolve()
+
+
+def _seed_gemini(folder: Path, env: Mapping[str, str]) -> None:
+    """A Google login of the user's own Gemini CLI, copied: its settings are specd's own (written per step)."""
+    home = env.get("GEMINI_CLI_HOME") or env.get("HOME") or os.environ.get("HOME") or ""
+    mine = Path(home) / ".gemini"
+    if str(mine.resolve()) == str((folder / ".gemini").resolve()):
+        return
+    (folder / ".gemini").mkdir(exist_ok=True)
+    for name in ("oauth_creds.json", "google_accounts.json"):
+        with contextlib.suppress(OSError):
+            if (mine / name).is_file():
+                shutil.copyfile(mine / name, folder / ".gemini" / name)
+                (folder / ".gemini" / name).chmod(0o600)
 
 
 def _seed_claude(folder: Path, env: Mapping[str, str]) -> None:
