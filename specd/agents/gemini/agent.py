@@ -34,6 +34,8 @@ from specd.system.agent_state import seed_state
 from specd.system.jail import Jail, backend_state, prepare
 
 CHILD_ENV = {"GEMINI_SANDBOX": "false"}  # the CLI's own sandbox stays off even when the user's shell sets it
+# TMPDIR: the CLI makes a folder of its own in the temporary folder for each shell call; pointed into the task's
+# config folder, what it leaves stays with the task instead of in the jail's /tmp the model's commands share.
 
 
 class GeminiAgent:
@@ -74,9 +76,12 @@ class GeminiAgent:
         assert state is not None  # the agent tier with a task folder always has one
         home = seed_state("gemini", state[1], os.environ)
         self.options.write_settings(home, request, os.environ)
+        scratch = home / "tmp"  # the CLI's temporary files (each shell call's), emptied for every invocation
+        shutil.rmtree(scratch, ignore_errors=True)
+        scratch.mkdir()
         argv = self.options.argv(self.binary, request, resume)
         sink.write(json.dumps({"type": "specd", "argv": [redact(a) for a in argv[1:]], "resumed": resume}) + "\n")
-        env = {**os.environ, **CHILD_ENV, state[0]: str(home)}
+        env = {**os.environ, **CHILD_ENV, state[0]: str(home), "TMPDIR": str(scratch)}
         returncode, log, stderr = self._run(argv, prompt, request, jail, env, sink)
         for line in stderr:  # redacted as they were read
             sink.write(json.dumps({"type": "stderr", "text": line}) + "\n")

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -45,8 +46,11 @@ def check_version(binary: str, env: Mapping[str, str]) -> tuple[int, ...]:
     if binary in _checked:
         return _checked[binary]
     try:
-        done = subprocess.run([binary, "--version"], capture_output=True, text=True, env=dict(env),
-                              timeout=60, check=False)
+        # Even `--version` registers the working folder in the CLI's ~/.gemini/projects.json: it is asked
+        # in a throwaway folder, so the user's own ~/.gemini is never touched.
+        with tempfile.TemporaryDirectory(prefix="specd-gemini-") as scratch:
+            done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=60, check=False,
+                                  env={**env, "GEMINI_CLI_HOME": scratch}, cwd=scratch)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ConfigError(f"could not run `{binary} --version`: {exc}",
                           fix=f"reinstall the Gemini CLI with `{INSTALL}`") from None
