@@ -202,6 +202,7 @@ def _backends(used: dict[str, str], agent: Mapping[str, Any]) -> list[Check]:
         "command": (True, "any shell command (--agent 'cmd:...')", ""),
         "anthropic": _anthropic(),
         "claude_code": _claude_code(),
+        "gemini": _gemini(),
         "openai": _openai(agent),
     }
     checks = []
@@ -239,6 +240,12 @@ def _openai(agent: Mapping[str, Any]) -> tuple[bool, str, str]:
         return True, f"{sdk}; server {url}; no {name}, which a local server does not need", ""
     return False, f"{sdk}; no {name} in the environment and no agent.base_url", \
         f"export {name}=..., or set agent.base_url to a local OpenAI-compatible server (Ollama, vLLM)"
+
+
+def _gemini() -> tuple[bool, str, str]:
+    from specd.agents.gemini.check import check
+
+    return check()
 
 
 def _claude_code() -> tuple[bool, str, str]:

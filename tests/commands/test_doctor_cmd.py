@@ -15,7 +15,7 @@ import pytest
 MARKER = "sk-ant-doctor-marker-0123456789"
 CHECKS = {"git", "git repository", "git identity", "work tree", "disk", "sandbox", "children", "pipeline",
           "agent: command",
-          "agent: anthropic", "agent: claude_code", "agent: openai"}
+          "agent: anthropic", "agent: claude_code", "agent: gemini", "agent: openai"}
 
 
 @pytest.fixture
