@@ -170,3 +170,12 @@ def test_choosing_gemini_without_its_cli_is_bad_input(tmp_path: Path, monkeypatc
     ctx = AgentContext(human=None, events=EventBus(lambda event: None))  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="the gemini agent needs the Gemini CLI"):
         make_agent("gemini", {}, ctx, tmp_path)
+
+
+def test_following_a_gemini_transcript_shows_the_models_text_only() -> None:
+    from specd.tasks.transcript_text import readable
+
+    said = {"type": "message", "role": "assistant", "content": "Looking.\nDone.", "delta": True}
+    assert readable(json.dumps(said)) == ["Looking.", "Done."]
+    assert readable(json.dumps({**said, "role": "user"})) == []  # the prompt, not the model
+    assert readable(json.dumps({"type": "tool_use", "tool_name": "write_file", "parameters": {}})) == []
