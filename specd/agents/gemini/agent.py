@@ -33,7 +33,10 @@ from specd.system import children
 from specd.system.agent_state import seed_state
 from specd.system.jail import Jail, backend_state, prepare
 
-CHILD_ENV = {"GEMINI_SANDBOX": "false"}  # the CLI's own sandbox stays off even when the user's shell sets it
+# GEMINI_SANDBOX: the CLI's own sandbox stays off even when the user's shell or the project's settings turn it
+# on (the variable wins over settings). GEMINI_CLI_NO_RELAUNCH: the CLI would start node a second time only to
+# raise its heap limit to half the machine's memory; one process starts twice as fast and is what specd stops.
+CHILD_ENV = {"GEMINI_SANDBOX": "false", "GEMINI_CLI_NO_RELAUNCH": "true"}
 # TMPDIR: the CLI makes a folder of its own in the temporary folder for each shell call; pointed into the task's
 # config folder, what it leaves stays with the task instead of in the jail's /tmp the model's commands share.
 
