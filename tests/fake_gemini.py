@@ -82,10 +82,11 @@ class _Handler(BaseHTTPRequestHandler):
         self._record(body)
         fake = self.server_ref
         path = self.path.split("?")[0]
+        model = path.rpartition("/models/")[2].partition(":")[0]  # the API answers as the model asked for
         if path.endswith(":countTokens"):
             self._json(200, {"totalTokens": max(1, len(raw) // 4)})
         elif path.endswith(":generateContent"):
-            self._json(200, _response([text(json.dumps(fake.side_answer(body)))], Reply()))
+            self._json(200, _response([text(json.dumps(fake.side_answer(body)))], Reply(), model))
         elif path.endswith(":streamGenerateContent"):
             fake.turns.append(body)
             answer = fake.next_reply(body)
@@ -93,7 +94,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._json(answer.status, {"error": {"code": answer.status, "message": "scripted failure",
                                                      "status": "INVALID_ARGUMENT"}})
                 return
-            self._sse(_response(answer.parts, answer))
+            self._sse(_response(answer.parts, answer, model))
         else:
             fake.unknown.append(f"POST {self.path}")
             self._json(404, {"error": {"code": 404, "message": "not found", "status": "NOT_FOUND"}})
@@ -119,13 +120,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
 
-def _response(parts: list[dict[str, Any]], answer: Reply) -> dict[str, Any]:
+def _response(parts: list[dict[str, Any]], answer: Reply, model: str) -> dict[str, Any]:
     return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}],
             "usageMetadata": {"promptTokenCount": answer.prompt_tokens,
                               "candidatesTokenCount": answer.output_tokens,
                               "cachedContentTokenCount": answer.cached_tokens,
                               "totalTokenCount": answer.prompt_tokens + answer.output_tokens},
-            "modelVersion": "gemini-2.5-pro"}
+            "modelVersion": model}
 
 
 def _side_answer(body: dict[str, Any]) -> dict[str, Any]:
