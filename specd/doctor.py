@@ -1,14 +1,14 @@
 """`specd doctor`'s checks, as plain data: is this machine and project ready for a run?
 
 Each check says ok, warn (a run works, but something is worse than it could
-be) or FAIL (a run would stop). Secrets are reported by presence only.
+be) or FAIL (a run would stop). Secrets are reported by presence only. Every
+agent backend is reported (specd/agents/needs.py finds what each needs); only
+those the project uses (its pipeline, a step's own agent block, a task's
+remembered agent) can fail.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
-import os
 import shutil
 import subprocess
 import tempfile
@@ -17,12 +17,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from specd.agents.needs import survey
 from specd.errors import SpecdError, machine_error
 from specd.pipeline import load_pipeline
 from specd.system import jail
 from specd.tasks.project import Project
 
-KEY_NAMES = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 LOW_SPACE = 200 * 1024 * 1024  # bytes; below this a long run may fill the disk mid-step
 VERSION_TIMEOUT = 30.0
 
@@ -33,9 +33,10 @@ class Check:
     level: str  # ok | warn | FAIL
     detail: str
     fix: str | None = None
+    backend: dict[str, Any] | None = None  # an agent check's findings, as data (`--json`: `backends`)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if k != "backend"}
 
 
 def run_checks(project: Project) -> list[Check]:
@@ -198,62 +199,16 @@ def _step_used(project: Project) -> dict[str, str]:
 def _backends(used: dict[str, str], agent: Mapping[str, Any]) -> list[Check]:
     """Every backend and whether it works here; one that the project uses and cannot run here fails, one it
     does not use only warns (a `cmd:` project needs no API key)."""
-    found: dict[str, tuple[bool, str, str]] = {
-        "command": (True, "any shell command (--agent 'cmd:...')", ""),
-        "anthropic": _anthropic(),
-        "claude_code": _claude_code(),
-        "gemini": _gemini(),
-        "openai": _openai(agent),
-    }
     checks = []
-    for name, (ok, detail, fix) in found.items():
+    for found in survey(agent):
+        name = found.backend
+        ok, detail, fix = found.ready, found.detail, found.fix
         level = "ok" if ok else ("FAIL" if name in used else "warn")
         if name in used:
             detail += f"; {used[name]}"
             fix += " (or choose another: `--agent 'cmd:...'`, or agent.backend in the pipeline file)"
         elif not ok:
             detail += "; not used by this project"
-        checks.append(Check(f"agent: {name}", level, detail, None if ok else fix))
+        checks.append(Check(f"agent: {name}", level, detail, None if ok else fix,
+                            {**found.as_dict(), "used_by": used.get(name)}))
     return checks
-
-
-def _anthropic() -> tuple[bool, str, str]:
-    if importlib.util.find_spec("anthropic") is None:
-        return False, "the anthropic SDK is not installed", "pip install anthropic"
-    sdk = f"SDK {importlib.metadata.version('anthropic')}"
-    present = [name for name in KEY_NAMES if os.environ.get(name)]
-    if not present:
-        return False, f"{sdk}; no {' or '.join(KEY_NAMES)} in the environment", "export ANTHROPIC_API_KEY=..."
-    return True, f"{sdk}; {present[0]} is set", ""
-
-
-def _openai(agent: Mapping[str, Any]) -> tuple[bool, str, str]:
-    """The SDK, and the key that ``agent.api_key_env`` names (by presence); a local server needs none."""
-    if importlib.util.find_spec("openai") is None:
-        return False, "the openai SDK is not installed", "pip install 'openai>=2,<3'"
-    sdk = f"SDK {importlib.metadata.version('openai')}"
-    name = str(agent.get("api_key_env") or "OPENAI_API_KEY")
-    url = str(agent.get("base_url") or os.environ.get("OPENAI_BASE_URL") or "")
-    if os.environ.get(name):
-        return True, f"{sdk}; {name} is set" + (f"; server {url}" if url else ""), ""
-    if url:
-        return True, f"{sdk}; server {url}; no {name}, which a local server does not need", ""
-    return False, f"{sdk}; no {name} in the environment and no agent.base_url", \
-        f"export {name}=..., or set agent.base_url to a local OpenAI-compatible server (Ollama, vLLM)"
-
-
-def _gemini() -> tuple[bool, str, str]:
-    from specd.agents.gemini.check import check
-
-    return check()
-
-
-def _claude_code() -> tuple[bool, str, str]:
-    binary = os.environ.get("SPECD_CLAUDE_BIN") or shutil.which("claude")
-    fix = "install Claude Code (`npm install -g @anthropic-ai/claude-code`) or set SPECD_CLAUDE_BIN"
-    if not binary:
-        return False, "`claude` is not on PATH", fix
-    version = _run(binary, "--version")
-    if version is None or version.returncode != 0:
-        return False, f"{binary} does not run (`{binary} --version` failed)", fix
-    return True, f"{binary}: {version.stdout.strip()}", ""

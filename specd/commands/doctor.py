@@ -16,19 +16,22 @@ from specd.errors import EXIT_FAILED, EXIT_OK
 def doctor(ctx: click.Context, as_json: bool) -> int:
     """Check that this machine and project are ready for a run: git (installed,
     repository, identity), uncommitted changes, a writable disk, the sandbox for
-    the agent's commands (bubblewrap or the allowlist), which agent backends are
-    available (API keys by presence only, never their value), and the pipeline
-    file.
+    the agent's commands (bubblewrap or the allowlist), the pipeline file, and
+    every agent backend: its CLI and version, its SDK, which keys are set (by
+    presence only, never their value).
 
     One line per check: ok, warn (a run works, but see the hint) or FAIL (a run
-    would stop). Exit 0 when nothing fails, 1 otherwise.
+    would stop). A backend fails only when the project uses it (the pipeline's
+    agent, a step's own agent block, a task's remembered agent). Exit 0 when
+    nothing fails, 1 otherwise. --json output follows schemas/doctor.schema.json.
     """
     checks = run_checks(project_from(ctx))
     failed = any(c.level == "FAIL" for c in checks)
     if as_json:
         bad = [c.name for c in checks if c.level == "FAIL"]
         error = error_body(EXIT_FAILED, "failed checks: " + ", ".join(bad), "see each check's fix") if bad else None
-        emit(None, error=error, checks=[c.as_dict() for c in checks])
+        emit(None, error=error, checks=[c.as_dict() for c in checks],
+             backends=[c.backend for c in checks if c.backend is not None])
     else:
         width = max(len(c.name) for c in checks)
         for check in checks:

@@ -25,6 +25,9 @@ from contract import BACKENDS
 from contract.base import Finish, Shell, Write
 from contract.project import Project
 
+from specd.agents.factory import backend_of
+from specd.agents.needs import NEEDS
+
 TWO_STEPS = [{"name": "build", "workflow": "build.md"}, {"name": "check", "workflow": "check.md"}]
 
 
@@ -142,6 +145,7 @@ def test_a_write_to_the_pipeline_file_never_sticks(backend: Any, project: Projec
 
     assert (project.root / ".specd" / "pipeline.json").read_bytes() == before
     assert "Traceback" not in run.stderr
+    assert len(backend.requests()) >= 4  # every attempt was played; a refusal went back to the model
     if run.returncode != 0:  # the jail was off, the command wrote it: undone after the step, which is BLOCKED
         status = project.status()
         assert status["status"] == "BLOCKED", run.stdout + run.stderr
@@ -173,3 +177,10 @@ def test_a_typed_output_is_validated_given_back_once_and_carried(backend: Any, p
     assert len(bodies) == 3  # the invalid output went back once, in the plan's own conversation
     assert "specd step: plan" in backend.text(bodies[1])
     assert "Change these files: src/a.py" in backend.text(bodies[2])
+
+
+def test_every_model_backend_specd_knows_is_in_the_suite() -> None:
+    """A backend cannot be added without a harness here: every one that runs a model (doctor's table lists
+    what each needs) and that ``--agent`` accepts must be in ``BACKENDS``."""
+    models = {needs.backend for needs in NEEDS if (needs.cli or needs.sdk) and backend_of(needs.backend, {})}
+    assert models <= set(BACKENDS), f"no contract harness for {sorted(models - set(BACKENDS))}"

@@ -15,7 +15,7 @@ import pytest
 MARKER = "sk-ant-doctor-marker-0123456789"
 CHECKS = {"git", "git repository", "git identity", "work tree", "disk", "sandbox", "children", "pipeline",
           "agent: command",
-          "agent: anthropic", "agent: claude_code", "agent: gemini", "agent: openai"}
+          "agent: anthropic", "agent: claude_code", "agent: codex", "agent: gemini", "agent: openai", "agent: scripted"}
 
 
 @pytest.fixture
@@ -33,8 +33,12 @@ def env_for(tmp_path: Path, *, identity: bool, **extra: str) -> dict[str, str]:
     gitconfig.write_text("[user]\n\tname = Doc Tor\n\temail = doc@example.com\n" if identity else "",
                          encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "GIT_", "SPECD_", "OPENAI_"))}
+    # The real Gemini CLI takes seconds to say its version; test_doctor_backends.py covers the agent CLIs.
+    gemini = home / "gemini"
+    gemini.write_text("#!/bin/sh\necho 0.0.1\n", encoding="utf-8")
+    gemini.chmod(0o755)
     env.update(HOME=str(home), GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=str(gitconfig) if identity else "/dev/null",
-               ANTHROPIC_API_KEY=MARKER, **extra)
+               ANTHROPIC_API_KEY=MARKER, SPECD_GEMINI_BIN=str(gemini), **extra)
     return env
 
 

@@ -21,6 +21,10 @@ def doctor(root: Path, agent: dict[str, Any], **env: str) -> dict[str, Any]:
         "schema_version": "1.0", "mode": "auto", "agent": agent,
         "pipelines": {"main": [{"name": "a", "workflow": "w.md"}]}}), encoding="utf-8")
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "SPECD_"))}
+    gemini = root / ".git" / "gemini"  # the real Gemini CLI takes seconds to say its version: a stand-in
+    gemini.write_text("#!/bin/sh\necho 0.0.1\n", encoding="utf-8")
+    gemini.chmod(0o755)
+    clean["SPECD_GEMINI_BIN"] = str(gemini)
     result = subprocess.run([sys.executable, "-m", "specd", "doctor", "--json"], cwd=root, env={**clean, **env},
                             capture_output=True, text=True, timeout=120, check=False)
     assert VALUE not in result.stdout + result.stderr  # a key is reported by presence, never by value
