@@ -95,14 +95,3 @@ def ready_binary(env: Mapping[str, str] | None = None) -> str:
     check_credentials(env)
     return binary
 
-
-def check(env: Mapping[str, str] | None = None) -> tuple[bool, str, str]:
-    """For `specd doctor`: (works here, what was found, how to fix it), never raising."""
-    env = os.environ if env is None else env
-    try:
-        binary = find_gemini(env)
-        version = ".".join(map(str, check_version(binary, env)))
-        check_credentials(env)
-    except ConfigError as err:
-        return False, err.message, err.fix or ""
-    return True, f"{binary}: {version}", ""
