@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from specd.agents.base import AgentRequest
-from specd.agents.claude_code.options import outcome_schema
 from specd.state.atomic import write_json
 
 APPROVAL_MODE = "yolo"
@@ -80,6 +79,19 @@ def auth_type(env: Mapping[str, str]) -> str:
     if env.get("GEMINI_API_KEY"):
         return "gemini-api-key"
     return "oauth-personal"
+
+
+def outcome_schema(outcomes: Sequence[str], output: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The final answer's JSON Schema: the step's outcomes, a summary and, when the step declares one, its
+    typed ``output`` (issue 30), which the engine validates again after."""
+    schema: dict[str, Any] = {
+        "type": "object", "required": ["outcome", "summary"],
+        "properties": {"outcome": {"type": "string", "enum": list(outcomes)},
+                       "summary": {"type": "string", "description": "one line: what was done or decided"}}}
+    if output is not None:
+        schema["properties"]["output"] = dict(output)
+        schema["required"].append("output")
+    return schema
 
 
 def report_note(outcomes: Sequence[str], output: Mapping[str, Any] | None) -> str:
