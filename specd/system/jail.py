@@ -8,8 +8,9 @@ No capability survives, even as root; the PID namespace dies with specd. The net
 its own network namespace and reaches only the hosts its list names, through specd's proxy
 (``specd.system.proxy``); `network: true` keeps the host's network instead, and the run says so.
 
-- ``agent``: an agent process (claude_code, a `cmd:` agent). It reaches its backend's API hosts and the
-  listed ones; its state (Claude Code's config folder) is a per-task copy (``specd.system.agent_state``).
+- ``agent``: an agent process (claude_code, gemini, a `cmd:` agent). It reaches its backend's API hosts and
+  the listed ones; its state (Claude Code's or the Gemini CLI's config folder) is a per-task copy
+  (``specd.system.agent_state``).
 - ``project``: code run on the agent's behalf (the anthropic agent's run_command, `run:` hooks): no network
   unless listed.
 
@@ -42,8 +43,8 @@ from specd.system.probe import bwrap_binary, bwrap_usable, isolation, supports_d
 Tier = Literal["agent", "project"]
 ON = "jail: bubblewrap (user namespace, no capabilities)"
 FALLBACK = "commands run without a shell, leftover processes are killed after each step"
-# Secret-named variables Claude Code itself signs in with (Anthropic, Bedrock, Vertex, Foundry): they pass to
-# Claude Code and to no other backend or tier. Every other one (a GitHub token, a database password) is removed,
+# Secret-named variables an agent CLI itself signs in with (Claude Code: Anthropic, Bedrock, Vertex, Foundry;
+# the Gemini CLI: a Gemini API key, or Vertex AI's): they pass to that CLI and to no other backend or tier. Every other one (a GitHub token, a database password) is removed,
 # since its Bash commands inherit it and what they print goes to the model.
 BACKEND_KEYS: Mapping[str, tuple[str, ...]] = {"claude_code": (
     "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS",
