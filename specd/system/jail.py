@@ -44,8 +44,9 @@ Tier = Literal["agent", "project"]
 ON = "jail: bubblewrap (user namespace, no capabilities)"
 FALLBACK = "commands run without a shell, leftover processes are killed after each step"
 # Secret-named variables an agent CLI itself signs in with (Claude Code: Anthropic, Bedrock, Vertex, Foundry;
-# the Gemini CLI: a Gemini API key, or Vertex AI's): they pass to that CLI and to no other backend or tier. Every other one (a GitHub token, a database password) is removed,
-# since its Bash commands inherit it and what they print goes to the model.
+# the Gemini CLI: a Gemini API key, or Vertex AI's): they pass to that CLI and to no other backend or tier.
+# Every other one (a GitHub token, a database password) is removed, since the CLI's shell commands inherit it
+# and what they print goes to the model.
 BACKEND_KEYS: Mapping[str, tuple[str, ...]] = {"claude_code": (
     "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS",
     "ANTHROPIC_BASE_URL", "ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_AWS_API_KEY", "ANTHROPIC_BEDROCK_MANTLE_API_KEY",
