@@ -169,3 +169,12 @@ def test_the_transcript_is_redacted(gm: Any, project: Any, gserver: fake.FakeGem
     text = result.transcript.read_text()
     assert DUMMY_KEY not in text
     assert "[REDACTED]" in text
+
+
+def test_a_spent_budget_is_not_spent_again_asking_for_the_outcome(gm: Any, project: Any,
+                                                                  gserver: fake.FakeGemini) -> None:
+    gserver.push(fake.reply("All good.", prompt_tokens=1_000_000))  # $2.50: gemini-2.5-pro past 200k tokens
+    result = gm.run(project.request(budget=Budget(max_cost_usd=1.0)))
+    assert (result.outcome, result.reported) == ("done", False)  # left to the verdict file; the run stops next
+    assert len(gserver.turns) == 1
+    assert result.usage.cost_usd == pytest.approx(2.5 + 100 * 15 / 1e6)

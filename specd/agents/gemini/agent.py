@@ -63,7 +63,9 @@ class GeminiAgent:
             if session:
                 sessions.remember(request, session)
             found, problem = answer(log.final_text, request.outcomes, request.output_schema)
-            if found is None and session:  # asked again once, in the same session, saying what was wrong
+            # Asked again once, in the same session, saying what was wrong; not past a budget the first
+            # invocation used up (the run then stops at its budget before the next step, as it should).
+            if found is None and session and request.budget.check(usage) is None:
                 again = (f"specd could not read your outcome: {problem}. Reply now with only the JSON object "
                          "described above, and nothing else." + report_note(request.outcomes,
                                                                            request.output_schema))
