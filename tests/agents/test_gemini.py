@@ -69,8 +69,9 @@ def test_a_step_writes_with_geminis_tools_and_reports_its_outcome(gm: Any, proje
 
 def test_the_cli_runs_in_the_tasks_own_config_folder(gm: Any, project: Any, gserver: fake.FakeGemini,
                                                      tmp_path: Path) -> None:
-    gserver.push(fake.outcome("done"))
+    gserver.push(fake.reply(fake.call("run_shell_command", command="echo hi")), fake.outcome("done"))
     gm.run(project.request())
+    assert list((project.task_dir / "transcripts" / ".agent" / "gemini" / "tmp").iterdir()) == []  # removed
     folder = project.task_dir / "transcripts" / ".agent" / "gemini" / ".gemini"
     settings = json.loads((folder / "settings.json").read_text())
     assert settings["tools"]["sandbox"] is False

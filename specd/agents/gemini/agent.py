@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -81,13 +82,17 @@ class GeminiAgent:
         assert state is not None  # the agent tier with a task folder always has one
         home = seed_state("gemini", state[1], os.environ)
         self.options.write_settings(home, request, os.environ)
-        scratch = home / "tmp"  # the CLI's temporary files (each shell call's), emptied for every invocation
-        shutil.rmtree(scratch, ignore_errors=True)
-        scratch.mkdir()
+        # The CLI's temporary files (each shell call's): a folder per invocation, since steps of a parallel
+        # group share the task's config folder; removed when the invocation ends.
+        (home / "tmp").mkdir(exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f"{request.step}-", dir=home / "tmp"))
         argv = self.options.argv(self.binary, request, resume)
         sink.write(json.dumps({"type": "specd", "argv": [redact(a) for a in argv[1:]], "resumed": resume}) + "\n")
         env = {**os.environ, **CHILD_ENV, state[0]: str(home), "TMPDIR": str(scratch)}
-        returncode, log, stderr = self._run(argv, prompt, request, jail, env, sink)
+        try:
+            returncode, log, stderr = self._run(argv, prompt, request, jail, env, sink)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
         for line in stderr:  # redacted as they were read
             sink.write(json.dumps({"type": "stderr", "text": line}) + "\n")
         log.errors.extend(stderr)
