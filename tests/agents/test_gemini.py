@@ -179,3 +179,13 @@ def test_a_spent_budget_is_not_spent_again_asking_for_the_outcome(gm: Any, proje
     assert (result.outcome, result.reported) == ("done", False)  # left to the verdict file; the run stops next
     assert len(gserver.turns) == 1
     assert result.usage.cost_usd == pytest.approx(2.5 + 100 * 15 / 1e6)
+
+
+def test_outside_the_jail_the_cli_still_keeps_to_the_tasks_config_folder(gm: Any, project: Any,
+                                                                         gserver: fake.FakeGemini,
+                                                                         tmp_path: Path) -> None:
+    gserver.push(fake.outcome("approve"))
+    result = gm.run(project.request(settings={"sandbox": False}))
+    assert result.outcome == "approve"
+    assert list((project.task_dir / "transcripts" / ".agent" / "gemini" / ".gemini").rglob("session-*"))
+    assert not (tmp_path / "home" / ".gemini").exists()  # HOME is the user's here: its ~/.gemini stays untouched
