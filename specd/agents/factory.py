@@ -13,7 +13,7 @@ from typing import Any
 from specd.agents.base import Agent, AgentContext, Budget
 from specd.errors import ConfigError, UsageError
 
-SPEC_HELP = ("use --agent anthropic, --agent claude_code, --agent codex[:<model>], --agent openai:<model>, "
+SPEC_HELP = ("use --agent anthropic, --agent claude_code, --agent codex[:<model>], --agent gemini[:<model>], --agent openai:<model>, "
              "--agent 'cmd:<shell command>' "
              "or --agent 'scripted:<script.yaml>' (or set agent.backend in the pipeline file)")
 
@@ -53,6 +53,10 @@ def make_agent(spec: str | None, settings: Mapping[str, Any], ctx: AgentContext,
         from specd.agents.codex import make_codex
 
         return make_codex(arg, settings, ctx)
+    if backend == "gemini":
+        from specd.agents.gemini import make_gemini
+
+        return make_gemini(arg, settings, ctx)
     raise UsageError(f"unknown agent backend {backend!r}", fix=SPEC_HELP)
 
 
@@ -113,7 +117,7 @@ def _parse(spec: str | None, settings: Mapping[str, Any]) -> tuple[str, str | No
     if spec:
         head, sep, rest = spec.partition(":")
         head = {"cmd": "command", "claude-code": "claude_code", "claude": "claude_code"}.get(head, head)
-        if head in ("command", "scripted", "anthropic", "claude_code", "openai", "codex"):
+        if head in ("command", "scripted", "anthropic", "claude_code", "openai", "codex", "gemini"):
             return head, rest if sep else None
         raise UsageError(f"--agent {spec!r} is not an agent spec", fix=SPEC_HELP)
     backend = str(settings.get("backend", "anthropic"))

@@ -16,6 +16,7 @@ import importlib.util
 import os
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -137,9 +138,12 @@ def _cli(needs: Needs, env: Mapping[str, str]) -> dict[str, str | None]:
     found: dict[str, str | None] = {"name": needs.cli, "path": path, "version": None}
     if not path:
         return found
+    # In a scratch folder, HOME and GEMINI_CLI_HOME included: `gemini --version` alone writes into ~/.gemini.
     try:
-        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT,
-                              check=False, stdin=subprocess.DEVNULL)
+        with tempfile.TemporaryDirectory(prefix="specd-doctor-") as scratch:
+            done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=VERSION_TIMEOUT,
+                                  check=False, stdin=subprocess.DEVNULL, cwd=scratch,
+                                  env={**env, "HOME": scratch, "GEMINI_CLI_HOME": scratch})
     except (OSError, subprocess.TimeoutExpired):
         return found
     lines = done.stdout.strip().splitlines()

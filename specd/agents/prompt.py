@@ -64,6 +64,9 @@ def how_to_report(backend: str, outcomes: tuple[str, ...]) -> list[str]:
     if backend == "codex":  # its --output-schema makes the final message that JSON object
         return ["- Finish with a final message that is only the JSON object the output schema asks for: "
                 f"`outcome` (exactly one of: {', '.join(outcomes)}) and `summary` (one line)."]
+    if backend == "gemini":
+        return ["- Finish with a final message that is only a JSON object: `outcome` (exactly one of: "
+                f"{', '.join(outcomes)}) and `summary` (one line)."]
     if backend in ("command", "scripted"):
         example = json.dumps({"outcome": first, "summary": "one line saying what was done"})
         return ["- Finish by writing a JSON object to the file named by the environment variable `$SPECD_RESULT`, "
@@ -78,6 +81,7 @@ def how_to_return(backend: str, schema: Mapping[str, Any]) -> list[str]:
              "openai": "as `output` in the `complete_step` call",
              "claude_code": "as `output` in your final structured output",
              "codex": "as `output` in your final JSON message",
+             "gemini": "as `output` in your final JSON object",
              "command": "as `output` in the JSON object written to `$SPECD_RESULT`",
              "scripted": "as `output` in the JSON object written to `$SPECD_RESULT`"}.get(backend, "as `output`")
     return [f"- This step returns an object {where}, matching this JSON Schema (it is checked, and a "

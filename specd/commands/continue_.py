@@ -46,7 +46,7 @@ def run_options(func: click.decorators.FC) -> click.decorators.FC:
     for option in reversed([
         mode_options("interactive", "the default, unless the run or the pipeline file says otherwise"),
         click.option("--agent", "agent_spec", metavar="SPEC",
-                     help="anthropic | claude_code[:model] | codex[:model] | openai:<model> | 'cmd:<shell command>' | "
+                     help="anthropic | claude_code[:model] | codex[:model] | gemini[:model] | openai:<model> | 'cmd:<shell command>' | "
                           "'scripted:<script.yaml>' (default: the one this run started with, else the "
                           "pipeline's agent)."),
         click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD",
@@ -54,7 +54,7 @@ def run_options(func: click.decorators.FC) -> click.decorators.FC:
         click.option("--quiet", "-q", is_flag=True, help="Only warnings, failures and the final summary."),
         click.option("--verbose", "-v", is_flag=True,
                      help="Also show each tool call and a line of the agent's text as they happen (agents that "
-                          "stream them: anthropic, claude_code, codex, openai)."),
+                          "stream them: anthropic, claude_code, codex, gemini, openai)."),
         click.option("--json", "as_json", is_flag=True,
                      help="Print every event as one JSON line on stdout (for scripts)."),
     ]):

@@ -5,7 +5,8 @@ Claude Code reads and writes ``CLAUDE_CONFIG_DIR`` (settings, session files for 
 model's commands write there (a settings hook, say) would run at the user's next plain ``claude``. So each
 task gets a folder of its own, kept with its transcripts (never committed), seeded once with what signs in:
 the credentials file of a ``claude login`` and the account entry of ``.claude.json``. What the backend
-writes stays there, and runs, if ever, only inside this task's jail.
+writes stays there, and runs, if ever, only inside this task's jail. The Gemini CLI gets the same, through
+``GEMINI_CLI_HOME`` (its ``.gemini/`` inside), seeded with a Google login's ``oauth_creds.json``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,23 @@ def seed_state(backend: str, folder: Path, env: Mapping[str, str]) -> Path:
     folder.chmod(0o700)
     if fresh and backend == "claude_code":
         _seed_claude(folder, env)
+    if fresh and backend == "gemini":
+        _seed_gemini(folder, env)
     return folder.resolve()
+
+
+def _seed_gemini(folder: Path, env: Mapping[str, str]) -> None:
+    """A Google login of the user's own Gemini CLI, copied: its settings are specd's own (written per step)."""
+    home = env.get("GEMINI_CLI_HOME") or env.get("HOME") or os.environ.get("HOME") or ""
+    mine = Path(home) / ".gemini"
+    if str(mine.resolve()) == str((folder / ".gemini").resolve()):
+        return
+    (folder / ".gemini").mkdir(exist_ok=True)
+    for name in ("oauth_creds.json", "google_accounts.json"):
+        with contextlib.suppress(OSError):
+            if (mine / name).is_file():
+                shutil.copyfile(mine / name, folder / ".gemini" / name)
+                (folder / ".gemini" / name).chmod(0o600)
 
 
 def _seed_claude(folder: Path, env: Mapping[str, str]) -> None:

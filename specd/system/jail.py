@@ -8,8 +8,9 @@ No capability survives, even as root; the PID namespace dies with specd. The net
 its own network namespace and reaches only the hosts its list names, through specd's proxy
 (``specd.system.proxy``); `network: true` keeps the host's network instead, and the run says so.
 
-- ``agent``: an agent process (claude_code, a `cmd:` agent). It reaches its backend's API hosts and the
-  listed ones; its state (Claude Code's config folder) is a per-task copy (``specd.system.agent_state``).
+- ``agent``: an agent process (claude_code, gemini, a `cmd:` agent). It reaches its backend's API hosts and
+  the listed ones; its state (Claude Code's or the Gemini CLI's config folder) is a per-task copy
+  (``specd.system.agent_state``).
 - ``project``: code run on the agent's behalf (the anthropic agent's run_command, `run:` hooks): no network
   unless listed.
 
@@ -42,15 +43,18 @@ from specd.system.probe import bwrap_binary, bwrap_usable, isolation, supports_d
 Tier = Literal["agent", "project"]
 ON = "jail: bubblewrap (user namespace, no capabilities)"
 FALLBACK = "commands run without a shell, leftover processes are killed after each step"
-# Secret-named variables Claude Code itself signs in with (Anthropic, Bedrock, Vertex, Foundry): they pass to
-# Claude Code and to no other backend or tier. Every other one (a GitHub token, a database password) is removed,
-# since its Bash commands inherit it and what they print goes to the model.
+# Secret-named variables an agent CLI itself signs in with (Claude Code: Anthropic, Bedrock, Vertex, Foundry;
+# the Gemini CLI: a Gemini API key, or Vertex AI's): they pass to that CLI and to no other backend or tier.
+# Every other one (a GitHub token, a database password) is removed, since the CLI's shell commands inherit it
+# and what they print goes to the model.
 BACKEND_KEYS: Mapping[str, tuple[str, ...]] = {"claude_code": (
     "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS",
     "ANTHROPIC_BASE_URL", "ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_AWS_API_KEY", "ANTHROPIC_BEDROCK_MANTLE_API_KEY",
     "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
     "GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH"),
-    "codex": ("OPENAI_API_KEY",)}  # or the variable its agent.api_key_env names, passed by the backend itself
+    "codex": ("OPENAI_API_KEY",),  # or the variable its agent.api_key_env names, passed by the backend itself
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT",
+               "GOOGLE_CLOUD_LOCATION")}
 
 
 @dataclass(frozen=True)
@@ -176,7 +180,7 @@ def backend_state(jail: Jail) -> tuple[str, Path] | None:
     return BACKEND_STATE[jail.backend], jail.task_dir / "transcripts" / ".agent" / jail.backend
 
 
-BACKEND_STATE: Mapping[str, str] = {"claude_code": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME"}
+BACKEND_STATE: Mapping[str, str] = {"claude_code": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "gemini": "GEMINI_CLI_HOME"}
 
 
 def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | list[str] = "") -> list[str]:

@@ -23,16 +23,21 @@ PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PRO
 LOOPBACK = ("localhost", "127.0.0.1", "::1", "[::1]")
 # Claude Code with no ANTHROPIC_BASE_URL: its API, and where a `claude login` account signs in and refreshes.
 ANTHROPIC_HOSTS = ("api.anthropic.com", "console.anthropic.com", "platform.claude.com", "claude.ai")
+# The Gemini CLI with no GOOGLE_GEMINI_BASE_URL: the Gemini API, and where a Google login signs in and calls.
+GEMINI_HOSTS = ("generativelanguage.googleapis.com", "oauth2.googleapis.com", "cloudcode-pa.googleapis.com")
+# backend -> (the variable that moves its API elsewhere, its hosts when it is unset)
+API_HOSTS = {"claude_code": ("ANTHROPIC_BASE_URL", ANTHROPIC_HOSTS), "gemini": ("GOOGLE_GEMINI_BASE_URL", GEMINI_HOSTS)}
 
 
 def api_hosts(tier: str, backend: str, env: Mapping[str, str]) -> tuple[str, ...]:
-    """The hosts a backend needs to work at all: Claude Code's API (``ANTHROPIC_BASE_URL``'s host, or
-    Anthropic's API and sign-in hosts)."""
-    if tier != "agent" or backend != "claude_code":
+    """The hosts a backend needs to work at all: its API (``ANTHROPIC_BASE_URL``'s or
+    ``GOOGLE_GEMINI_BASE_URL``'s host, or the vendor's API and sign-in hosts)."""
+    if tier != "agent" or backend not in API_HOSTS:
         return ()
-    base = env.get("ANTHROPIC_BASE_URL")
+    variable, hosts = API_HOSTS[backend]
+    base = env.get(variable)
     if not base:
-        return ANTHROPIC_HOSTS
+        return hosts
     url = urlsplit(base)
     port = url.port or (443 if url.scheme == "https" else 80)
     host = url.hostname or ""
