@@ -13,7 +13,8 @@ from typing import Any
 from specd.agents.base import Agent, AgentContext, Budget
 from specd.errors import ConfigError, UsageError
 
-SPEC_HELP = ("use --agent anthropic, --agent claude_code, --agent codex[:<model>], --agent gemini[:<model>], --agent openai:<model>, "
+SPEC_HELP = ("use --agent anthropic, --agent claude_code, --agent codex[:<model>], --agent gemini[:<model>], "
+             "--agent openai:<model>, "
              "--agent 'cmd:<shell command>' "
              "or --agent 'scripted:<script.yaml>' (or set agent.backend in the pipeline file)")
 

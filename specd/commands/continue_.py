@@ -46,7 +46,8 @@ def run_options(func: click.decorators.FC) -> click.decorators.FC:
     for option in reversed([
         mode_options("interactive", "the default, unless the run or the pipeline file says otherwise"),
         click.option("--agent", "agent_spec", metavar="SPEC",
-                     help="anthropic | claude_code[:model] | codex[:model] | gemini[:model] | openai:<model> | 'cmd:<shell command>' | "
+                     help="anthropic | claude_code[:model] | codex[:model] | gemini[:model] | openai:<model> | "
+                          "'cmd:<shell command>' | "
                           "'scripted:<script.yaml>' (default: the one this run started with, else the "
                           "pipeline's agent)."),
         click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD",

@@ -180,7 +180,8 @@ def backend_state(jail: Jail) -> tuple[str, Path] | None:
     return BACKEND_STATE[jail.backend], jail.task_dir / "transcripts" / ".agent" / jail.backend
 
 
-BACKEND_STATE: Mapping[str, str] = {"claude_code": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME", "gemini": "GEMINI_CLI_HOME"}
+BACKEND_STATE: Mapping[str, str] = {"claude_code": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME",
+                                    "gemini": "GEMINI_CLI_HOME"}
 
 
 def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | list[str] = "") -> list[str]:
