@@ -17,6 +17,7 @@ from specd.engine import (
     cursor,
     edits,
     gates,
+    group,
     hook_stage,
     outputs,
     progress,
@@ -152,8 +153,9 @@ class Brain:
 
     def _run_stage(self, stage: str, frame: Frame, step: Step, cur: Current) -> None:
         conversation = f"{frame.pipeline}.{step.name}.{frame.phase or '-'}.v{cur.visit}"
-        if stage == "step":
-            return self._run_step(frame, step, cur, conversation)
+        if stage == "step":  # a parallel group's members side by side (issue 30), else the step's own agent
+            return group.run(self, frame, step, cur, conversation) if step.group else self._run_step(
+                frame, step, cur, conversation)
         if stage == check_rounds.KIND:
             return checks.run(self, frame, step, cur, lambda: self._run_step(frame, step, cur, conversation))
         failure = hook_stage.run(self, stage, frame, step, cur, conversation)

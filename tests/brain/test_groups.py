@@ -1,0 +1,79 @@
+"""Read-only steps side by side (issue 30), through the real CLI with three command-agent reviewers.
+
+The acceptance: the reviewers of a `parallel` group overlap in time (from their own timestamps and from
+their history rows), none can write a file, and `any-revise` routes to revise when one says revise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from group_harness import MEMBERS, Group, environ_has_bwrap
+
+pytestmark = pytest.mark.skipif(not environ_has_bwrap(), reason="read-only binds need bubblewrap")
+
+
+def overlapping(spans: list[tuple[object, object]]) -> bool:
+    """Every span starts before every other one ends."""
+    return all(a[0] < b[1] for a in spans for b in spans if a is not b)  # type: ignore[operator]
+
+
+def test_three_reviewers_overlap_none_writes_and_any_revise_routes_to_revise(tmp_path: Path) -> None:
+    g = Group(tmp_path)
+    g.cues(outcomes={"security": "approve", "style": "revise", "tests": "approve"})
+    result = g.cont()
+    assert result.returncode == 0, result.stderr
+    notes = {m: g.note(m) for m in MEMBERS}
+    assert overlapping([(n["start"], n["end"]) for n in notes.values()])
+    for member, note in notes.items():
+        assert note["wrote_task"] is False, (member, note)
+        assert note["wrote_root"] is False, (member, note)
+        assert note["error_task"] == "Read-only file system"
+    assert not list(g.h.root.rglob("by-*.txt"))
+    rows = g.rows(group="reviews")
+    assert sorted(r["step"] for r in rows) == sorted(MEMBERS)
+    assert overlapping([(r["started_at"], r["finished_at"]) for r in rows])  # the rows say it too
+    assert all(r["usage"]["cost_usd"] == 0.01 and r["transcript"] for r in rows)  # each its own cost, transcript
+    assert len({r["transcript"] for r in rows}) == 3
+    group_row = g.rows(step="reviews", kind="step")[0]
+    assert group_row["outcome"] == "revise"
+    assert group_row["members"] == {"security": "approve", "style": "revise", "tests": "approve"}
+    assert group_row["usage"]["cost_usd"] == pytest.approx(0.03)
+    assert g.calls()[-1] == "revise"  # any-revise routed to revise
+    revise_prompt = g.note("revise")["prompt"]
+    assert "style: revise — style says revise" in revise_prompt  # the reviews reach the revise step
+    written = (g.h.task_dir("t") / "reviews.group.md").read_text(encoding="utf-8")
+    assert "- security: approve — security says approve" in written
+
+
+def test_all_approving_members_end_the_pipeline_without_revise(tmp_path: Path) -> None:
+    g = Group(tmp_path)
+    g.cues(outcomes={m: "approve" for m in MEMBERS})
+    result = g.cont()
+    assert result.returncode == 0, result.stderr
+    assert "revise" not in g.calls()
+    assert g.rows(step="reviews", kind="step")[0]["outcome"] == "approve"
+
+
+def test_a_combine_map_decides_in_the_order_written(tmp_path: Path) -> None:
+    g = Group(tmp_path, combine={"approve": "all", "revise": "any"})
+    g.cues(outcomes={"security": "approve", "style": "approve", "tests": "revise"})
+    assert g.cont().returncode == 0
+    assert g.rows(step="reviews", kind="step")[0]["outcome"] == "revise"
+
+
+def test_a_failing_member_blocks_the_group_and_continue_reruns_only_it(tmp_path: Path) -> None:
+    g = Group(tmp_path)
+    g.cues(outcomes={m: "approve" for m in MEMBERS}, wait_for=(), fail="tests")
+    result = g.cont()
+    assert result.returncode == 1, result.stderr
+    assert "member 'tests' failed" in result.stderr
+    assert g.h.status("t")["status"] == "BLOCKED"
+    assert sorted(r["step"] for r in g.rows(group="reviews", kind="step")) == ["security", "style"]
+    g.cues(outcomes={m: "approve" for m in MEMBERS}, wait_for=())
+    (g.marks / "calls.txt").unlink()
+    result = g.cont()
+    assert result.returncode == 0, result.stderr
+    assert g.calls() == ["tests"]  # the two that finished are not run again
+    assert g.rows(step="reviews", kind="step")[0]["outcome"] == "approve"
