@@ -74,7 +74,7 @@ def group_problems(path: Path, parts: list[Part], step: Mapping[str, Any], names
         at = [*parts, "parallel", j]
         label = f"member {member.get('name')!r} of group {step['name']!r}"
         if member.get("read_only") is not True:
-            problems.append(_at(path, at, f"{label} is not read-only; steps run side by side only when none of "
+            problems.append(_at(path, [*at, "read_only"] if "read_only" in member else at, f"{label} is not read-only; steps run side by side only when none of "
                                 "them can write: add \"read_only\": true to it, or move it out of the group"))
         problems += [_at(path, [*at, key], f"'{key}' does not work on {label}: "
                          + ("groups do not nest" if key in ("parallel", "combine") else
@@ -114,5 +114,6 @@ def outcome_problems(where: str, group: str, combine: tuple[tuple[str, str], ...
 
 
 def _at(path: Path, parts: list[Part], why: str) -> str:
-    line = line_near(path, parts)
+    """``file:line: json.path: why``; a member (a list item, no key of its own) is shown at its name's line."""
+    line = line_near(path, parts if isinstance(parts[-1], str) else [*parts, "name"])
     return f"{path}{f':{line}' if line else ''}: {json_path(parts)}: {why}"

@@ -6,6 +6,10 @@ their history rows), none can write a file, and `any-revise` routes to revise wh
 
 from __future__ import annotations
 
+import json
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -77,3 +81,28 @@ def test_a_failing_member_blocks_the_group_and_continue_reruns_only_it(tmp_path:
     assert result.returncode == 0, result.stderr
     assert g.calls() == ["tests"]  # the two that finished are not run again
     assert g.rows(step="reviews", kind="step")[0]["outcome"] == "approve"
+
+
+def test_kill_9_during_the_group_then_continue_reruns_only_the_unfinished_member(tmp_path: Path) -> None:
+    g = Group(tmp_path)
+    g.cues(outcomes={m: "approve" for m in MEMBERS}, wait_for=())
+    (g.marks / "hold.json").write_text(json.dumps(["tests"]))
+    proc = g.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # the two others' rows are saved while `tests` still runs
+        if (g.marks / "held-tests").exists() and len(g.rows(group="reviews", kind="step")) == 2:
+            break
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    else:
+        pytest.fail("the two free members never finished while the third was held")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=30)
+    (g.marks / "hold.json").write_text("[]")
+    (g.marks / "calls.txt").unlink()
+    result = g.cont()
+    assert result.returncode == 0, result.stderr
+    assert g.calls() == ["tests"]  # security and style finished before the kill: not run again
+    rows = g.rows(group="reviews", kind="step")
+    assert sorted(r["step"] for r in rows) == sorted(MEMBERS)
+    assert g.rows(step="reviews", kind="step")[0]["members"] == {m: "approve" for m in MEMBERS}
