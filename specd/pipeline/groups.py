@@ -74,8 +74,9 @@ def group_problems(path: Path, parts: list[Part], step: Mapping[str, Any], names
         at = [*parts, "parallel", j]
         label = f"member {member.get('name')!r} of group {step['name']!r}"
         if member.get("read_only") is not True:
-            problems.append(_at(path, [*at, "read_only"] if "read_only" in member else at, f"{label} is not read-only; steps run side by side only when none of "
-                                "them can write: add \"read_only\": true to it, or move it out of the group"))
+            problems.append(_at(path, [*at, "read_only"] if "read_only" in member else at,
+                                f"{label} is not read-only; steps run side by side only when none of them can "
+                                "write: add \"read_only\": true to it, or move it out of the group"))
         problems += [_at(path, [*at, key], f"'{key}' does not work on {label}: "
                          + ("groups do not nest" if key in ("parallel", "combine") else
                             "put it on the group, which is the step the pipeline routes")) for key in NOT_ON_MEMBER

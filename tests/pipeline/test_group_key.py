@@ -30,7 +30,8 @@ def test_a_group_loads_with_its_members_and_its_combine_rules(project: Any) -> N
     config = load_pipeline(Project(project.root))
     group = config.step("main", "reviews")
 
-    assert group.group and [m.name for m in group.members] == ["security", "style"]
+    assert group.group
+    assert [m.name for m in group.members] == ["security", "style"]
     assert all(m.read_only for m in group.members)
     assert group.combine == (("escalate", "any"), ("revise", "any"), ("approve", "all"))
     assert group.members[1].where == "pipelines.main[1].parallel[1]"
@@ -74,7 +75,8 @@ BAD: list[tuple[str, dict[str, Any], str, str]] = [
      "parallel[1].parallel: 'parallel' does not work on member 'style' of group 'reviews': groups do not nest"),
     ("member-named-like-a-step", doc(parallel=[member("security"), member("revise")]), '"name": "revise",',
      "parallel[1].name: member 'revise' of group 'reviews': the pipeline already has a step named 'revise'"),
-    ("read-only-not-bool", with_member(read_only="yes"), '"read_only": "yes"', "parallel[1].read_only: expected boolean"),
+    ("read-only-not-bool", with_member(read_only="yes"), '"read_only": "yes"',
+     "parallel[1].read_only: expected boolean"),
     ("unknown-key-in-member", with_member(readonly=True), '"readonly"', "parallel[1].readonly: unknown key"),
 ]
 
