@@ -54,13 +54,14 @@ def run(loop: Loop, frame: Frame, group: Step, cur: Current, conversation: str) 
     failures: list[str] = []
     budget: tuple[str, float] | None = None
     try:
-        with Heartbeat(loop.store.heartbeat_path), loop.machinery.watch(loop.events, f"group {group.name!r}"):
+        with Heartbeat(loop.store.heartbeat_path), loop.machinery.watch(loop.events, f"group {group.name!r}") as saved:
             for member, started, got, ended in _side_by_side(loop, frame, group, todo, conversation, cur):
                 if isinstance(got, BudgetExhausted):
                     loop.spend(got.usage)
                     budget = (got.reason, got.next_call_usd)
                     continue
                 row = _record(loop, cur, group, member, got, started, ended)
+                saved()  # specd's own save, not a member's write
                 if row.get("kind") != "step":
                     failures.append(f"member {member.name!r} {row['summary']}")
                 else:

@@ -95,8 +95,13 @@ def sweep(session: int, token: str | None = None, spare: frozenset[int] = frozen
     import psutil
 
     me = os.getpid()
-    descendants = [p for p in psutil.Process(me).children(recursive=True)
-                   if p.pid not in spare and _session(p.pid) not in spare]
+    descendants = psutil.Process(me).children(recursive=True)
+    if spare:  # a spared child's whole tree: a jailed one's processes sit in sessions of their own
+        kept = {p.pid for p in descendants if p.pid in spare or _session(p.pid) in spare}
+        for proc in [p for p in descendants if p.pid in kept]:
+            with contextlib.suppress(psutil.Error):
+                kept |= {child.pid for child in proc.children(recursive=True)}
+        descendants = [p for p in descendants if p.pid not in kept]
     found = [p for p in descendants if _session(p.pid) == session or marked(p, token)]
     for proc in found:
         send(proc, signal.SIGKILL)

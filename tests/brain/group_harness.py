@@ -4,7 +4,8 @@ The reviewer (a command agent, written outside the project so it can keep notes 
 write) records its own start and end time, waits until every member it expects has started (a barrier, so
 the overlap is certain, with a generous safety timeout), tries to write in the task folder and in the
 project, and reports the outcome ``cues.json`` gives its step through $SPECD_RESULT. A step named in
-``hold.json`` waits there until the test kills specd. Any other step (revise) just reports done.
+``hold.json`` waits there until the test kills specd; one given an ``after`` member waits until specd recorded
+that member's row. Any other step (revise) just reports done.
 """
 
 from __future__ import annotations
@@ -42,6 +43,14 @@ if step in cues.get("members", []):
         except OSError as exc:
             note["wrote_" + name] = False
             note["error_" + name] = exc.strerror
+after = cues.get("after", {}).get(step)  # wait until specd recorded that member's row (it had ended)
+history = Path(os.environ["SPECD_TASK_DIR"]) / ".pipeline-state.history.jsonl"
+deadline = time.monotonic() + 60
+while after and time.monotonic() < deadline:
+    rows = [json.loads(line) for line in history.read_text().splitlines() if line.strip()] if history.exists() else []
+    if any(line.get("row", {}).get("step") == after for line in rows):
+        break
+    time.sleep(0.05)
 hold = json.loads((HERE / "hold.json").read_text()) if (HERE / "hold.json").exists() else []
 if step in hold:
     (HERE / f"held-{step}").write_text("x")
@@ -79,9 +88,10 @@ class Group:
         self.cues(outcomes={})
         self.h.new("t")
 
-    def cues(self, *, outcomes: dict[str, str], wait_for: tuple[str, ...] = MEMBERS, fail: str = "") -> None:
-        (self.marks / "cues.json").write_text(json.dumps(
-            {"members": list(MEMBERS), "wait_for": list(wait_for), "outcomes": outcomes, "fail": fail}))
+    def cues(self, *, outcomes: dict[str, str], wait_for: tuple[str, ...] = MEMBERS, fail: str = "",
+             after: dict[str, str] | None = None) -> None:
+        (self.marks / "cues.json").write_text(json.dumps({"members": list(MEMBERS), "wait_for": list(wait_for),
+                                                          "outcomes": outcomes, "fail": fail, "after": after or {}}))
         for marker in self.marks.glob("started-*"):
             marker.unlink()
 

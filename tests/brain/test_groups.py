@@ -106,3 +106,29 @@ def test_kill_9_during_the_group_then_continue_reruns_only_the_unfinished_member
     rows = g.rows(group="reviews", kind="step")
     assert sorted(r["step"] for r in rows) == sorted(MEMBERS)
     assert g.rows(step="reviews", kind="step")[0]["members"] == {m: "approve" for m in MEMBERS}
+
+
+def test_a_member_out_of_the_jail_that_writes_fails_the_group(tmp_path: Path) -> None:
+    g = Group(tmp_path)
+    data = json.loads((g.h.root / ".specd" / "pipeline.json").read_text(encoding="utf-8"))
+    data["pipelines"]["main"][0]["parallel"][1]["agent"] = {"sandbox": False}  # no jail can stop its writes
+    (g.h.root / ".specd" / "pipeline.json").write_text(json.dumps(data), encoding="utf-8")
+    g.cues(outcomes={m: "approve" for m in MEMBERS}, wait_for=())
+    result = g.cont()
+    assert result.returncode == 1, result.stderr
+    assert g.note("style")["wrote_task"] is True
+    assert g.note("security")["wrote_task"] is False  # the jailed ones still could not
+    reason = g.h.status("t")["reason"]
+    assert "group 'reviews' is read-only, but the tree changed while it ran" in reason
+    assert "by-style.txt" in reason
+    assert not g.rows(step="reviews", kind="step")  # no combined outcome: nothing routed on it
+
+
+def test_a_member_that_ends_first_leaves_the_others_running(tmp_path: Path) -> None:
+    g = Group(tmp_path)  # specd sweeps what a member left behind when it ends: never the members still running
+    g.cues(outcomes={m: "approve" for m in MEMBERS}, wait_for=(), after={"security": "style", "tests": "style"})
+    result = g.cont()
+    assert result.returncode == 0, result.stderr
+    rows = {r["step"]: r for r in g.rows(group="reviews")}
+    assert {name: row["kind"] for name, row in rows.items()} == dict.fromkeys(MEMBERS, "step")
+    assert rows["style"]["finished_at"] < rows["security"]["finished_at"]
