@@ -132,3 +132,23 @@ def test_a_member_that_ends_first_leaves_the_others_running(tmp_path: Path) -> N
     rows = {r["step"]: r for r in g.rows(group="reviews")}
     assert {name: row["kind"] for name, row in rows.items()} == dict.fromkeys(MEMBERS, "step")
     assert rows["style"]["finished_at"] < rows["security"]["finished_at"]
+
+
+def test_pipeline_show_and_status_show_the_group_and_its_members(tmp_path: Path) -> None:
+    g = Group(tmp_path)
+    shown = g.h.specd("pipeline", "show", "--json")
+    assert shown.returncode == 0, shown.stderr
+    group = json.loads(shown.stdout)["pipelines"]["main"][0]
+    assert group["combine"] == "any-revise"
+    assert group["combine_rules"] == [["revise", "any"], ["approve", "all"]]
+    assert [(m["name"], m["read_only"]) for m in group["parallel"]] == [(m, True) for m in MEMBERS]
+    text = g.h.specd("pipeline", "show").stdout
+    assert "reviews side by side, combine any-revise" in text
+    assert "security" in text
+    assert "read-only" in text
+
+    g.cues(outcomes={"security": "revise", "style": "approve", "tests": "approve"})
+    assert g.cont().returncode == 0
+    status = g.h.specd("status", "t").stdout
+    assert "security (in reviews)" in status
+    assert "reviews (of security: revise, style: approve, tests: approve)" in status
