@@ -152,3 +152,15 @@ def test_pipeline_show_and_status_show_the_group_and_its_members(tmp_path: Path)
     status = g.h.specd("status", "t").stdout
     assert "security (in reviews)" in status
     assert "reviews (of security: revise, style: approve, tests: approve)" in status
+
+    from starlette.testclient import TestClient
+
+    from specd.tasks.project import Project
+    from specd.web.app import create_app
+
+    token = "group-test-token-0123456789"
+    with TestClient(create_app(Project(g.h.root), token), base_url="http://127.0.0.1:8765") as client:
+        client.cookies.set("specd_ui", token)
+        page = client.get("/tasks/t").text
+    assert '<span class="muted">(in reviews)</span>' in page  # the page's steps table
+    assert "(of security: revise, style: approve, tests: approve)" in page
