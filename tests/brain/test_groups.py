@@ -164,3 +164,25 @@ def test_pipeline_show_and_status_show_the_group_and_its_members(tmp_path: Path)
         page = client.get("/tasks/t").text
     assert '<span class="muted">(in reviews)</span>' in page  # the page's steps table
     assert "(of security: revise, style: approve, tests: approve)" in page
+
+
+def test_a_groups_hooks_and_when_work_as_for_any_step(tmp_path: Path) -> None:
+    g = Group(tmp_path)
+    data = json.loads((g.h.root / ".specd" / "pipeline.json").read_text(encoding="utf-8"))
+    log = g.marks / "hooks.txt"
+    data["pipelines"]["main"][0]["hooks"] = {"post": {"run": f"echo post >> {log}"}}
+    data["pipelines"]["main"].insert(0, {"name": "again", "parallel": [
+        {"name": "extra", "workflow": "review.md", "read_only": True}], "combine": "all-approve",
+        "when": "steps.reviews.outcome == 'revise'"})
+    (g.h.root / ".specd" / "pipeline.json").write_text(json.dumps(data), encoding="utf-8")
+    g.cues(outcomes={m: "approve" for m in MEMBERS}, wait_for=())
+    result = g.cont()
+    assert result.returncode == 1, result.stderr  # `again` names `reviews`, which has not run when it is reached
+    assert "step 'again': when" in result.stderr
+    data["pipelines"]["main"][0]["when"] = "mode == 'interactive'"
+    (g.h.root / ".specd" / "pipeline.json").write_text(json.dumps(data), encoding="utf-8")
+    result = g.cont()
+    assert result.returncode == 0, result.stderr
+    assert g.rows(step="again")[0]["outcome"] == "skipped"  # `when:` false skips the whole group
+    assert "extra" not in g.calls()
+    assert log.read_text() == "post\n"  # the group's post hook ran once, after its members
