@@ -36,7 +36,7 @@ def ask(brain: Loop, frame: Frame, step: Step) -> bool:
     members = ", ".join(m.name for m in step.members)
     described = step.description or (workflow.description if workflow else f"runs {members} side by side")
     info = GateInfo(brain.task, step.name, frame.pipeline, frame.phase, described,
-                    str(workflow.path) if workflow else "", position, steps)
+                    str(workflow.path) if workflow else f"(a parallel group: {members})", position, steps)
     brain.events.emit("gate", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                       description=info.description)
     answer = brain.human.gate(info)
