@@ -18,6 +18,7 @@ from specd.engine import (
     edits,
     gates,
     group,
+    group_view,
     hook_stage,
     outputs,
     progress,
@@ -174,6 +175,7 @@ class Brain:
         self.events.emit("step_started", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                          attempt=cur.attempt,
                          of=progress.step_of(self.state, self.config, len(phases.discover(self.store.task_dir))))
+        marks = group_view.tree_marks(self.project.root, self.store.task_dir) if step.read_only else None
         try:
             with Heartbeat(self.store.heartbeat_path), self.machinery.watch(self.events, f"step {step.name!r}"):
                 result = refusals.dispatch(self, step, frame, cur, conversation)  # until its output is valid
@@ -186,6 +188,9 @@ class Brain:
             self.spend(exc.usage)
             self.budget_stop(exc.reason, frame, step, exc.next_call_usd)
         self.spend(result.usage)
+        if marks is not None and (why := group_view.breach(self.project.root, self.store.task_dir, marks,
+                                                           f"step {step.name!r}")):
+            self._fail(cur, why, kind="step")  # read_only where no jail could hold it (issue 30)
         allowed = self.dispatcher.allowed(step)
         if result.outcome not in allowed:
             self._fail(cur, f"step {step.name!r} reported outcome {result.outcome!r}; allowed: {', '.join(allowed)}",

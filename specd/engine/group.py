@@ -27,7 +27,7 @@ from typing import Any
 from specd.agents.base import AgentFailed, AgentResult, BudgetExhausted, Usage
 from specd.engine import outputs, records
 from specd.engine.failures import failure_stop
-from specd.engine.group_view import combined, note, tree_marks
+from specd.engine.group_view import breach, combined, note, tree_marks
 from specd.engine.loop import Loop, Stop
 from specd.engine.machinery import Tampered
 from specd.pipeline.model import Step
@@ -68,11 +68,9 @@ def run(loop: Loop, frame: Frame, group: Step, cur: Current, conversation: str) 
                     rows[member.name] = row
     except Tampered as exc:
         _fail(loop, cur, f"group {group.name!r} {exc}")
-    changed = sorted(set(tree_marks(loop.project.root, loop.store.task_dir).items()) ^ set(before.items()))
-    if changed:
-        paths = sorted({path for path, _ in changed})
-        _fail(loop, cur, f"group {group.name!r} is read-only, but the tree changed while it ran ({', '.join(paths[:5])}"
-              f"{' ...' if len(paths) > 5 else ''}); specd takes none of it as the group's work: undo the change")
+    why = breach(loop.project.root, loop.store.task_dir, before, f"group {group.name!r}")
+    if why:
+        _fail(loop, cur, why)
     if failures:
         _fail(loop, cur, f"group {group.name!r}: " + "; ".join(failures) + " (the members that finished are kept)")
     if budget:

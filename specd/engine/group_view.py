@@ -3,7 +3,8 @@
 ``combined`` is the rule of specd/pipeline/groups.py: the (outcome, any | all) rules are tried in order; ``any``
 matches when one member gave that outcome, ``all`` when every member that ran did. ``note`` is how the members'
 reviews reach the next step: the group's summary (``{{ steps.GROUP.summary }}``), and the same words in
-``GROUP.group.md`` in the task folder. ``tree_marks`` is the tree as the read-only check compares it.
+``GROUP.group.md`` in the task folder. ``tree_marks`` is the tree as the read-only check compares it, for a
+group and for a lone ``read_only`` step alike (``breach``).
 """
 
 from __future__ import annotations
@@ -42,3 +43,13 @@ def tree_marks(root: Path, task_dir: Path) -> dict[str, str]:
     marks = {f"task/{path}": digest for path, digest in records.snapshot(task_dir).items()}
     marks.update(records.snapshot(root))
     return marks
+
+
+def breach(root: Path, task_dir: Path, before: dict[str, str], what: str) -> str | None:
+    """Why a read-only step or group failed, if the tree changed while it ran (where no jail could stop it)."""
+    now = tree_marks(root, task_dir)
+    paths = sorted({path for path, _ in set(now.items()) ^ set(before.items())})
+    if not paths:
+        return None
+    return (f"{what} is read-only, but the tree changed while it ran ({', '.join(paths[:5])}"
+            f"{' ...' if len(paths) > 5 else ''}); specd takes none of it as its work: undo the change")

@@ -82,8 +82,17 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
 
 # The groups of children running now. A parallel group's members (specd/engine/group.py) run side by side, each
 # from a thread of its own: one member's end must not sweep another's processes, which carry the same owner mark.
+# A child is started and recorded under the same lock a sweep holds, so no sweep sees a child that is not yet
+# recorded as running (and takes it for a leftover).
 _live: set[int] = set()
-_live_lock = threading.Lock()
+_live_lock = threading.RLock()
+
+
+@contextlib.contextmanager
+def starting() -> Iterator[None]:
+    """Held from a child's start until ``started`` recorded it (see ``specd.agents.proc.popen_child``)."""
+    with _live_lock:
+        yield
 
 
 def started(pgid: int) -> None:
@@ -97,9 +106,7 @@ def ended(pgid: int) -> None:
     """The child that led ``pgid`` is gone: kill what it left behind (sparing the children still running),
     then forget the group."""
     with _live_lock:
-        spare = frozenset(_live - {pgid})
-    reaper.sweep(pgid, _tracker.token if _tracker is not None else None, spare)
-    with _live_lock:
+        reaper.sweep(pgid, _tracker.token if _tracker is not None else None, frozenset(_live - {pgid}))
         _live.discard(pgid)
         if _tracker is not None:
             _tracker.child_ended(pgid)
