@@ -6,6 +6,7 @@ tests can collect events in a list and the terminal UI can render them live.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,12 +36,16 @@ Listener = Callable[[Event], None]
 class EventBus:
     def __init__(self, *listeners: Listener) -> None:
         self._listeners: list[Listener] = list(listeners)
+        self._one_at_a_time = threading.RLock()
 
     def subscribe(self, listener: Listener) -> None:
         self._listeners.append(listener)
 
     def emit(self, kind: str, **data: Any) -> None:
         event = Event(kind, redact_obj(data))
-        for listener in self._listeners:
-            listener(event)
+        # A parallel group's agents report (usage, text) from threads of their own: listeners see one event at a
+        # time, in one order. Re-entrant: a listener may emit in turn.
+        with self._one_at_a_time:
+            for listener in self._listeners:
+                listener(event)
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import uuid
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +34,18 @@ class CommandAgent:
         self.timeout = timeout
 
     def run(self, request: AgentRequest) -> AgentResult:
-        result_path = request.task_dir / f".result-{uuid.uuid4().hex[:8]}.json"
+        jail = Jail.for_agent(request.settings, "command", request.task_dir)
+        # A read-only step cannot write in the task's folder: its result goes to a folder of its own (issue 30).
+        own = request.task_dir / "transcripts" / f".result-{uuid.uuid4().hex[:8]}" if jail.read_only else None
+        if own is not None:
+            own.mkdir(parents=True)
+            jail = replace(jail, writable=(own,))
+        result_path = (own or request.task_dir) / f".result-{uuid.uuid4().hex[:8]}.json"
         log = transcript_path(request.task_dir, request.run_id,
                               request.step + ("-hook" if request.kind == "hook" else ""), ".log")
         env = {**os.environ, **self.environment(request, result_path)}
         # Both limits hold: the step's timeout and the agent block's command_timeout.
         timeout = min((t for t in (request.timeout, self.timeout) if t is not None), default=None)
-        jail = Jail.for_agent(request.settings, "command", request.task_dir)
         try:
             outcome = run_group(self.command, cwd=request.project_root, env=env, stdin=request.prompt,
                                 log=log, timeout=timeout, jail=jail)
@@ -50,6 +57,8 @@ class CommandAgent:
             return self._result(result_path, log)
         finally:
             result_path.unlink(missing_ok=True)
+            if own is not None:
+                shutil.rmtree(own, ignore_errors=True)
 
     @staticmethod
     def environment(request: AgentRequest, result_path: Path) -> dict[str, str]:

@@ -125,9 +125,11 @@ def popen_child(args: str | list[str], *, env: Mapping[str, str], **kwargs: Any)
     its group is recorded in the lock's owner file until ``children.ended``.
     The caller must call ``children.ended(proc.pid)`` once the child is gone.
     """
-    proc: subprocess.Popen[bytes] = subprocess.Popen(  # preexec_fn: the only way to prctl the child
-        args, env=children.child_env(env), start_new_session=True, preexec_fn=children.die_with_parent(), **kwargs)
-    children.started(proc.pid)
+    with children.starting():  # no sweep runs between its start and its record (a parallel group's members)
+        proc: subprocess.Popen[bytes] = subprocess.Popen(  # preexec_fn: the only way to prctl the child
+            args, env=children.child_env(env), start_new_session=True, preexec_fn=children.die_with_parent(),
+            **kwargs)
+        children.started(proc.pid)
     return proc
 
 

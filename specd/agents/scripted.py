@@ -11,6 +11,7 @@ entry instead of taking the next one.
 from __future__ import annotations
 
 import json
+import threading
 from datetime import date
 from pathlib import Path
 from string import Template
@@ -24,6 +25,7 @@ from specd.state import atomic
 from specd.system import jail
 
 PROGRESS = ".scripted-agent.json"
+_SERVING = threading.Lock()
 
 
 def load_script(path: Path) -> list[dict[str, Any]]:
@@ -49,6 +51,10 @@ class ScriptedAgent:
         self.ctx = ctx
 
     def run(self, request: AgentRequest) -> AgentResult:
+        with _SERVING:  # a parallel group's members ask from threads of their own: one entry is served at a time
+            return self._serve(request)
+
+    def _serve(self, request: AgentRequest) -> AgentResult:
         progress = request.task_dir / PROGRESS
         served = _read_served(progress)
         key = f"{request.kind}:{request.conversation}:{request.step}"

@@ -78,7 +78,8 @@ def test(ctx: click.Context, files: tuple[Path, ...], record: str | None, force:
             raise UsageError(f"no tests: {project.specd_dir / 'tests'} holds no .yaml files",
                              fix="write one (see `specd test --help`), or `specd test --record TASK` from a run")
         cases = [case for path in paths for case in load_cases(path)]  # every file checked before any runs
-        check_steps(cases, {step.name for steps in config.pipelines.values() for step in steps})
+        check_steps(cases, {s.name for steps in config.pipelines.values() for step in steps
+                            for s in (step, *step.members)})  # a parallel group's members get replies too
         verdicts = [run_case(project, case) for case in cases]
     failed = [v for v in verdicts if not v.passed]
     if as_json:

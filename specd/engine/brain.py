@@ -17,6 +17,8 @@ from specd.engine import (
     cursor,
     edits,
     gates,
+    group,
+    group_view,
     hook_stage,
     outputs,
     progress,
@@ -152,8 +154,9 @@ class Brain:
 
     def _run_stage(self, stage: str, frame: Frame, step: Step, cur: Current) -> None:
         conversation = f"{frame.pipeline}.{step.name}.{frame.phase or '-'}.v{cur.visit}"
-        if stage == "step":
-            return self._run_step(frame, step, cur, conversation)
+        if stage == "step":  # a parallel group's members side by side (issue 30), else the step's own agent
+            return group.run(self, frame, step, cur, conversation) if step.group else self._run_step(
+                frame, step, cur, conversation)
         if stage == check_rounds.KIND:
             return checks.run(self, frame, step, cur, lambda: self._run_step(frame, step, cur, conversation))
         failure = hook_stage.run(self, stage, frame, step, cur, conversation)
@@ -172,6 +175,7 @@ class Brain:
         self.events.emit("step_started", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                          attempt=cur.attempt,
                          of=progress.step_of(self.state, self.config, len(phases.discover(self.store.task_dir))))
+        marks = group_view.tree_marks(self.project.root, self.store.task_dir) if step.read_only else None
         try:
             with Heartbeat(self.store.heartbeat_path), self.machinery.watch(self.events, f"step {step.name!r}"):
                 result = refusals.dispatch(self, step, frame, cur, conversation)  # until its output is valid
@@ -184,6 +188,9 @@ class Brain:
             self.spend(exc.usage)
             self.budget_stop(exc.reason, frame, step, exc.next_call_usd)
         self.spend(result.usage)
+        if marks is not None and (why := group_view.breach(self.project.root, self.store.task_dir, marks,
+                                                           f"step {step.name!r}")):
+            self._fail(cur, why, kind="step")  # read_only where no jail could hold it (issue 30)
         allowed = self.dispatcher.allowed(step)
         if result.outcome not in allowed:
             self._fail(cur, f"step {step.name!r} reported outcome {result.outcome!r}; allowed: {', '.join(allowed)}",

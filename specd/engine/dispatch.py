@@ -84,9 +84,13 @@ class Dispatcher:
         facts = self.facts(phase, attempt) if self.facts else None
         return outputs.filled(workflow, facts, "fix the workflow, or run the steps it names first")
 
-    def step(self, step: Step, pipeline: str, phase: str | None, conversation: str, attempt: int) -> AgentResult:
+    def step(self, step: Step, pipeline: str, phase: str | None, conversation: str, attempt: int,
+             allowed: tuple[str, ...] = ()) -> AgentResult:
+        """Run the step's agent; ``allowed`` (a group member's: its group's combine outcomes) replaces the
+        step's own outcomes."""
         workflow = self._filled(self.workflow(step), phase, attempt)
-        request = self._request(step, pipeline, phase, "step", workflow, self.allowed(step), conversation, attempt)
+        request = self._request(step, pipeline, phase, "step", workflow, allowed or self.allowed(step), conversation,
+                                attempt)
         before = verdict.look(request)
         # Every backend gets the same fallback: an unreported outcome is read from the verdict file.
         result = verdict.settle(request, self.agent_for(step).run(request), before)
@@ -126,9 +130,14 @@ class Dispatcher:
             mode=self.mode, run_id=self.run_id, conversation=conversation, attempt=attempt,
             budget=step_budget(self.budget(), step),
             model=step.model, max_turns=step.max_turns, context_files=workflow.context,
-            settings=settings_for(self.config, step), frontmatter=workflow.meta, timeout=self.timeout(step),
+            settings=self.settings(step), frontmatter=workflow.meta, timeout=self.timeout(step),
             output_schema=schema,
         )
+
+    def settings(self, step: Step) -> Mapping[str, Any]:
+        """The step's agent settings; a read-only step's say so, for every backend's jail and tools (issue 30)."""
+        settings = settings_for(self.config, step)
+        return {**settings, "read_only": True} if step.read_only else settings
 
     def _extra(self, step: Step, phase: str | None, kind: Kind) -> dict[str, str]:
         extra = self.extra(step, phase)

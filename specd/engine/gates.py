@@ -28,13 +28,15 @@ def take_answer(state: RunState, frame: Frame, step: Step) -> dict[str, Any] | N
 def ask(brain: Loop, frame: Frame, step: Step) -> bool:
     """True to run the step; False when the cursor moved (skip, back, jump). Stop raises."""
     state = brain.state
-    workflow = brain.dispatcher.workflow(step)
+    workflow = brain.dispatcher.workflow(step) if step.workflow else None  # a parallel group runs none of its own
     steps = tuple(s.name for s in brain.config.steps(frame.pipeline))
     done = sum(1 for h in state.history if h["kind"] == "step" and not h.get("superseded"))
     position = f"{done} steps done so far; pipeline {frame.pipeline}"
     position += f", phase {frame.phase}" if frame.phase else ""
-    info = GateInfo(brain.task, step.name, frame.pipeline, frame.phase, step.description or workflow.description,
-                    str(workflow.path), position, steps)
+    members = ", ".join(m.name for m in step.members)
+    described = step.description or (workflow.description if workflow else f"runs {members} side by side")
+    info = GateInfo(brain.task, step.name, frame.pipeline, frame.phase, described,
+                    str(workflow.path) if workflow else f"(a parallel group: {members})", position, steps)
     brain.events.emit("gate", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                       description=info.description)
     answer = brain.human.gate(info)

@@ -53,7 +53,8 @@ class StepAgents:
 
     @staticmethod
     def _steps(config: PipelineConfig) -> list[Step]:
-        return [step for name in _reachable(config) for step in config.steps(name) if step.workflow and step.enabled]
+        return [member for name in _reachable(config) for step in config.steps(name) if step.enabled
+                for member in (step, *step.members) if member.workflow and member.enabled]  # a group's members
 
     def for_step(self, config: PipelineConfig, step: Step) -> Agent:
         spec = None if own_backend(step) else self.spec  # a backend the step names wins over --agent

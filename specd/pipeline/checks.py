@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.errors import ConfigError
+from specd.pipeline.groups import group_problems
 from specd.pipeline.limits import json_path
 from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, TARGETS, hook_specs
 from specd.pipeline.step_checks import step_problems
@@ -23,6 +24,7 @@ def check_semantics(path: Path, data: dict[str, Any]) -> list[str]:
     for name, steps in pipelines.items():
         seen: dict[str, int] = {}
         names = {s["name"] for s in steps}
+        taken = set(names)  # member names join them (groups.py)
         for i, step in enumerate(steps):
             where = json_path(["pipelines", name, i])
             label = f"{path}: {where} (step {step['name']!r})"
@@ -33,7 +35,7 @@ def check_semantics(path: Path, data: dict[str, Any]) -> list[str]:
             has_wf, has_ref = "workflow" in step, "pipeline" in step
             if has_wf and has_ref:
                 problems.append(f"{label}: has both 'workflow' and 'pipeline'; keep exactly one")
-            elif not has_wf and not has_ref:
+            elif not has_wf and not has_ref and "parallel" not in step:
                 problems.append(f"{label}: needs 'workflow' (a .md file) or 'pipeline' (a pipeline name)")
             elif has_ref and step["pipeline"] not in pipelines:
                 problems.append(f"{path}: {where}.pipeline: pipeline {step['pipeline']!r} is not defined "
@@ -53,6 +55,7 @@ def check_semantics(path: Path, data: dict[str, Any]) -> list[str]:
                                 "inside the referenced pipeline")
             for point, spec in hook_specs(step.get("hooks"), STEP_POINTS).items():
                 problems += _hook_problems(path, ["pipelines", name, i, "hooks", point], spec)
+            problems += group_problems(path, ["pipelines", name, i], step, taken)  # parallel groups (issue 30)
             found, said = step_problems(path, name, i, step)  # checks: and attempts: (step_checks.py)
             problems, warnings = problems + found, warnings + said
     if not problems:

@@ -41,10 +41,16 @@ def step_view(config: PipelineConfig, pipeline: str, step: Step, project: Projec
         "agent": dict(step.agent) if step.agent else None,
         "backend": backend_label(config, step) if step.workflow else None,
     }
+    if step.read_only:  # issue 30: its jail binds the tree read-only (always, in a parallel group)
+        view["read_only"] = True
+    if step.group:  # the members run side by side; `combine` as written, and as the rules it means
+        view["parallel"] = [step_view(config, pipeline, member, project) for member in step.members]
+        view["combine"] = step.combine_rule if isinstance(step.combine_rule, str) else dict(step.combine_rule or {})
+        view["combine_rules"] = [list(rule) for rule in step.combine]
     if step.workflow:
         found = resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")
         view["workflow_path"], view["workflow_origin"] = str(found.path), found.origin
-    if step.workflow:  # a pipeline reference's hooks would run around a whole sub-pipeline: not supported
+    if step.workflow or step.group:  # a pipeline reference's hooks would run around a whole sub-pipeline: not supported
         view["hooks"] = {p: hook_view(step_hook(config, pipeline, step, p, project)) for p in ("pre", "post")}
     return view
 

@@ -9,6 +9,8 @@ from specd.errors import ConfigError
 from specd.pipeline import cache, snapshot
 from specd.pipeline.checks import check_semantics
 from specd.pipeline.compat import specdacular_phase_loop
+from specd.pipeline.groups import combine_rules, outcome_problems
+from specd.pipeline.keys import line_of
 from specd.pipeline.limits import json_path
 from specd.pipeline.model import GLOBAL_POINTS, STEP_POINTS, HookSpec, PipelineConfig, Step, frozen_map, hook_specs
 from specd.pipeline.parse import read_data
@@ -17,7 +19,7 @@ from specd.pipeline.schema import check_schema, check_version
 from specd.pipeline.step_agents import check_step_agents
 from specd.pipeline.step_checks import check_specs
 from specd.pipeline.typed import check_names, check_typed
-from specd.pipeline.workflow import check_includes
+from specd.pipeline.workflow import check_includes, load_workflow
 from specd.resources import builtin
 from specd.tasks.project import Project
 
@@ -145,6 +147,10 @@ def _step(raw: dict[str, Any], where: str) -> Step:
         checks=check_specs(raw.get("checks")),
         attempts=raw.get("attempts"),
         agent=frozen_map(raw["agent"]) if isinstance(raw.get("agent"), dict) else None,
+        read_only=raw.get("read_only") is True,
+        members=tuple(_step(member, f"{where}.parallel[{j}]") for j, member in enumerate(raw.get("parallel") or ())),
+        combine=combine_rules(raw.get("combine")) if "parallel" in raw else (),
+        combine_rule=raw.get("combine"),
     )
 
 
@@ -152,18 +158,20 @@ def _check_workflows(config: PipelineConfig, project: Project) -> None:
     """Every workflow named must exist now, not when the run reaches it hours later."""
     problems: list[str] = []
     specs = [(f"hooks.{p}", s) for p, s in config.hooks.items()]
-    names = {step.name for steps in config.pipelines.values() for step in steps}
-    for steps in config.pipelines.values():
-        for step in steps:
-            if step.workflow:
-                try:
-                    found = resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")
-                    if found.origin == "project":
-                        check_includes(found.path)
-                        check_names(found.path, names)  # {{ steps.NAME... }} names a step of this file (issue 30)
-                except ConfigError as exc:
-                    problems.append(exc.message)
-            specs += [(f"{step.where}.hooks.{p}", s) for p, s in step.hooks.items()]
+    every = [s for steps in config.pipelines.values() for step in steps for s in (step, *step.members)]
+    names = {step.name for step in every}
+    for step in every:
+        if step.workflow:
+            try:
+                found = resolve_workflow(step.workflow, project, where=f"{config.source}: {step.where}.workflow")
+                if found.origin == "project":
+                    check_includes(found.path)
+                    check_names(found.path, names)  # {{ steps.NAME... }} names a step of this file (issue 30)
+            except ConfigError as exc:
+                problems.append(exc.message)
+        specs += [(f"{step.where}.hooks.{p}", s) for p, s in step.hooks.items()]
+    if not problems:
+        problems += _group_outcomes(config, project)
     for where, spec in specs:
         if spec is not None and spec.workflow:
             try:
@@ -173,3 +181,21 @@ def _check_workflows(config: PipelineConfig, project: Project) -> None:
     if problems:
         raise ConfigError("\n".join(problems),
                           fix="create the missing files, correct the names, or fix the includes named above")
+
+
+def _group_outcomes(config: PipelineConfig, project: Project) -> list[str]:
+    """Every outcome a group combines must be one each member's workflow declares (groups.py)."""
+    problems: list[str] = []
+    for name, steps in config.pipelines.items():
+        for i, step in enumerate(steps):
+            line = line_of(config.source, ["pipelines", name, i, "combine"]) if step.members else None
+            where = f"{config.source}{f':{line}' if line else ''}: {step.where}.combine"
+            for member in step.members:
+                try:
+                    found = resolve_workflow(member.workflow or "", project, where=f"{config.source}: {member.where}")
+                    declared = tuple(load_workflow(found.path).outcomes or ())
+                except ConfigError as exc:
+                    problems.append(exc.message)
+                    continue
+                problems += outcome_problems(where, step.name, step.combine, member.name, declared)
+    return problems

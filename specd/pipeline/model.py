@@ -119,6 +119,17 @@ class Step:
     attempts: int | None = None
     # An agent per step (issue 30): keys that replace the pipeline's `agent:` block for this step only.
     agent: Mapping[str, Any] | None = None
+    # Read-only steps side by side (issue 30, specd/engine/group.py): a step whose jail binds the task's tree
+    # read-only; a group's members (each read-only) run at the same time and `combine` turns their outcomes
+    # into the group's: (outcome, "any" | "all") rules tried in the order written (pipeline/groups.py).
+    read_only: bool = False
+    members: tuple[Step, ...] = ()
+    combine: tuple[tuple[str, str], ...] = ()
+    combine_rule: str | Mapping[str, str] | None = None  # as written in the file, for `pipeline show`
+
+    @property
+    def group(self) -> bool:
+        return bool(self.members)
 
     def target(self, outcome: str) -> str:
         """Where an outcome sends the run; unmapped outcomes go to the next step."""

@@ -31,30 +31,30 @@ DEFAULT_BACKEND = "anthropic"
 
 def check_step_agents(path: Path, data: Mapping[str, Any]) -> None:
     """Raise ConfigError naming every step ``agent:`` block that cannot work, at its file:line."""
-    pipelines: Mapping[str, list[dict[str, Any]]] = data["pipelines"]
+    from specd.pipeline.groups import every_step
+
     base: Mapping[str, Any] = data["agent"] if isinstance(data.get("agent"), dict) else {}
     problems: list[str] = []
-    for name, steps in pipelines.items():
-        for i, step in enumerate(steps):
-            block = step.get("agent")
-            if not isinstance(block, dict):
-                continue  # absent; a wrong type was the schema's to report
-            where = ["pipelines", name, i, "agent"]
-            if "pipeline" in step:
-                problems.append(_at(path, where, "'agent' only works on a step with 'workflow'; put it on the "
-                                    f"steps inside pipeline {step['pipeline']!r}"))
-                continue
-            for key in RUN_BUDGETS:
-                if key in block:
-                    problems.append(_at(path, [*where, key], f"{key} is the whole run's budget and belongs in "
-                                        f"the pipeline's agent block; a step's own is max_step_{key[4:]}"))
-            merged = {**base, **block}
-            backend = str(merged.get("backend", DEFAULT_BACKEND))
-            needed = NEEDS.get(backend)
-            if needed and not merged.get(needed):
-                problems.append(_at(path, [*where, "backend"] if "backend" in block else where,
-                                    f"the {backend} backend needs agent.{needed}; add \"{needed}\": ... to this "
-                                    "block (or to the pipeline's agent block)"))
+    for parts, step in every_step(data["pipelines"]):  # a group's members too
+        block = step.get("agent")
+        if not isinstance(block, dict):
+            continue  # absent; a wrong type was the schema's to report
+        where = [*parts, "agent"]
+        if "pipeline" in step:
+            problems.append(_at(path, where, "'agent' only works on a step with 'workflow'; put it on the "
+                                f"steps inside pipeline {step['pipeline']!r}"))
+            continue
+        for key in RUN_BUDGETS:
+            if key in block:
+                problems.append(_at(path, [*where, key], f"{key} is the whole run's budget and belongs in "
+                                    f"the pipeline's agent block; a step's own is max_step_{key[4:]}"))
+        merged = {**base, **block}
+        backend = str(merged.get("backend", DEFAULT_BACKEND))
+        needed = NEEDS.get(backend)
+        if needed and not merged.get(needed):
+            problems.append(_at(path, [*where, "backend"] if "backend" in block else where,
+                                f"the {backend} backend needs agent.{needed}; add \"{needed}\": ... to this "
+                                "block (or to the pipeline's agent block)"))
     if problems:
         raise ConfigError("\n".join(problems), fix="correct the step agent blocks named above; a step's agent "
                           'block takes the keys of the pipeline\'s, e.g. {"backend": "anthropic", "model": "..."}')

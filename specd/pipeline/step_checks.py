@@ -22,6 +22,10 @@ HINTS = {
     "checks": 'write checks as a list of commands, e.g. "checks": ["python -m pytest -q"], or of objects '
               '{"run": "...", "timeout": 600, "network": false}',
     "attempts": 'write attempts as a whole number ≥ 1, e.g. "attempts": 3',
+    "parallel": 'a group is {"name": "reviews", "parallel": [read-only steps], "combine": "any-revise"}; each '
+                'member is a step such as {"name": "security", "workflow": "review.md", "read_only": true}',
+    "combine": 'write combine as "any-revise", "all-approve", or a map such as {"revise": "any", "approve": "all"}',
+    "read_only": 'write read_only as true or false',
 }
 
 

@@ -22,23 +22,24 @@ OUTPUT_EXAMPLE = '{"type": "object", "properties": {"files": {"type": "array"}},
 
 def check_typed(path: Path, data: Mapping[str, Any]) -> None:
     """Raise ConfigError naming every bad ``output`` or ``when`` at its file:line."""
-    pipelines: Mapping[str, list[dict[str, Any]]] = data["pipelines"]
-    if not any("output" in s or "when" in s for steps in pipelines.values() for s in steps):
+    from specd.pipeline.groups import every_step
+
+    steps = list(every_step(data["pipelines"]))  # a group's members too
+    if not any("output" in s or "when" in s for _, s in steps):
         return  # the usual file: nothing to import, nothing to read
-    names = {str(step["name"]) for steps in pipelines.values() for step in steps}
+    names = {str(step["name"]) for _, step in steps}
     problems: list[str] = []
-    for pipeline, steps in pipelines.items():
-        for i, step in enumerate(steps):
-            for key in ("output", "when"):
-                if key in step and "pipeline" in step:  # the cursor enters a reference; nothing would read it
-                    problems.append(_at(path, ["pipelines", pipeline, i, key], f"'{key}' only works on a step with "
-                                        f"'workflow'; put it on the steps inside pipeline {step['pipeline']!r}"))
-            if "pipeline" in step:
-                continue
-            if "output" in step and (why := schema_problem(step["output"])):
-                problems.append(_at(path, ["pipelines", pipeline, i, "output"], why))
-            if "when" in step and (why := expression_problem(step["when"], names)):
-                problems.append(_at(path, ["pipelines", pipeline, i, "when"], why))
+    for parts, step in steps:
+        for key in ("output", "when"):
+            if key in step and "pipeline" in step:  # the cursor enters a reference; nothing would read it
+                problems.append(_at(path, [*parts, key], f"'{key}' only works on a step with "
+                                    f"'workflow'; put it on the steps inside pipeline {step['pipeline']!r}"))
+        if "pipeline" in step:
+            continue
+        if "output" in step and (why := schema_problem(step["output"])):
+            problems.append(_at(path, [*parts, "output"], why))
+        if "when" in step and (why := expression_problem(step["when"], names)):
+            problems.append(_at(path, [*parts, "when"], why))
     if problems:
         raise ConfigError("\n".join(problems), fix="`output` is a JSON Schema such as " + OUTPUT_EXAMPLE
                           + "; `when` is an expression such as `steps.plan.output.docs` naming steps of this file")

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Protocol
@@ -79,16 +80,36 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
     return marked
 
 
+# The groups of children running now. A parallel group's members (specd/engine/group.py) run side by side, each
+# from a thread of its own: one member's end must not sweep another's processes, which carry the same owner mark.
+# A child is started and recorded under the same lock a sweep holds, so no sweep sees a child that is not yet
+# recorded as running (and takes it for a leftover).
+_live: set[int] = set()
+_live_lock = threading.RLock()
+
+
+@contextlib.contextmanager
+def starting() -> Iterator[None]:
+    """Held from a child's start until ``started`` recorded it (see ``specd.agents.proc.popen_child``)."""
+    with _live_lock:
+        yield
+
+
 def started(pgid: int) -> None:
-    if _tracker is not None:
-        _tracker.child_started(pgid)
+    with _live_lock:
+        _live.add(pgid)
+        if _tracker is not None:
+            _tracker.child_started(pgid)
 
 
 def ended(pgid: int) -> None:
-    """The child that led ``pgid`` is gone: kill what it left behind, then forget the group."""
-    reaper.sweep(pgid, _tracker.token if _tracker is not None else None)
-    if _tracker is not None:
-        _tracker.child_ended(pgid)
+    """The child that led ``pgid`` is gone: kill what it left behind (sparing the children still running),
+    then forget the group."""
+    with _live_lock:
+        reaper.sweep(pgid, _tracker.token if _tracker is not None else None, frozenset(_live - {pgid}))
+        _live.discard(pgid)
+        if _tracker is not None:
+            _tracker.child_ended(pgid)
 
 
 # Resolved once in the parent: between fork and exec the child must not load libraries.

@@ -66,12 +66,17 @@ class Jail:
     env_allow: tuple[str, ...] = ()  # secret-named variables that still get through
     backend: str = "command"  # agent tier: whose API hosts, sign-in keys and state folder it gets
     task_dir: Path | None = None  # the running task: its folder is writable (but for machinery), others are not
+    # A `read_only` step (issue 30): the whole tree is bound read-only, the task's folder too; ``writable`` are the
+    # only folders it may write (the command agent's $SPECD_RESULT lives in one).
+    read_only: bool = False
+    writable: tuple[Path, ...] = ()
 
     @classmethod
     def for_agent(cls, settings: Mapping[str, Any], backend: str, task_dir: Path | None = None) -> Jail:
         network, hosts = network_of(settings.get("network"))
         return cls("agent", enabled=enabled(settings.get("sandbox")), backend=backend, task_dir=task_dir,
-                   network=network, hosts=hosts, env_allow=tuple(str(name) for name in settings.get("env_allow") or ()))
+                   network=network, hosts=hosts, env_allow=tuple(str(name) for name in settings.get("env_allow") or ()),
+                   read_only=settings.get("read_only") is True)
 
     def within(self, task_dir: Path) -> Jail:
         return replace(self, task_dir=task_dir)
@@ -81,7 +86,8 @@ class Jail:
         """The project tier from an agent block or a hook spec (``sandbox``, ``network``, ``env_allow``)."""
         network, hosts = network_of(settings.get("network", settings.get("sandbox_network", False)))
         return cls("project", enabled=enabled(settings.get("sandbox")), network=network, hosts=hosts,
-                   env_allow=tuple(str(name) for name in settings.get("env_allow") or ()))
+                   env_allow=tuple(str(name) for name in settings.get("env_allow") or ()),
+                   read_only=settings.get("read_only") is True)
 
 
 def network_of(value: object) -> tuple[bool, tuple[str, ...]]:
@@ -192,11 +198,14 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | li
     root = root.resolve()
     common = git_common(root)
     args = [binary, *binds.base(env, command, [root] if common is None else [root, common])]
-    args += ["--bind", str(root), str(root)]  # after HOME and /tmp: a project inside either stays visible
+    # After HOME and /tmp: a project inside either stays visible.
+    args += ["--ro-bind" if jail.read_only else "--bind", str(root), str(root)]
     if common is not None:  # a worktree: the main repository's git folder, read-only, and nothing else of it
         args += ["--ro-bind", str(common), str(common)]
-    for flag, path in overlays(root, jail.task_dir):
+    for flag, path in () if jail.read_only else overlays(root, jail.task_dir):  # read-only: nothing writable
         args += [flag, str(path), str(path)]
+    for folder in jail.writable:
+        args += ["--bind", str(folder.resolve()), str(folder.resolve())]
     for path in hidden_from_agents(root):  # keys the model would read: shown empty, and read-only
         args += ["--ro-bind-try", str(EMPTY), str(path)]
     state = backend_state(jail)

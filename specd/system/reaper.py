@@ -89,13 +89,19 @@ def become_subreaper() -> bool:
     return _subreaper
 
 
-def sweep(session: int, token: str | None = None) -> list[int]:
+def sweep(session: int, token: str | None = None, spare: frozenset[int] = frozenset()) -> list[int]:
     """Kill and reap specd's descendants in ``session`` (a child that led it) or carrying the run's
-    ``token``; returns their pids."""
+    ``token``, but for those in the sessions of ``spare`` (children still running); returns their pids."""
     import psutil
 
     me = os.getpid()
     descendants = psutil.Process(me).children(recursive=True)
+    if spare:  # a spared child's whole tree: a jailed one's processes sit in sessions of their own
+        kept = {p.pid for p in descendants if p.pid in spare or _session(p.pid) in spare}
+        for proc in [p for p in descendants if p.pid in kept]:
+            with contextlib.suppress(psutil.Error):
+                kept |= {child.pid for child in proc.children(recursive=True)}
+        descendants = [p for p in descendants if p.pid not in kept]
     found = [p for p in descendants if _session(p.pid) == session or marked(p, token)]
     for proc in found:
         send(proc, signal.SIGKILL)
@@ -106,7 +112,7 @@ def sweep(session: int, token: str | None = None) -> list[int]:
     # An orphan reparented to specd (its subreaper) that already exited, in a session of its own: bubblewrap's
     # init inside the jail's PID namespace outlives the bwrap that started it by a moment. Nothing waits for
     # it, so without this every jailed step left a zombie, and each sweep had more processes to look at.
-    # specd starts its children from the main thread, as this runs, so no Popen is waiting for one of these.
+    # A Popen still waiting for its child (a parallel group's other member) is spared above, with its session.
     for proc in descendants:
         if proc not in found and _parent(proc) == me and not alive(proc):
             _reap(proc.pid, deadline)

@@ -249,4 +249,6 @@ def _row(entry: dict[str, Any]) -> dict[str, Any]:
     extra = {k: entry[k] for k in HISTORY_EXTRA if k in entry} if "output" in entry or "when" in entry else {}
     if "backend" in entry:  # an agent per step (issue 30): the backend this row's step ran on
         extra["backend"] = entry["backend"]
+    if "group" in entry or "members" in entry:  # a parallel group's member rows, and its own (issue 30)
+        extra.update({k: entry[k] for k in ("group", "members", "started_at") if k in entry})
     return {**{k: entry.get(k) for k in HISTORY_KEYS}, **extra}

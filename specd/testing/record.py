@@ -35,7 +35,7 @@ def record_case(project: Project, task: str) -> dict[str, Any]:
     written: set[str] = set()
     replies, path = [], []
     for row in rows:
-        if row.get("outcome") == "skipped":  # not asked of the agent: a skip is the loop's own doing
+        if row.get("outcome") == "skipped" or "members" in row:  # the loop's own doing: a skip, a group's combine
             path.append(_place(row))
             continue
         reply: dict[str, Any] = {"step": row["step"]}
@@ -52,7 +52,8 @@ def record_case(project: Project, task: str) -> dict[str, Any]:
         if files:
             reply["files"] = files
         replies.append(reply)
-        path.append(_place(row))
+        if not row.get("group"):  # a group's member is a reply, not a place: the group's row is the place
+            path.append(_place(row))
     # A person's answers to held waits (checkpoint rows that say what the run waited for), in order.
     answered = [row for row in state.checkpoints if row.get("waiting") and row.get("answer") in ANSWERS]
     expect: dict[str, Any] = {"path": path, "status": state.status}

@@ -73,7 +73,15 @@ def step_row(index: int, row: dict[str, Any]) -> dict[str, Any]:
             "seconds": max(0.0, span), "took": rows.duration(span), "attempt": row.get("attempt") or 1,
             "tokens": sum(int(v or 0) for k, v in usage.items() if k.endswith("tokens")),
             "cost": float(usage.get("cost_usd") or 0), "superseded": bool(row.get("superseded")),
-            "transcript": bool(row.get("transcript"))}
+            "transcript": bool(row.get("transcript")), "group": _group(row)}
+
+
+def _group(row: dict[str, Any]) -> str:
+    """A parallel group's rows (issue 30): a member names its group; the group lists its members' outcomes."""
+    if row.get("group"):
+        return f"in {row['group']}"
+    members = row.get("members")
+    return "of " + ", ".join(f"{k}: {v}" for k, v in members.items()) if isinstance(members, dict) else ""
 
 
 def attempt_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -50,6 +50,7 @@ class Toolbox:
         self.timeout = timeout
         settings = settings or {}
         self.jail = command_jail(settings).within(request.task_dir)
+        self.read_only = settings.get("read_only") is True  # issue 30: run_command's jail is read-only too
         self.sandbox = Sandbox(request.project_root)
         self.outcomes = request.outcomes  # exactly what the step declares: no implicit `done`
         self.completion: Completion | None = None
@@ -84,11 +85,18 @@ class Toolbox:
             return f"{chunk[:MAX_READ]}\n[cut at {MAX_READ} characters; read on with offset={start + shown}]"
         return chunk
 
+    def _refuse_writes(self) -> None:
+        if self.read_only:
+            raise Refused("this step is read-only (read_only: true in the pipeline): it reads and reports, and "
+                          "writes no file; put your findings in complete_step's summary")
+
     def _write(self, args: dict[str, Any]) -> str:
+        self._refuse_writes()
         path = self.sandbox.write_text(args["path"], str(args["content"]))
         return f"wrote {self.sandbox.relative(path)} ({len(str(args['content']))} characters)"
 
     def _edit(self, args: dict[str, Any]) -> str:
+        self._refuse_writes()
         self.sandbox.resolve(args["path"], write=True)  # refuse before reading, with the writing reason
         old, new = str(args["old_string"]), str(args["new_string"])
         body = self.sandbox.read_text(args["path"])

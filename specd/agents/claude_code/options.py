@@ -27,6 +27,7 @@ ALLOWED_TOOLS = ("Read", "Edit(/**)", "Glob", "Grep",
                  *(f"Bash({command}:*)" for command in (*_TEST_RUNNERS, *_READ_COMMANDS)))
 # Network tools are hidden rather than denied: a denial would block the step, hiding just steers the model.
 DISALLOWED_TOOLS = ("WebFetch", "WebSearch")
+READ_ONLY_DENIED = ("Write", "Edit", "MultiEdit", "NotebookEdit")  # its jail binds the tree read-only as well
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,8 @@ class Options:
             argv += ["--allowedTools", *self.allowed_tools]
         # specd's machinery is refused at write time, whatever the pipeline allows (checked after the step too).
         denied = deny_rules(request.project_root, request.task_dir, git_dirs(request.project_root))
+        if request.settings.get("read_only") is True:  # a read-only step (issue 30): no file tool writes at all
+            denied = [*denied, *READ_ONLY_DENIED]
         argv += ["--disallowedTools", *self.disallowed_tools, *denied]
         return argv + list(self.extra_args)
 

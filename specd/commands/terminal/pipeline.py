@@ -46,6 +46,8 @@ def _add_pipeline(parent: Tree, view: dict[str, Any], name: str, seen: set[str])
             flags.append(f"when {escape(step['when'])}")
         if step.get("output"):
             flags.append("output: " + escape(", ".join(step["output"].get("properties") or {}) or "object"))
+        if step.get("read_only") and not step.get("parallel"):
+            flags.append("read-only")
         if step.get("agent"):  # an agent per step (issue 30): say which backend, where it is not the run's
             flags.append("agent: " + escape(step["backend"]))
         suffix = f" [dim]({'; '.join(flags)})[/dim]" if flags else ""
@@ -57,14 +59,26 @@ def _add_pipeline(parent: Tree, view: dict[str, Any], name: str, seen: set[str])
             elif step["pipeline"] not in seen:
                 _add_pipeline(child, view, step["pipeline"], seen | {name})
             continue
-        child = node.add(f"[green]{step['name']}[/green] {step['workflow_path']} "
-                         f"[dim]({step['workflow_origin']})[/dim]{suffix}")
+        if step.get("parallel"):  # a group (issue 30): its members side by side, each read-only
+            child = node.add(f"[green]{step['name']}[/green] side by side, combine {escape(_combine(step))}{suffix}")
+            for member in step["parallel"]:
+                child.add(f"[green]{member['name']}[/green] {member['workflow_path']} [dim]"
+                          f"({member['workflow_origin']}; read-only{'; disabled' if not member['enabled'] else ''})"
+                          "[/dim]")
+        else:
+            child = node.add(f"[green]{step['name']}[/green] {step['workflow_path']} "
+                             f"[dim]({step['workflow_origin']})[/dim]{suffix}")
         for point, hook in (step.get("hooks") or {}).items():
             if hook:
                 child.add(f"[magenta]{point}[/magenta] {_hook_text(hook)}")
         if step.get("checks"):
             child.add(f"[magenta]checks:[/magenta] {escape(' && '.join(c['run'] for c in step['checks']))} "
                       f"[dim]({step['attempts']} attempts)[/dim]")
+
+
+def _combine(step: dict[str, Any]) -> str:
+    rule = step["combine"]
+    return rule if isinstance(rule, str) else ", ".join(f"{outcome}: {how}" for outcome, how in rule.items())
 
 
 def render_hooks(rows: list[dict[str, Any]]) -> None:

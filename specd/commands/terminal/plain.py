@@ -93,6 +93,14 @@ def output_lines(history: list[dict[str, Any]]) -> list[str]:
             lines.append(f"  output of {entry['step']}: {shown if len(shown) <= 160 else shown[:159] + '…'}")
     return lines
 
+def in_group(entry: dict[str, Any]) -> str:
+    """A parallel group's rows (issue 30): a member says its group; the group lists its members' outcomes."""
+    if entry.get("group"):
+        return f" (in {entry['group']})"
+    members = entry.get("members")
+    return f" (of {', '.join(f'{k}: {v}' for k, v in members.items())})" if isinstance(members, dict) else ""
+
+
 def checks_lines(view: dict[str, Any]) -> list[str]:
     """The latest round of a step's checks (`checks:`): attempt n of N and what the round found."""
     checks = view.get("checks")
@@ -113,7 +121,7 @@ def task_text(view: dict[str, Any]) -> str:
     for i, entry in enumerate(view.get("history") or [], 1):
         usage = entry.get("usage") or {}
         tokens = sum(v for k, v in usage.items() if k.endswith("tokens"))
-        name = entry["step"] + (f" ({entry['hook']})" if entry.get("hook") else "")
+        name = entry["step"] + (f" ({entry['hook']})" if entry.get("hook") else "") + in_group(entry)
         outcome = entry["outcome"] + (" (superseded)" if entry.get("superseded") else "")
         kind = entry["kind"] + (f" on {entry['backend']}" if entry.get("backend") else "")  # an agent per step
         lines.append(f"  {i:>4}  {name}  {entry.get('phase') or '-'}  {kind}  {outcome}  "

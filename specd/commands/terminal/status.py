@@ -70,6 +70,7 @@ def render_task(view: dict[str, Any], seconds: list[float] | None = None) -> Non
             usage = entry.get("usage") or {}
             tokens = sum(v for k, v in usage.items() if k.endswith("tokens"))
             name = entry["step"] + (f" [dim]({escape(entry['hook'])})[/dim]" if entry.get("hook") else "")
+            name += f"[dim]{escape(plain.in_group(entry))}[/dim]"  # a parallel group's rows (issue 30)
             outcome = entry["outcome"] + (" [dim](superseded)[/dim]" if entry.get("superseded") else "")
             pictures: tuple[Any, ...] = ()
             if bars and seconds is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -24,6 +24,8 @@ from specd.engine.machinery.snapshot import Fingerprint, Reader, differences, re
 from specd.events import EventBus
 from specd.system import jail
 from specd.system.places import GitDirs, Place, ancestors, git_dirs, places
+
+RUN_STATE = ".pipeline-state"  # the run state's files in the task folder: the snapshot, its history, its shape
 
 __all__ = ["Machinery", "Tampered", "deny_rules"]
 
@@ -90,16 +92,29 @@ class Machinery:
         return list(dict.fromkeys(path for place in found for path in ancestors(self.root, place)))
 
     @contextmanager
-    def watch(self, events: EventBus, what: str) -> Iterator[None]:
+    def watch(self, events: EventBus, what: str) -> Iterator[Callable[[], None]]:
         """Around one step or hook: raises ``Tampered`` when it changed the machinery (after undoing it).
 
-        An interruption (Ctrl-C, `specd cancel`) still has its changes undone, and stays an interruption."""
+        An interruption (Ctrl-C, `specd cancel`) still has its changes undone, and stays an interruption. What it
+        yields is called after specd saved the run state while the watch is open (a parallel group records each
+        member as it ends): the run-state files as they are now become the baseline, and nothing else does."""
         before, found = self.take()
         launched = jail.unjailed()
         present = frozenset(path for path in (self.root / ".git", self.root / ".specd") if path.exists())
         interrupted = False
+
+        def saved() -> None:
+            now = self.reader.take(found, self._guards(found))
+            for path in set(before) | set(now):
+                inside = path.relative_to(self.task_dir).parts if path.is_relative_to(self.task_dir) else ()
+                if inside and inside[0].startswith(RUN_STATE):
+                    if path in now:
+                        before[path] = now[path]
+                    else:
+                        before.pop(path, None)
+
         try:
-            yield
+            yield saved
         except KeyboardInterrupt:
             interrupted = True
             raise
