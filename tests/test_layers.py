@@ -76,3 +76,12 @@ def test_agents_do_not_import_the_engine() -> None:
     for name, deps in _imports().items():
         if name.startswith("specd.agents"):
             assert not {dep for dep in deps if dep.startswith("specd.engine")}, f"{name} imports the engine"
+
+
+def test_tasks_do_not_import_the_engine() -> None:
+    """Listing tasks reads their files and the pipeline, never the loop: what a listing shows of a plan, a wait or
+    a round of checks comes from a layer under the engine (pipeline/cursor, state/waits, state/rounds), which the
+    engine uses too, so there is one implementation of each."""
+    for name, deps in _imports().items():
+        if name.startswith("specd.tasks"):
+            assert not {dep for dep in deps if dep.startswith("specd.engine")}, f"{name} imports the engine"

@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import Any
 
 from specd.agents import numbered
-from specd.engine import check_rounds, cursor, progress, replan
-from specd.engine.waiting import hint
 from specd.errors import SpecdError
-from specd.pipeline import load_pipeline
+from specd.pipeline import cursor, load_pipeline, progress, replan
 from specd.pipeline.model import PipelineConfig
 from specd.state.lock import TaskLock, read_owner
 from specd.state.model import RunState
+from specd.state.rounds import view as checks_view
 from specd.state.store import StateStore
+from specd.state.waits import hint
 from specd.system.machine import interrupted_reason
 from specd.tasks import graph, idle, locate, phases, status_index, status_row
 from specd.tasks.derive import Derived, derive, seed_cursor
@@ -87,7 +87,7 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
         phases_completed=state.phases_completed,
     )
     if not listing:
-        view["checks"] = check_rounds.view(state)  # the latest round of a step's checks: attempt n of N
+        view["checks"] = checks_view(state)  # the latest round of a step's checks: attempt n of N
     view["running"] = _running(store, task_dir, task, state, view)
     view["hint"] = "" if view["running"] else hint(task, state)
     return view
@@ -111,7 +111,7 @@ def _state_only(view: dict[str, Any], task: str, state: RunState | None, store: 
         phases_completed=state.phases_completed,
         next={"step": cur.step, "pipeline": cur.pipeline, "phase": cur.phase} if cur else None)
     if not listing:
-        view["checks"] = check_rounds.view(state)
+        view["checks"] = checks_view(state)
     view["running"] = _running(store, store.task_dir, task, state, view)
     view["hint"] = "" if view["running"] else hint(task, state)
     return view
