@@ -18,7 +18,7 @@ from specd.state.rounds import view as checks_view
 from specd.state.store import StateStore
 from specd.state.waits import hint
 from specd.system.machine import interrupted_reason
-from specd.tasks import graph, idle, locate, phases, status_index, status_row
+from specd.tasks import graph, idle, locate, phases
 from specd.tasks.derive import Derived, derive, seed_cursor
 from specd.tasks.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
 from specd.tasks.task import existing_task, read_config
@@ -215,10 +215,12 @@ def all_status(project: Project, config: PipelineConfig | None = None,
                ) -> list[dict[str, Any]]:
     """Every task's row. A broken pipeline file (``broken``, said once by the caller) leaves out only what
     needs it; a task whose own files are broken gets an ERROR row, and the others are listed. ``full=False``:
-    only the fields a table shows (``status_index.light``), which a warm listing reads from a small file.
+    only the fields a table shows (``status_index.light``), which a warm listing reads without the whole rows.
     ``keep``: see ``status_index.listing``."""
     if config is None and broken is None:
         config, broken = pipeline_or_problem(project)
+    # Here, not at the top: `status TASK` needs neither the index (sqlite3) nor the fan-out over folders.
+    from specd.tasks import status_index, status_row
 
     away = locate.in_worktrees(project)  # shown from their worktree, with its branch; never indexed
     # How a task folder is shown, worked out once per parent: a realpath per task was a third of a cold listing.
