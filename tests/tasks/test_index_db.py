@@ -199,3 +199,34 @@ def test_kill_9_at_any_moment_of_the_listings_writes_leaves_a_right_listing(h: H
     time.sleep(SETTLE)
     all_status(project)
     assert set(indexed(project.specd_dir)) == {str(h.task_dir(t)) for t in tasks}  # the index works on
+
+
+LISTS = """
+import json, sys  # noqa: E401
+from pathlib import Path
+from specd.tasks.project import Project
+from specd.tasks.status import all_status
+root = Path(sys.argv[1])
+for n in range(8):
+    rows = all_status(Project(root), full=n % 2 == 0)
+    assert all(row["status"] == "COMPLETE" for row in rows), rows
+print("ok")
+"""
+
+
+def test_listings_at_the_same_time_share_the_index(h: Harness, tmp_path: Path) -> None:
+    """A listing that finds the index busy (another one writing) builds its rows and leaves the writing to a
+    later one: never an error, never a wrong row."""
+    tasks = [f"t{i}" for i in range(5)]
+    project = _project(h, *tasks)
+    for path in (project.specd_dir / ".cache").glob(index_db.NAME + "*"):
+        path.unlink()  # every listing starts by making the database: the race on its tables too
+    script = tmp_path / "lists.py"
+    script.write_text(LISTS, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    children = [subprocess.Popen([sys.executable, str(script), str(h.root)], env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for _ in range(3)]
+    for child in children:
+        out, err = child.communicate(timeout=300)
+        assert (child.returncode, out.strip()) == (0, "ok"), err
+    assert set(indexed(project.specd_dir)) == {str(h.task_dir(t)) for t in tasks}
