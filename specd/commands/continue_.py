@@ -98,8 +98,8 @@ def start_run(ctx: click.Context, task: str, *, mode: str | None, agent_spec: st
               quiet: bool, as_json: bool, verbose: bool = False, approve: str | None = None) -> int:
     if quiet and verbose:
         raise UsageError("--quiet and --verbose contradict each other", fix="pass one of them")
-    from specd.ui.human import StreamHuman
-    from specd.ui.live import LiveView
+    from specd.commands.terminal.human import StreamHuman
+    from specd.commands.terminal.live import LiveView
 
     def human_for(mode: str) -> Human:
         return StreamHuman()

@@ -29,10 +29,10 @@ def demo(folder: Path, mode: str | None, quiet: bool, as_json: bool) -> int:
     then runs discuss, research, plan, and plan/execute/review/revise for each
     phase, including one review that asks for a fix. Default mode: --auto.
     """
+    from specd.commands.terminal.human import StreamHuman
+    from specd.commands.terminal.live import LiveView
     from specd.demo import TASK, create_demo_project
     from specd.engine.seam import run_task
-    from specd.ui.human import StreamHuman
-    from specd.ui.live import LiveView
 
     project = create_demo_project(folder)
     click.echo(f"sample project: {project.root}  (task {TASK})", err=True)

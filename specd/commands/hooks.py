@@ -32,7 +32,7 @@ def hooks(ctx: click.Context, step_name: str | None, as_json: bool) -> int:
         emit(None, step=step_name, hooks=rows)
         return 0
     warn(config.warnings)
-    from specd.ui.pipeline import render_hooks
+    from specd.commands.terminal.pipeline import render_hooks
 
     render_hooks(rows)
     return 0

@@ -63,7 +63,7 @@ def show(ctx: click.Context, as_json: bool) -> int:
         emit(None, **view)
         return 0
     warn(config.warnings)
-    from specd.ui.pipeline import render_pipeline
+    from specd.commands.terminal.pipeline import render_pipeline
 
     render_pipeline(view)
     return 0

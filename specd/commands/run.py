@@ -48,8 +48,8 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     Exit codes: 0 all complete, 1 a task failed or is blocked, 2 bad input,
     3 a task waits for a human, 130 interrupted (run again to resume).
     """
+    from specd.commands.terminal.many import RunView
     from specd.executors.local import Settings
-    from specd.ui.many import RunView
 
     if bool(tasks) == all_tasks:
         raise UsageError("name the tasks to run, or pass --all", fix="`specd run TASK...` or `specd run --all`")

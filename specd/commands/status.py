@@ -121,13 +121,13 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
         emit(task, **{k: v for k, v in data.items() if k != "task"})  # type: ignore[union-attr]
         return 0
     if data and not sys.stdout.isatty():
+        from specd.commands.terminal.plain import task_text
         from specd.redact import redact
-        from specd.ui.plain import task_text
 
         # piped: plain text scripts can read, and no rich to import (a third of the start-up)
         click.echo(redact(task_text(data)))  # type: ignore[arg-type]
         return 0
-    from specd.ui.status import render_task, render_tasks
+    from specd.commands.terminal.status import render_task, render_tasks
 
     if isinstance(data, list):
         render_tasks(data, project.tasks_dir)
@@ -148,9 +148,9 @@ def _listing(project: Project, rows: list[dict[str, Any]], as_json: bool, before
              config: PipelineConfig | None, keep: list[Any], notes: list[str]) -> int:
     """Print the listing, piped (plain text) or --json, and keep what was printed while nothing changes."""
     from specd.commands.common import warning
+    from specd.commands.terminal.plain import table
     from specd.redact import redact
     from specd.tasks import listing_memo
-    from specd.ui.plain import table
 
     texts: dict[str, Any] = {"out": redact(table(rows)), "json": None, "err": [warning(note) for note in notes]}
     if as_json:
@@ -171,9 +171,9 @@ def _remember(project: Project, task: str, before: Any, config: PipelineConfig |
     from specd.commands.common import warning
     from specd.commands.envelope import document
     from specd.commands.temporal import settings_from
+    from specd.commands.terminal.plain import task_text
     from specd.redact import redact
     from specd.tasks import status_memo
-    from specd.ui.plain import task_text
 
     if settings_from(project, temporal, task) is not None:
         return  # Temporal is configured: its workflows may hold the task's truth, which no file here shows
@@ -184,10 +184,10 @@ def _remember(project: Project, task: str, before: Any, config: PipelineConfig |
 
 def _graph(project: Project, config: PipelineConfig | None, broken: str | None, mermaid: bool,
            as_json: bool) -> int:
+    from specd.commands.terminal import graph as drawing
     from specd.redact import redact
     from specd.tasks import graph
     from specd.tasks.status import all_status
-    from specd.ui import graph as drawing
 
     edges = graph.load(project)  # an unknown name or a cycle is bad input here: the graph cannot be drawn
     statuses = {str(row["task"]): str(row["status"]) for row in all_status(project, config, broken, full=False)}

@@ -38,10 +38,10 @@ def run_on_temporal(project: Project, names: list[str], options: dict[str, Any],
     if settings is None:
         raise UsageError("--executor temporal needs to know where Temporal is",
                          fix="pass --temporal HOST:PORT (or set SPECD_TEMPORAL_ADDRESS)")
+    from specd.commands.terminal.many import RunView
     from specd.executors.temporal.follow import follow
     from specd.executors.temporal.lookup import connect
     from specd.executors.temporal.submit import Options, submit
-    from specd.ui.many import RunView
 
     run_options = Options(options.get("mode"), options.get("agent_spec"), options.get("max_cost"), options.get("jobs"))
 

@@ -135,7 +135,7 @@ class Dispatcher:
         if self.note and kind == "step":
             extra = {**extra, "Note from the human (answer this first)": self.note}
         if self.output_error and kind == "step":
-            extra = {**extra, "Your last output was refused (return one that matches the schema)": self.output_error}
+            extra = {**extra, "Your last report was refused (fix what this names and report again)": self.output_error}
         if self.feedback and kind == "step":
             extra = {**extra, "Checks failed, so this step runs again": self.feedback}
         return extra

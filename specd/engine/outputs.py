@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -84,8 +84,15 @@ def hook_env(facts: dict[str, Any] | None) -> dict[str, str]:
             for name, row in steps.items() if row.get("output") is not None}
 
 
-def refusal(schema: Mapping[str, Any] | None, result: AgentResult) -> str | None:
-    """Why ``result``'s output does not match ``schema`` (the first error, at its path), or None."""
+UNDECLARED = "reported outcome"  # how a refusal of an outcome the step does not declare begins
+
+
+def refusal(schema: Mapping[str, Any] | None, result: AgentResult, allowed: Sequence[str] = ()) -> str | None:
+    """Why ``result`` is refused: an outcome the step does not declare (``allowed``; a backend whose schema
+    holds the outcome as a plain string, like Claude Code's shared one, relies on this), or an output that
+    does not match ``schema`` (the first error, at its path). None when it stands."""
+    if allowed and result.outcome not in allowed:
+        return f"{UNDECLARED} {result.outcome!r}; allowed: {', '.join(allowed)}"
     if schema is None:
         return None
     if "output" not in result.data:

@@ -1,4 +1,5 @@
-"""A step whose output does not match its schema runs again with the error (issue 30).
+"""A step whose output does not match its schema, or whose outcome it does not declare, runs again with the error
+(issue 30).
 
 Each refused output is a history row of its own (``kind: attempt``, outcome ``invalid_output``) with the
 output and the error, saved before the next attempt runs, so a run killed in between neither loses the
@@ -10,7 +11,7 @@ from __future__ import annotations
 from specd.agents.base import AgentFailed, AgentResult, Usage
 from specd.engine import records
 from specd.engine.loop import Loop
-from specd.engine.outputs import attempts, refusal
+from specd.engine.outputs import UNDECLARED, attempts, refusal
 from specd.pipeline.model import Step
 from specd.state.model import Current, Frame
 
@@ -23,7 +24,7 @@ def dispatch(loop: Loop, step: Step, frame: Frame, cur: Current, conversation: s
     while True:
         dispatcher.output_error = cur.output_errors[-1] if cur.output_errors else ""
         result = dispatcher.step(step, frame.pipeline, frame.phase, conversation, cur.attempt)
-        error = refusal(dispatcher.output_schema(step), result)
+        error = refusal(dispatcher.output_schema(step), result, dispatcher.allowed(step))
         if error is None:
             return result
         loop.spend(result.usage)
@@ -33,7 +34,8 @@ def dispatch(loop: Loop, step: Step, frame: Frame, cur: Current, conversation: s
             output_error=error, transcript=str(result.transcript) if result.transcript else None))
         limit = attempts(step)
         if len(cur.output_errors) % limit == 0:  # as failures do: after a fix, `continue` gives `limit` more
-            raise AgentFailed(f"its output was refused {limit} times; the last: {error}", Usage(), result.transcript)
+            what = "report" if error.startswith(UNDECLARED) else "output"
+            raise AgentFailed(f"its {what} was refused {limit} times; the last: {error}", Usage(), result.transcript)
         cur.attempt += 1
         loop.store.save(loop.state, settled=False)  # the refusal is recorded before the next attempt runs
         loop.events.emit("warning", step=step.name, message=f"{step.name}: output refused ({error}); attempt "

@@ -63,10 +63,11 @@ def prompt_text(body: Mapping[str, Any]) -> str:
 
 
 def schema_outcomes(body: Mapping[str, Any]) -> list[str]:
-    """The outcomes specd allowed, read from the StructuredOutput tool Claude Code built from --json-schema."""
-    for tool in body.get("tools", []):
-        if tool.get("name") == "StructuredOutput":
-            return list(tool["input_schema"]["properties"]["outcome"]["enum"])
+    """The outcomes specd allowed, read from the step's prompt: the StructuredOutput tool Claude Code builds from
+    --json-schema is the same for every step (so its cached prefix is too), the outcome a plain string."""
+    for line in prompt_text(body).splitlines():
+        if line.startswith("- Allowed outcomes: "):
+            return line.removeprefix("- Allowed outcomes: ").split(", ")
     return []
 
 

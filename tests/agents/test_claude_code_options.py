@@ -20,12 +20,17 @@ def test_defaults(project: Any) -> None:
     argv = Options.from_settings({}).argv("claude", project.request(outcomes=("approve", "revise")),
                                           ["--session-id", "abc"])
     assert argv[:5] == ["claude", "-p", "--output-format", "stream-json", "--verbose"]
+    # One schema for every step: the outcome is a string (specd refuses an undeclared one), so Claude Code's
+    # StructuredOutput tool, and with it the start of the cached prefix, never changes between steps.
     schema = json.loads(flag(argv, "--json-schema"))
-    assert schema["properties"]["outcome"]["enum"] == ["approve", "revise"]
+    assert schema["properties"]["outcome"] == {"type": "string",
+                                               "description": "exactly one of the outcomes the step's prompt allows"}
     assert schema["required"] == ["outcome", "summary"]
+    other = Options.from_settings({}).argv("claude", project.request(outcomes=("done",)), [])
+    assert flag(other, "--json-schema") == flag(argv, "--json-schema")
     assert flag(argv, "--permission-mode") == "acceptEdits"
     assert flag(argv, "--session-id") == "abc"
-    assert "approve, revise" in flag(argv, "--append-system-prompt")
+    assert "--append-system-prompt" not in argv  # the header is said once, in the prompt
     allowed = argv[argv.index("--allowedTools") + 1: argv.index("--disallowedTools")]
     assert allowed == list(ALLOWED_TOOLS)
     assert "Bash(python -m pytest:*)" in allowed

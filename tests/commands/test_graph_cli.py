@@ -130,7 +130,7 @@ def test_graph_text_and_mermaid(h: Harness) -> None:
 
 
 def test_mermaid_ids_survive_dotted_names(tmp_path: Path) -> None:
-    from specd.ui.graph import mermaid
+    from specd.commands.terminal.graph import mermaid
 
     drawn = mermaid({"v1.2-x": (), "y": ("v1.2-x",)}, {})
     assert 't0_v1_2_x["v1.2-x<br/>NOT_STARTED"]' in drawn

@@ -59,7 +59,7 @@ def test_each_step_gets_a_time_bar_and_a_cost_bar_in_a_terminal_only(h: Harness)
 def test_the_bars_are_as_long_as_the_time_and_the_cost(monkeypatch: pytest.MonkeyPatch) -> None:
     from rich.console import Console
 
-    from specd.ui import status
+    from specd.commands.terminal import status
 
     console = Console(force_terminal=True, width=200, record=True, color_system=None)
     monkeypatch.setattr(status, "out", lambda: console)

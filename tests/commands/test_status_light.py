@@ -16,12 +16,13 @@ PROBE = ("import json, sys\nfrom specd.cli import main\ntry:\n    main(sys.argv[
          "print(json.dumps(sorted(m for m in sys.modules"
          " if m.partition('.')[0] in ('rich', 'jsonschema', 'yaml', 'filelock')"
          " or m.startswith(('specd.pipeline', 'specd.system', 'specd.state', 'specd.engine', 'specd.git',"
-         " 'specd.tasks.status', 'specd.tasks.graph', 'specd.redact', 'specd.executors', 'specd.ui.plain')))),"
+         " 'specd.tasks.status', 'specd.tasks.graph', 'specd.redact', 'specd.executors',"
+         " 'specd.commands.terminal.plain')))),"
          " file=sys.stderr)\n")
 # What working a status out loads; a kept answer loads none of it (specd.tasks.status_memo reads it).
 HEAVY = ("jsonschema", "yaml", "filelock", "specd.pipeline.load", "specd.pipeline.model", "specd.system.jail",
          "specd.state.store", "specd.pipeline.cursor", "specd.tasks.status", "specd.tasks.graph", "specd.git",
-         "specd.redact", "specd.executors.temporal.record", "specd.ui.plain")
+         "specd.redact", "specd.executors.temporal.record", "specd.commands.terminal.plain")
 
 
 def loaded(result: subprocess.CompletedProcess[str]) -> list[str]:

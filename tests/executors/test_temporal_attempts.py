@@ -143,3 +143,48 @@ def test_a_push_beaten_by_a_persons_commit_still_waits_for_that_person(
     second = _beaten(repo, tmp_path, monkeypatch, "fix the parser by hand")
     with pytest.raises(clones.Refused, match="was rejected: the branch moved there"):
         clones.push(second)
+
+
+def _fetched(clone: Any) -> bool:
+    """Whether a fetch ran since the last call (git writes FETCH_HEAD at every fetch)."""
+    head = clone.path / ".git" / "FETCH_HEAD"
+    ran = head.exists()
+    head.unlink(missing_ok=True)
+    return ran
+
+
+def test_a_clone_that_is_the_remotes_branch_is_reused_without_a_fetch(
+        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 33, item 3: the next step on the worker that pushed the last one needs no fetch and no checkout;
+    a task that moved (another worker pushed), a step commit never pushed, or a file left behind each take the
+    long way, so no guarantee of the contract rests on the shortcut."""
+    from specd.executors.temporal import clones
+
+    first, second = _two_clones(repo, tmp_path, monkeypatch)
+    remote = str(tmp_path / "remote.git")
+    _commit(first, "one.txt", "docs(a): discuss complete")
+    clones.push(first)
+    _fetched(first)
+    again = clones.prepare(tmp_path / "w0", remote, "k", "a", [])  # the same worker, the next step
+    assert not _fetched(again)
+    assert (again.path / "one.txt").exists()
+
+    moved = clones.prepare(tmp_path / "w1", remote, "k", "a", [])  # the task changed worker
+    assert _fetched(moved)
+    assert (moved.path / "one.txt").exists()
+    _commit(moved, "two.txt", "docs(a): research complete")
+    clones.push(moved)
+    back = clones.prepare(tmp_path / "w0", remote, "k", "a", [])  # and back: w0's clone is behind now
+    assert _fetched(back)
+    assert (back.path / "two.txt").exists()
+
+    _commit(back, "three.txt", "docs(a): plan complete")  # a step commit this attempt never pushed
+    retried = clones.prepare(tmp_path / "w0", remote, "k", "a", [])
+    assert _fetched(retried)
+    assert not (retried.path / "three.txt").exists()
+
+    (retried.path / "left.txt").write_text("an interrupted step's file\n")
+    cleaned = clones.prepare(tmp_path / "w0", remote, "k", "a", [])
+    assert _fetched(cleaned)
+    assert not (cleaned.path / "left.txt").exists()
+    assert not _fetched(clones.prepare(tmp_path / "w0", remote, "k", "a", []))

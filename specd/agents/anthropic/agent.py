@@ -140,7 +140,8 @@ class StepRun:
     def params(self) -> dict[str, Any]:
         """The next call's request, from the stored conversation."""
         tools, system, messages = caching.request_parts(
-            self.tools, self.system, self.conv.messages, enabled=bool(self.settings.get("prompt_caching", True)))
+            self.tools, self.system, self.conv.messages, enabled=bool(self.settings.get("prompt_caching", True)),
+            long=caching.lasting(self.request.mode))
         return {"model": self.model, "max_tokens": int(self.settings.get("max_output_tokens", 32_000)),
                 "system": system, "tools": tools, "messages": messages}
 

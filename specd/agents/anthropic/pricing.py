@@ -106,8 +106,18 @@ def usage_from(reported: Any, price: Price) -> Usage:
     write, read = field("cache_creation_input_tokens"), field("cache_read_input_tokens")
     if price.long_prompt is not None and inp + write + read > price.long_prompt[0]:
         price = price.long_prompt[1]
-    cost = (inp * price.input + out * price.output + write * price.cache_write + read * price.cache_read) / 1e6
+    hour = min(write, _hour_writes(reported))  # an hour's cache write costs 2x input, five minutes' cache_write
+    cost = (inp * price.input + out * price.output + (write - hour) * price.cache_write + hour * 2 * price.input
+            + read * price.cache_read) / 1e6
     return Usage(inp, out, write, read, round(cost, 6))
+
+
+def _hour_writes(reported: Any) -> int:
+    """The tokens of this call's cache writes that asked for an hour (the API reports them apart)."""
+    def get(obj: Any, name: str) -> Any:
+        return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+
+    return int(get(get(reported, "cache_creation"), "ephemeral_1h_input_tokens") or 0)
 
 
 CHARS_PER_TOKEN = 3  # a floor: English text and JSON run nearer 4, so this over-counts, which is the safe side

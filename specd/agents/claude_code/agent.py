@@ -106,7 +106,9 @@ def _spawn(argv: list[str], cwd: Path, jail: Jail) -> subprocess.Popen[bytes]:
     # and in the agent tier of the jail, so what the model does cannot reach specd's machinery.
     if shutil.which(argv[0]) is None:  # said plainly here; inside the jail it would be bwrap's execvp error
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
-    launch = prepare(argv, cwd, jail, os.environ)
+    # No git snapshot in Claude Code's system prompt: specd commits between steps, so the snapshot would
+    # change the cached prefix at every step (specd makes the commits, so Claude Code's git notes are moot).
+    launch = prepare(argv, cwd, jail, {**os.environ, "CLAUDE_CODE_DISABLE_GIT_INSTRUCTIONS": "1"})
     return popen_child(launch.args, cwd=cwd, env=launch.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE)
 

@@ -9,7 +9,7 @@ lists exactly what they allow; a pipeline's ``allowed_tools`` replaces them.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,10 +49,12 @@ class Options:
 
     def argv(self, binary: str, request: AgentRequest, session: list[str]) -> list[str]:
         """The whole command line; the prompt itself goes to stdin."""
+        # One schema for every step and no step-specific system text: Claude Code's tool list and system
+        # prompt open the cached prefix, so anything that changes per step there rewrites ~30k cached
+        # tokens at each step's first request. The step's outcomes (and typed output) are in the prompt
+        # (the user turn), and specd checks what comes back against them.
         argv = [binary, "-p", "--output-format", "stream-json", "--verbose",
-                "--json-schema", json.dumps(outcome_schema(request.outcomes, request.output_schema)),
-                "--append-system-prompt", report_note(request.outcomes),
-                "--permission-mode", self.permission_mode, *session]
+                "--json-schema", SHARED_SCHEMA, "--permission-mode", self.permission_mode, *session]
         model = request.model or self.model
         turns = request.max_turns or self.max_turns
         if model:
@@ -71,22 +73,19 @@ class Options:
         return argv + list(self.extra_args)
 
 
-def outcome_schema(outcomes: Sequence[str], output: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The structured output Claude Code must end with: the outcome, a summary and, when the step declares
-    one, its typed ``output`` (issue 30), which specd validates again after."""
-    schema: dict[str, Any] = {
+def step_schema() -> dict[str, Any]:
+    """The structured output every step ends with: the outcome as a string (specd refuses one the step does
+    not declare), a one-line summary and, for a step that declares one, its typed ``output`` (issue 30),
+    which specd validates against the step's schema and sends back when it does not match."""
+    return {
         "type": "object", "additionalProperties": False, "required": ["outcome", "summary"],
-        "properties": {"outcome": {"type": "string", "enum": list(outcomes)},
-                       "summary": {"type": "string", "description": "one line: what was done or decided"}}}
-    if output is not None:
-        schema["properties"]["output"] = dict(output)
-        schema["required"].append("output")
-    return schema
+        "properties": {
+            "outcome": {"type": "string", "description": "exactly one of the outcomes the step's prompt allows"},
+            "summary": {"type": "string", "description": "one line: what was done or decided"},
+            "output": {"description": "only when the step's prompt asks for a typed output: that object"}}}
 
 
-def report_note(outcomes: Sequence[str]) -> str:
-    return ("You are running a step of a specd pipeline. When the step is finished, report it through "
-            f"structured output exactly once: outcome is one of {', '.join(outcomes)}; summary is one line.")
+SHARED_SCHEMA = json.dumps(step_schema(), sort_keys=True)
 
 
 def remaining_budget(budget: Budget) -> float | None:

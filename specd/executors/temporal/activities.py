@@ -184,9 +184,11 @@ class Activities(StepActivities):
         argv += ["--max-cost", f"{cap:.6f}"] if cap is not None else []
         loop, lines = asyncio.get_running_loop(), asyncio.Queue[attempt.Line]()
         errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed below); outside the clone: never committed
-        # SPECD_GIT_PUSH: the run pushes each step commit itself, before its next step starts, under the lease
-        env = {**os.environ, "SPECD_GIT_PUSH": "origin", publish.LEASE: str(lease.path)}
-        env.update({seam.STEPS: "1"} if one else {})  # one step, then the run stops IN_PROGRESS naming the next
+        # One step (SPECD_STEPS=1): the run stops IN_PROGRESS naming the next, and this activity pushes the step's
+        # commits once, together, after checking the lease. Every step of an older workflow's `specd_run`
+        # (SPECD_GIT_PUSH): the run pushes each step commit itself, before its next step starts, under the lease.
+        env = {**os.environ, publish.LEASE: str(lease.path)}
+        env.update({seam.STEPS: "1"} if one else {"SPECD_GIT_PUSH": "origin"})
         proc = popen_child(argv, env=env, cwd=clone.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                            stderr=errors)
         self.running.add(proc)

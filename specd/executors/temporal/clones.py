@@ -40,9 +40,14 @@ def path_of(workdir: Path, key: str, task: str) -> Path:
 
 def prepare(workdir: Path, remote: str, key: str, task: str, needs: list[str]) -> Clone:
     tree = path_of(workdir, key, task)
+    clone = Clone(tree, task, remote)
     if not (tree / ".git").exists():
         tree.parent.mkdir(parents=True, exist_ok=True)
         _run(tree.parent, "clone", "--quiet", "--no-checkout", remote, str(tree))
+    elif _current(clone):
+        for need in needs:
+            _merge(clone, need)
+        return clone
     else:
         _run(tree, "fetch", "--quiet", "--prune", "origin")
     theirs = f"refs/remotes/origin/{branch(task)}"
@@ -51,10 +56,25 @@ def prepare(workdir: Path, remote: str, key: str, task: str, needs: list[str]) -
                       "--executor temporal` from a clone that pushes there")
     _run(tree, "checkout", "--quiet", "--force", "-B", branch(task), theirs)
     _run(tree, "clean", "--quiet", "-fd")  # what an interrupted step here left behind is not anyone's work
-    clone = Clone(tree, task, remote)
     for need in needs:
         _merge(clone, need)
     return clone
+
+
+def _current(clone: Clone) -> bool:
+    """Whether this clone already is the remote's branch, so the step needs no fetch and no checkout: the task did
+    not change worker since this clone pushed (or fetched) it, and nothing was left behind here. A `git ls-remote`,
+    a `rev-parse` and a `status` instead of a fetch, a checkout and a clean; any doubt takes the long way."""
+    name = branch(clone.task)
+    said = git(clone.path, "ls-remote", "--quiet", "origin", f"refs/heads/{name}")
+    theirs = said.stdout.split()[0] if said.returncode == 0 and said.stdout.strip() else ""
+    seen = git(clone.path, "rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{name}").stdout.strip()
+    if not theirs or seen != theirs:
+        return False
+    left = git(clone.path, "status", "--porcelain=v2", "--branch", "--untracked-files=all")
+    lines = left.stdout.splitlines()
+    return left.returncode == 0 and lines[:2] == [f"# branch.oid {theirs}", f"# branch.head {name}"] and all(
+        line.startswith("# ") for line in lines)
 
 
 def push(clone: Clone) -> None:

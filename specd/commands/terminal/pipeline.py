@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from specd.ui.console import out
+from specd.commands.terminal.console import out
 
 MAX_TREE_DEPTH = 40  # nested pipelines drawn; deeper chains are summarised (rich draws trees recursively)
 

@@ -12,8 +12,8 @@ from typing import TextIO
 
 from rich.markup import escape
 
+from specd.commands.terminal.console import err, pause_spinner
 from specd.human import GateAnswer, GateInfo
-from specd.ui.console import err, pause_spinner
 
 CHOICES = "[p]roceed  [s]kip  [b]ack  [j]ump <step>  [q] stop"
 ACTIONS = {"": "proceed", "p": "proceed", "proceed": "proceed", "y": "proceed", "yes": "proceed",

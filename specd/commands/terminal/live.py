@@ -8,8 +8,8 @@ from typing import Any
 from rich.markup import escape
 from rich.text import Text
 
+from specd.commands.terminal.console import Spinner, err
 from specd.events import Event
-from specd.ui.console import Spinner, err
 
 
 def _money(value: Any) -> str:

@@ -9,9 +9,9 @@ from rich.bar import Bar
 from rich.markup import escape
 from rich.table import Table
 
+from specd.commands.terminal import plain
+from specd.commands.terminal.console import out
 from specd.tasks import idle
-from specd.ui import plain
-from specd.ui.console import out
 
 COLOURS = {"COMPLETE": "green", "IN_PROGRESS": "cyan", "WAITING_FOR_HUMAN": "yellow", "ABORTED": "yellow",
            "BLOCKED": "red", "FAILED": "red", "ERROR": "red", "NOT_STARTED": "dim", "CANCELLED": "dim",

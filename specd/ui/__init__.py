@@ -1,1 +1,0 @@
-"""Terminal rendering (rich). The core never imports this package."""
