@@ -95,3 +95,12 @@ def test_the_mcp_sdk_is_imported_only_by_the_mcp_edge() -> None:
                         any(a.name == "server" for a in node.names):
                     assert name == "specd.commands.mcp", f"{name} imports the MCP edge"
                     assert id(node) not in top, f"{name} imports the MCP edge"
+
+
+def test_tasks_do_not_import_the_engine() -> None:
+    """Listing tasks reads their files and the pipeline, never the loop: what a listing shows of a plan, a wait or
+    a round of checks comes from a layer under the engine (pipeline/cursor, state/waits, state/rounds), which the
+    engine uses too, so there is one implementation of each."""
+    for name, deps in _imports().items():
+        if name.startswith("specd.tasks"):
+            assert not {dep for dep in deps if dep.startswith("specd.engine")}, f"{name} imports the engine"

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from specd.engine import cursor, gates
+from specd.engine import gates
 from specd.engine.waiting import held
 from specd.errors import UsageError
+from specd.pipeline import cursor
 from specd.pipeline.model import PipelineConfig
 from specd.state import checkpoint
 from specd.state.checkpoint import Origin

@@ -14,14 +14,12 @@ from specd.agents.base import AgentFailed, Budget, BudgetExhausted, Usage
 from specd.engine import (
     check_rounds,
     checks,
-    cursor,
     edits,
     gates,
     group,
     group_view,
     hook_stage,
     outputs,
-    progress,
     records,
     refusals,
     secret_hold,
@@ -37,7 +35,9 @@ from specd.errors import STATUS_EXIT
 from specd.events import EventBus
 from specd.git.shared_tree import TreeLock
 from specd.human import Human
+from specd.pipeline import cursor, progress
 from specd.pipeline.model import PipelineConfig, Step
+from specd.state import rounds
 from specd.state.lock import CANCEL_MARK
 from specd.state.model import STAGES, Current, Frame, RunState
 from specd.state.store import Heartbeat, StateStore
@@ -157,7 +157,7 @@ class Brain:
         if stage == "step":  # a parallel group's members side by side (issue 30), else the step's own agent
             return group.run(self, frame, step, cur, conversation) if step.group else self._run_step(
                 frame, step, cur, conversation)
-        if stage == check_rounds.KIND:
+        if stage == rounds.KIND:
             return checks.run(self, frame, step, cur, lambda: self._run_step(frame, step, cur, conversation))
         failure = hook_stage.run(self, stage, frame, step, cur, conversation)
         if failure:

@@ -19,7 +19,6 @@ from typing import Any
 from specd.agents.command import specd_env
 from specd.agents.proc import run_group, transcript_path
 from specd.engine import records
-from specd.engine.check_rounds import KIND, failing, last_round, why
 from specd.engine.failures import failure_stop
 from specd.engine.loop import Loop, Stop
 from specd.engine.machinery import Tampered
@@ -28,6 +27,7 @@ from specd.pipeline.model import DEFAULT_HOOK_TIMEOUT, HookSpec, Step
 from specd.pipeline.step_checks import OUTCOME, attempts_of
 from specd.redact import redact
 from specd.state.model import Current, Frame
+from specd.state.rounds import KIND, failing, last_round, why
 from specd.state.store import Heartbeat
 
 OUTPUT_CHARS = 3000  # of each check's output, kept in its row and given back to the agent: the end, where

@@ -11,9 +11,9 @@ import signal
 import time
 from collections.abc import Callable
 
-from specd.engine import answers, cursor
+from specd.engine import answers
 from specd.errors import ConfigError, LockHeld, TaskError, UsageError, did_you_mean
-from specd.pipeline import load_pipeline
+from specd.pipeline import cursor, load_pipeline
 from specd.pipeline.load import last_loaded_pipeline
 from specd.pipeline.model import PipelineConfig
 from specd.state import checkpoint

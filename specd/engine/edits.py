@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from specd.engine import replan
 from specd.errors import SpecdError
 from specd.events import EventBus
-from specd.pipeline import load_pipeline
+from specd.pipeline import load_pipeline, replan
 from specd.pipeline.load import NAMES
 from specd.pipeline.model import PipelineConfig
 from specd.state.model import RunState

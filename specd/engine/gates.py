@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from specd.engine import cursor, records
+from specd.engine import records
 from specd.engine.loop import Loop, Stop
 from specd.engine.waiting import answers_text, waiting
 from specd.git import identity
 from specd.human import GateInfo
+from specd.pipeline import cursor
 from specd.pipeline.model import Step
 from specd.pipeline.step_checks import OUTCOME as CHECKS_FAILED
 from specd.state import checkpoint

@@ -13,7 +13,7 @@ from typing import Any
 
 from specd import git
 from specd.agents.base import AgentContext, Budget, Usage
-from specd.engine import answers, cursor, notices, replan
+from specd.engine import answers, notices
 from specd.engine.brain import Brain
 from specd.engine.dispatch import Dispatcher
 from specd.engine.jail_line import first_line
@@ -26,7 +26,7 @@ from specd.git import identity
 from specd.git.shared_tree import TreeLock
 from specd.human import Human, NoHuman
 from specd.notify.spec import notify_spec
-from specd.pipeline import load_pipeline
+from specd.pipeline import cursor, load_pipeline, replan
 from specd.pipeline.model import PipelineConfig
 from specd.state.lock import TaskLock
 from specd.state.model import RunState

@@ -1,28 +1,23 @@
-"""What a stopped run waits for, and the one command that moves it on.
+"""What a stopped run waits for, recorded as the loop holds it, and how it is worded.
 
-Every hint here is a complete command that works pasted as it is: the run
-remembers its agent and mode, so no flag has to be retyped.
+Which waits are held and the hint that moves a run on live below the engine (``specd.state.waits``, read by
+`status` too); they are named here as well, so the engine's callers have one place to import them from.
 """
 
 from __future__ import annotations
 
-import math
 import shlex
 from typing import Any
 
 from specd.pipeline.model import PipelineConfig, Step
 from specd.state.model import Frame, RunState
+from specd.state.waits import HELD, held, hint, raised_budget
 
-# Waits only an answer (approve, reject, skip) moves on; `continue` alone holds them.
-HELD = ("gate", "outcome", "max_visits", "budget", "failure_cluster", "secret", "checks_failed")
+__all__ = ["HELD", "answers_text", "held", "hint", "raised_budget", "release_if_gone", "waiting", "what"]
 
 
 def waiting(kind: str, frame: Frame, step: Step, **extra: Any) -> dict[str, Any]:
     return {"kind": kind, "step": step.name, "pipeline": frame.pipeline, "phase": frame.phase, **extra}
-
-
-def held(state: RunState) -> bool:
-    return state.status == "WAITING_FOR_HUMAN" and (state.waiting or {}).get("kind") in HELD
 
 
 def release_if_gone(state: RunState, config: PipelineConfig) -> str | None:
@@ -33,31 +28,6 @@ def release_if_gone(state: RunState, config: PipelineConfig) -> str | None:
     state.status, state.waiting = "IN_PROGRESS", None
     return f"the run waited at step {wait.get('step')!r} of {wait.get('pipeline')}, which the pipeline file no " \
            "longer has; that wait is over"
-
-
-def hint(task: str, state: RunState) -> str:
-    """The command to run next; empty when there is nothing to do."""
-    name = shlex.quote(task)
-    wait = state.waiting or {}
-    if state.status == "COMPLETE":
-        return ""
-    if state.status == "FAILED":
-        return f"specd retry {name}"
-    if state.status == "CANCELLED":
-        return f"specd rerun {name} --from STEP"
-    if held(state) and wait.get("kind") == "budget" and wait.get("max_cost_usd") is not None:
-        return f"specd continue {name} --max-cost {raised_budget(wait):.2f}"
-    if held(state):
-        return f"specd continue {name} --approve"
-    return f"specd continue {name}"
-
-
-def raised_budget(wait: dict[str, Any]) -> float:
-    """A --max-cost that lets the run go on: double the old one, and never less than what is spent plus the
-    call the budget refused (rounded up to a cent), or a hint followed to the letter would hold again."""
-    spent, limit = float(wait.get("spent_usd") or 0), float(wait["max_cost_usd"])
-    needed = math.ceil((spent + float(wait.get("next_call_usd") or 0)) * 100 + 1e-9) / 100
-    return max(max(limit, spent) * 2, needed) or 1.0
 
 
 def what(state: RunState) -> str:

@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from specd.agents import numbered
-from specd.engine import check_rounds, cursor, progress, replan
-from specd.engine.waiting import hint
 from specd.errors import SpecdError
-from specd.pipeline import load_pipeline
+from specd.pipeline import cursor, load_pipeline, progress, replan
 from specd.pipeline.model import PipelineConfig
 from specd.state.lock import TaskLock, read_owner
 from specd.state.model import RunState
+from specd.state.rounds import view as checks_view
 from specd.state.store import StateStore
+from specd.state.waits import hint
 from specd.system.machine import interrupted_reason
-from specd.tasks import graph, idle, locate, phases, status_index, status_row
+from specd.tasks import graph, idle, locate, phases
 from specd.tasks.derive import Derived, derive, seed_cursor
 from specd.tasks.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
 from specd.tasks.task import existing_task, read_config
@@ -87,7 +87,7 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
         phases_completed=state.phases_completed,
     )
     if not listing:
-        view["checks"] = check_rounds.view(state)  # the latest round of a step's checks: attempt n of N
+        view["checks"] = checks_view(state)  # the latest round of a step's checks: attempt n of N
     view["running"] = _running(store, task_dir, task, state, view)
     view["hint"] = "" if view["running"] else hint(task, state)
     return view
@@ -111,7 +111,7 @@ def _state_only(view: dict[str, Any], task: str, state: RunState | None, store: 
         phases_completed=state.phases_completed,
         next={"step": cur.step, "pipeline": cur.pipeline, "phase": cur.phase} if cur else None)
     if not listing:
-        view["checks"] = check_rounds.view(state)
+        view["checks"] = checks_view(state)
     view["running"] = _running(store, store.task_dir, task, state, view)
     view["hint"] = "" if view["running"] else hint(task, state)
     return view
@@ -215,10 +215,12 @@ def all_status(project: Project, config: PipelineConfig | None = None,
                ) -> list[dict[str, Any]]:
     """Every task's row. A broken pipeline file (``broken``, said once by the caller) leaves out only what
     needs it; a task whose own files are broken gets an ERROR row, and the others are listed. ``full=False``:
-    only the fields a table shows (``status_index.light``), which a warm listing reads from a small file.
+    only the fields a table shows (``status_index.light``), which a warm listing reads without the whole rows.
     ``keep``: see ``status_index.listing``."""
     if config is None and broken is None:
         config, broken = pipeline_or_problem(project)
+    # Here, not at the top: `status TASK` needs neither the index (sqlite3) nor the fan-out over folders.
+    from specd.tasks import status_index, status_row
 
     away = locate.in_worktrees(project)  # shown from their worktree, with its branch; never indexed
     # How a task folder is shown, worked out once per parent: a realpath per task was a third of a cold listing.

@@ -1,5 +1,5 @@
-"""The status index's files: read (anything odd is no index), written redacted, and the check that lets
-rows that hold nothing to mask skip the walk of ``redact_obj`` (a second at 10,000 rows).
+"""The check that lets the status index's rows that hold nothing to mask skip the walk of ``redact_obj`` (a
+second at 10,000 rows), and the listing's JSON text.
 
 ``redact_obj`` changes a row only where one of its strings holds a secret value, where one holds a hint of a
 token rule (``redact_rules``: every rule runs only on text holding its hint), or where a key names a secret.
@@ -11,15 +11,12 @@ one pass over the text of all the rows; only rows where one shows are walked. Fa
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 from specd.redact import redact_obj, secrets_in_force
 from specd.redact_rules import RULES
-from specd.state import atomic
 
 HINTS = tuple(sorted({hint for hints, _ in RULES for hint in hints} - {"sk-"}))
 # `sk-` masks only after a word boundary, and every `task-…` name holds it: what may precede a masked one in
@@ -72,30 +69,3 @@ def listing_json(document: dict[str, Any]) -> str:
         else:
             parts.append(f"  {json.dumps(key)}: " + json.dumps(value, indent=2, default=str).replace("\n", "\n  "))
     return "{\n" + ",\n".join(parts) + "\n}"
-
-
-def load(path: Path, version: str) -> dict[str, Any]:
-    """``{folder: [signature, row]}``, or empty when the file is missing, broken or from another version."""
-    try:
-        with open(path, "rb") as file:  # noqa: PTH123
-            data = json.loads(file.read())
-    except (OSError, ValueError, RecursionError):
-        return {}
-    if not isinstance(data, dict) or data.get("version") != version or not isinstance(data.get("rows"), dict):
-        return {}
-    rows: dict[str, Any] = data["rows"]
-    return rows  # each entry is checked where it is used (``[signature, row]``): one pass, not two
-
-
-def save(path: Path, version: str, rows: dict[str, list[Any]], fresh: bool) -> None:
-    """``rows`` (``{folder: [signature, row]}``) written redacted. When ``fresh`` (a row was just built from
-    the files) the text gets the whole check; otherwise every row was checked when it was saved (by this
-    version's rules) and only secret values, which may be new since, are looked for. A row the check flags
-    goes through ``redact_obj``, and then the file through ``redact`` as any other file."""
-    with contextlib.suppress(OSError, TypeError, ValueError):  # read-only checkout: build rows every time
-        body = text({"version": version, "rows": rows})
-        if has_secret(body) or (fresh and shaped(body)):
-            rows = {k: [v[0], redact_obj(v[1])] if suspect(text(v[1])) else v for k, v in rows.items()}
-            atomic.write_text(path, text({"version": version, "rows": rows}), durable=False)  # a cache: no fsync
-        else:
-            atomic.write_text(path, body, durable=False, checked=True)

@@ -10,15 +10,17 @@ from the files. A row built from a file changed in the last moment is not kept
 yet: file times advance in clock ticks, so an edit in the same tick could go
 unseen.
 
-Two files in ``.specd/.cache/`` (git-ignored), each row keyed by its folder and
-signature: the few fields a table shows (``status-list.json``, all a plain or
-terminal listing reads and writes) and the whole rows (``status-rows.json``,
-read and written by ``--json`` and the web page). They are rewritten only when
-a row changed; a broken or unwritable one just means building rows.
+The rows live in one SQLite database in ``.specd/.cache/`` (git-ignored;
+``index_db``), a row per task folder with its signature: the few fields a table
+shows (all a plain or terminal listing reads and writes) and the whole row
+(read and written by ``--json`` and the web page). Only the rows that changed
+are written, in one transaction; a broken or unwritable index just means
+building rows.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Callable, Collection
@@ -26,13 +28,13 @@ from typing import Any
 
 from specd import __version__
 from specd.system import fanout
-from specd.tasks import status_cache
+from specd.tasks import index_db, status_cache
 from specd.tasks.project import Project
 from specd.tasks.status_marks import names, task_folders
 
-__all__ = ["LIST", "ROWS", "listing", "task_folders"]
+__all__ = ["listing", "task_folders"]
 
-LIST, ROWS = "status-list.json", "status-rows.json"
+OLD = ("status-list.json", "status-rows.json")  # the JSON files the database replaced: removed when it is written
 # The signatures hold Python's hash of ints (status_marks); "idle": rows keep it since ANSWERED and STOPPED.
 VERSION = f"{__version__} {sys.hexversion} idle"
 RACY_NS = 100_000_000  # 0.1 s: far more than a file-time tick
@@ -59,8 +61,7 @@ def listing(project: Project, build: Build, always: Collection[str] = (), *, ful
     ``full=False`` gives only the fields a table shows (``light``), and reads no whole rows. ``keep`` gets,
     in any order, the folder and signature of each row the index holds, and None for each it cannot."""
     cache = project.specd_dir / ".cache"
-    shown = status_cache.load(cache / LIST, VERSION)
-    whole = status_cache.load(cache / ROWS, VERSION) if full else None
+    db, (shown, whole, texts) = _open(project, full)
     kept_shown: dict[str, Any] = {}
     fresh: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}  # rows built now that may be kept, and shown
     sigs: dict[str, list[int]] = {}
@@ -100,10 +101,25 @@ def listing(project: Project, build: Build, always: Collection[str] = (), *, ful
         elif keep is not None:
             keep.append(None)
         rows[slots[name]] = row if full else view
-    if (fresh or len(kept_shown) != len(shown) or (whole is not None and len(whole) != len(kept_shown))
-            ) and project.specd_dir.is_dir():
-        _save(cache, whole, kept_shown, fresh, sigs)
+    dropped = [folder for folder in shown if folder not in kept_shown and folder not in fresh]
+    if db is not None:
+        if fresh or dropped:
+            _save(db, cache, full, fresh, sigs, dropped, {k: (v[0], *texts[k]) for k, v in kept_shown.items()})
+        db.close()
     return rows  # type: ignore[return-value]  # every None was filled above
+
+
+def _open(project: Project, full: bool) -> tuple[Any, index_db.Loaded]:
+    """The index and what it holds; none for a project with no .specd/ folder (nothing is made there)."""
+    if not project.specd_dir.is_dir():
+        return None, ({}, {} if full else None, {})
+    from specd.state import atomic
+
+    try:
+        atomic.make_folder(project.specd_dir / ".cache")
+    except OSError:
+        return None, ({}, {} if full else None, {})
+    return index_db.read(project.specd_dir / ".cache", VERSION, full)
 
 
 def _holds(entry: Any, sig: list[int]) -> bool:
@@ -111,15 +127,45 @@ def _holds(entry: Any, sig: list[int]) -> bool:
     return type(entry) is list and len(entry) == 2 and entry[0] == sig and type(entry[1]) is dict
 
 
-def _save(cache: Any, whole: dict[str, Any] | None, kept: dict[str, Any],
-          fresh: dict[str, tuple[dict[str, Any], dict[str, Any]]], sigs: dict[str, list[int]]) -> None:
-    """The list, and the whole rows when this listing read them (a table listing leaves them to the next
-    `--json`, which builds again what they lack). Each row is keyed by its signature, so either file may be
-    older than the other. Both are redacted as they are saved: a secret in a run state saved before the
-    secret was known must not reach the index."""
-    if whole is not None:
-        rows = {k: v for k, v in whole.items() if k in kept and _holds(v, kept[k][0])}
-        rows.update({folder: [sigs[folder], row] for folder, (row, _) in fresh.items()})
-        status_cache.save(cache / ROWS, VERSION, rows, bool(fresh))
-    listed = {**kept, **{folder: [sigs[folder], view] for folder, (_, view) in fresh.items()}}
-    status_cache.save(cache / LIST, VERSION, listed, bool(fresh))
+def _save(db: Any, cache: Any, full: bool, fresh: dict[str, tuple[dict[str, Any], dict[str, Any]]],
+          sigs: dict[str, list[int]], dropped: list[str], kept: dict[str, tuple[list[int], str, str | None]],
+          ) -> None:
+    """Write the rows built now (the whole rows too when this listing built them; a table listing leaves
+    them to the next `--json`) and forget the rows that no longer hold. Rows are redacted as they are
+    written: a secret in a run state saved before the secret was known must not reach the index; a kept row
+    holding a secret learned since it was written is written again, redacted."""
+    entries = []
+    for folder, (row, view) in fresh.items():
+        shown, whole = _clean(view), _clean(row) if full else None
+        if shown is None or (full and whole is None):
+            dropped.append(folder)  # redaction would still change it: not kept, built again next time
+        else:
+            entries.append((folder, sigs[folder], shown, whole))
+    rewritten = []
+    if kept and status_cache.has_secret("".join(a + (b or "") for _, a, b in kept.values())):
+        import json
+
+        for folder, (sig, shown_text, whole_text) in kept.items():
+            if status_cache.has_secret(shown_text + (whole_text or "")):
+                shown = _clean(json.loads(shown_text))
+                whole = None if whole_text is None else _clean(json.loads(whole_text))
+                if shown is None or (whole_text is not None and whole is None):
+                    dropped.append(folder)
+                else:
+                    rewritten.append((folder, sig, shown, whole))
+    if index_db.save(db, VERSION, dropped, entries, rewritten):
+        for name in OLD:
+            with contextlib.suppress(OSError):
+                (cache / name).unlink(missing_ok=True)
+
+
+def _clean(row: dict[str, Any]) -> str | None:
+    """The row's JSON text as the index keeps it, redacted; None when redaction of the text would still change
+    it (the index keeps nothing a redacted write would mask)."""
+    text = index_db.text(row)
+    if not status_cache.suspect(text):
+        return text
+    from specd.redact import redact, redact_obj
+
+    text = index_db.text(redact_obj(row))
+    return text if redact(text) == text else None

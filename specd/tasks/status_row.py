@@ -19,9 +19,9 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from specd.engine.waiting import hint
 from specd.state.model import RunState
 from specd.state.store import STATE_JSON
+from specd.state.waits import hint
 from specd.tasks import graph, phases
 from specd.tasks.phases import PHASE_FOLDERS
 from specd.tasks.task import read_config

@@ -9,12 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from specd.engine import check_rounds
 from specd.errors import SpecdError
 from specd.executors.local import current_status
 from specd.git.repo import GitFailed, Repo
 from specd.pipeline.model import PipelineConfig
 from specd.redact import redact, redact_obj
+from specd.state import rounds as check_rounds
 from specd.state.checkpoint import who
 from specd.state.lock import TaskLock
 from specd.state.store import StateStore

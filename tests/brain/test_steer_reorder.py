@@ -6,8 +6,7 @@ from typing import Any
 
 from brain_harness import Harness
 
-from specd.engine import replan
-from specd.pipeline import load_pipeline
+from specd.pipeline import load_pipeline, replan
 from specd.state.model import RunState
 from specd.tasks.project import Project
 

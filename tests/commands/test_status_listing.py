@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from brain_harness import Harness
+from index_rows import indexed
 
 
 def test_listing_rows_carry_no_history_and_print_plain_when_piped(h: Harness) -> None:
@@ -36,8 +37,7 @@ def _rows(h: Harness) -> dict[str, dict]:
 
 def _indexed(h: Harness) -> dict[str, dict]:
     """The whole rows the index holds (written by `status --json`), by task."""
-    index = h.root / ".specd" / ".cache" / "status-rows.json"
-    return {k.rsplit("/", 1)[1]: v[1] for k, v in json.loads(index.read_text())["rows"].items()}
+    return {k.rsplit("/", 1)[1]: whole for k, (_, whole) in indexed(h.root / ".specd").items() if whole is not None}
 
 
 def test_finished_rows_are_indexed_and_rebuilt_when_their_files_change(h: Harness) -> None:
@@ -71,8 +71,8 @@ def test_a_broken_index_or_a_name_in_both_folders_is_never_trusted(h: Harness) -
     h.new("t")
     assert h.cont("t").returncode == 0
     good = _rows(h)
-    index = h.root / ".specd" / ".cache" / "status-rows.json"
-    index.write_text('{"version": "0.1.0", "rows": [')  # torn
+    index = h.root / ".specd" / ".cache" / "index.db"
+    index.write_bytes(index.read_bytes()[:1000])  # torn
     # the listing as printed is kept too (listing_memo), and would be printed without a look at the index
     (h.root / ".specd" / ".cache" / "status" / ".listing.json").unlink(missing_ok=True)
     assert _rows(h) == good

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import time
 from pathlib import Path
 
 from brain_harness import Harness
+from index_rows import indexed, raw_text
 
 from specd.tasks import status_index, status_marks
 from specd.tasks.project import Project
@@ -75,9 +77,7 @@ def test_the_listing_follows_every_input_of_a_kept_row(h: Harness) -> None:
     project = _project(h, "t", "other")
     light, full = _both(project)  # builds and keeps both rows
     assert light["t"]["status"] == full["t"]["status"] == "COMPLETE"
-    index = project.specd_dir / ".cache"
-    assert str(h.task_dir("t")) in json.loads((index / status_index.LIST).read_text())["rows"]
-    assert str(h.task_dir("t")) in json.loads((index / status_index.ROWS).read_text())["rows"]
+    assert indexed(project.specd_dir)[str(h.task_dir("t"))][1] is not None  # the shown fields and the whole row
 
     config = h.task_dir("t") / "config.json"
     stage = json.loads(config.read_text())["stage"]
@@ -122,13 +122,21 @@ def test_rows_kept_equal_rows_built(h: Harness) -> None:
     assert warm_full == cold_full
     assert warm_light == cold_light
     assert all(set(row) <= set(cold_full[task]) for task, row in warm_light.items())
-    for cache in (status_index.LIST, status_index.ROWS):
-        (project.specd_dir / ".cache" / cache).write_text('{"version": 1, "rows": {"x": [[1, 2], 3]}}')
-    assert _both(project) == (cold_light, cold_full)  # another version or a broken file: built again
+    with sqlite3.connect(project.specd_dir / ".cache" / "index.db") as db:  # rows of another version
+        db.execute("UPDATE meta SET value = 'another' WHERE key = 'version'")
+    assert _both(project) == (cold_light, cold_full)  # built again
+    with sqlite3.connect(project.specd_dir / ".cache" / "index.db") as db:  # a row that is not JSON
+        db.execute("UPDATE rows SET shown = '{[' WHERE folder = ?", (str(project.tasks_dir / "t"),))
+    assert _both(project) == (cold_light, cold_full)
+    (project.specd_dir / ".cache" / "index.db").write_bytes(b"not a database" * 100)  # a broken file
+    for name in ("index.db-wal", "index.db-shm"):
+        (project.specd_dir / ".cache" / name).unlink(missing_ok=True)
+    assert _both(project) == (cold_light, cold_full)
+    assert set(indexed(project.specd_dir)) == {str(project.tasks_dir / t) for t in ("t", "u")}  # made afresh
 
 
 def _cache_text(project: Project) -> str:
-    return "".join(p.read_text(encoding="utf-8") for p in (project.specd_dir / ".cache").glob("status-*.json"))
+    return raw_text(project.specd_dir)
 
 
 def test_a_secret_in_a_run_state_never_reaches_the_output_or_the_index(h: Harness) -> None:
@@ -156,8 +164,7 @@ def test_a_secret_in_a_run_state_never_reaches_the_output_or_the_index(h: Harnes
     assert rows["leaky"]["status"] == "FAILED"
     assert "[REDACTED]" in rows["leaky"]["reason"]
     assert rows["leaky"]["waiting"] == {"api_token": "[REDACTED]"}
-    assert str(h.task_dir("leaky")) in json.loads((project.specd_dir / ".cache" / status_index.ROWS).read_text())[
-        "rows"]  # kept, redacted: the warm listings above read it from the index
+    assert str(h.task_dir("leaky")) in indexed(project.specd_dir)  # kept, redacted: the warm listings read it
 
     # A secret learned after the index was written: the kept row still holds it, the output never does.
     later = "learned-later-value-42"

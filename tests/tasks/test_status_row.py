@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from brain_harness import Harness
+from index_rows import indexed
 
 from specd.tasks import status_index, status_marks, status_row
 from specd.tasks.project import Project
@@ -74,14 +75,19 @@ def test_a_cold_listing_reads_rows_as_before_and_saves_the_index_once(h: Harness
     # Files older than the index's racy window (change times, which nothing can set back), so the first
     # listing keeps every row.
     time.sleep(2 * status_index.RACY_NS / 1e9)
-    cache = Path(project.specd_dir, ".cache", status_index.LIST)
     cold = all_status(project)
-    assert set(json.loads(cache.read_text())["rows"]) == {str(project.tasks_dir / t) for t in folders_of(cold)}
-    saved = cache.stat()
+    assert set(indexed(project.specd_dir)) == {str(project.tasks_dir / t) for t in folders_of(cold)}
+    saved = _written(project)
     assert all_status(project) == cold  # warm, from the index
-    assert cache.stat().st_mtime_ns == saved.st_mtime_ns  # nothing changed: not rewritten
+    assert _written(project) == saved  # nothing changed: not written
     folders = {row["task"]: row["folder"] for row in cold}
     assert folders == {t: f".specd/tasks/{t}" for t in ("base", "needy", "phased", "failed")}
+
+
+def _written(project: Project) -> dict[str, tuple[int, int]]:
+    """When each of the index's files was last written, and its size."""
+    return {p.name: (p.stat().st_mtime_ns, p.stat().st_size)
+            for p in Path(project.specd_dir, ".cache").glob("index.db*") if not p.name.endswith("-shm")}
 
 
 def folders_of(rows: list[dict]) -> list[str]:

@@ -12,7 +12,7 @@ A step routed past (review approving, so revise does not run) still counts in th
 
 from __future__ import annotations
 
-from specd.engine import cursor
+from specd.pipeline import cursor
 from specd.pipeline.model import PipelineConfig, Step
 from specd.state.model import RunState
 

@@ -9,8 +9,8 @@ the run goes on is reported, so nothing is skipped or repeated silently.
 
 from __future__ import annotations
 
-from specd.engine import cursor
 from specd.errors import TaskError
+from specd.pipeline import cursor
 from specd.pipeline.model import PipelineConfig
 from specd.state.model import Frame, RunState
 
