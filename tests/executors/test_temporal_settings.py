@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from specd.errors import ConfigError
-from specd.executors.temporal.settings import resolve
+from specd.executors.temporal.settings import Settings, resolve
 from specd.redact import redact
 from specd.tasks.project import Project
 
@@ -31,7 +31,18 @@ def test_flags_then_environment_then_config(project: Project, monkeypatch: pytes
     settings = resolve(project, address="flag:1")
     assert settings is not None
     assert (settings.address, settings.namespace, settings.task_queue) == ("flag:1", "env-ns", "cfg-q")
-    assert settings.ui_link("w") == "http://flag:8233/namespaces/env-ns/workflows/w"
+    assert settings.ui_link("w") == "http://flag:1001/namespaces/env-ns/workflows/w"  # the dev server's UI port
+
+
+@pytest.mark.parametrize(("address", "ui", "link"), [
+    ("localhost:7233", None, "http://localhost:8233/namespaces/default/workflows"),
+    ("127.0.0.1:36029", None, "http://127.0.0.1:37029/namespaces/default/workflows"),
+    ("ns.acct.tmprl.cloud:7233", None, "https://cloud.temporal.io/namespaces/default/workflows"),
+    ("127.0.0.1:36029", "http://ui.example:9000/", "http://ui.example:9000/namespaces/default/workflows"),
+])
+def test_the_ui_link_follows_the_server_unless_told(address: str, ui: str | None, link: str) -> None:
+    """Issue 31: the links printed after a submit named port 8233 whatever the server's port was."""
+    assert Settings(address=address, ui=ui).ui_link() == link
 
 
 def test_no_address_anywhere_means_temporal_is_not_in_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -42,8 +42,18 @@ class Settings:
         return timedelta(seconds=self.heartbeat_timeout)
 
     def ui_link(self, workflow_id: str | None = None) -> str:
-        host = self.address.rsplit(":", 1)[0] or "localhost"
-        base = (self.ui or f"http://{host}:8233").rstrip("/")
+        """The Temporal UI's page for the namespace's workflows (or one of them). Without `ui` set: Temporal
+        Cloud's UI for a *.tmprl.cloud address, else the port the dev server gives its UI by default, the
+        frontend's + 1000 (7233 -> 8233); set `ui` (SPECD_TEMPORAL_UI, or "ui" in config.json) for anything else."""
+        host, _, port = self.address.rpartition(":")
+        host = host or "localhost"
+        if self.ui:
+            base = self.ui
+        elif host.endswith(".tmprl.cloud"):
+            base = "https://cloud.temporal.io"
+        else:
+            base = f"http://{host}:{int(port) + 1000 if port.isdigit() else 8233}"
+        base = base.rstrip("/")
         tail = f"/workflows/{workflow_id}" if workflow_id else "/workflows"
         return f"{base}/namespaces/{self.namespace}{tail}"
 
