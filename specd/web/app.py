@@ -103,6 +103,8 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         """The task page's live parts alone, which its script fetches again whenever the run moves."""
         where, folder = paths.task_home(project, request.path_params["task"])
         data = await asyncio.to_thread(detail.task_page, where, folder, request.path_params["task"])
+        if replies.wants_json(request.scope):  # the same data as the whole page: the live parts are drawn from it
+            return replies.reply(data["task"], **{k: v for k, v in data.items() if k != "task" and "svg" not in k})
         return page(request, "_task_live.html", {**data, "plane": plane is not None})
 
     async def task(request: Request) -> Response:

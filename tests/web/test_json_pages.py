@@ -22,6 +22,23 @@ PAGES = [("/", "/tasks.json"), ("/rows", "/rows.json"), ("/events", "/events.jso
          ("/tasks/done/files/NOTES.md", "/tasks/done/files/NOTES.md.json")]
 
 
+# a GET route's parameters, filled with what the harness project has
+FILLED = {"task": "done", "n": "0", "path": "NOTES.md"}
+# the GET routes that are not pages, and so answer no envelope: why each is left out
+EXEMPT = {"/tasks/{task}/{verb}": "the page's buttons post here; a GET changes nothing and is a 404"}
+
+
+def _get_routes() -> list[str]:
+    """Every GET route of the app itself, so a route added later is asked too (or named in EXEMPT)."""
+    from starlette.routing import Route
+
+    from specd.tasks.project import Project
+    from specd.web.app import create_app
+
+    app = create_app(Project(Path(__file__).resolve().parents[2]), TOKEN)  # routes only: no task is read
+    return [r.path for r in app.routes if isinstance(r, Route) and "GET" in (r.methods or ())]
+
+
 def _envelope(reply: Any, status: int = 200) -> dict[str, Any]:
     assert reply.status_code == status, reply.text
     assert reply.headers["content-type"].startswith("application/json")
@@ -40,6 +57,30 @@ def test_every_page_answers_the_envelope_by_suffix_and_by_header(signed_in: Any,
     for data in (by_header, by_suffix):
         assert SECRET not in json.dumps(data)  # redacted like the pages
         assert data["task"] == ("done" if html.startswith("/tasks/") else None)
+
+
+@pytest.mark.parametrize("route", _get_routes())
+def test_every_get_route_of_the_app_answers_the_envelope(signed_in: Any, route: str) -> None:
+    if route in EXEMPT:
+        return
+    address = re.sub(r"{(\w+)(?::\w+)?}", lambda m: FILLED[m.group(1)], route)
+    suffixed = "/tasks.json" if address == "/" else f"{address}.json"
+    by_header = _envelope(signed_in.get(address, headers=JSON))
+    by_suffix = _envelope(signed_in.get(suffixed))
+    assert by_header.keys() == by_suffix.keys()
+    assert by_header["ok"] is True
+    assert by_header["task"] == ("done" if "{task}" in route else None)
+
+
+def test_the_exempt_routes_are_still_routes() -> None:
+    assert set(EXEMPT) <= set(_get_routes()), "a route left EXEMPT is gone: take it out of the table"
+
+
+def test_the_live_parts_answer_the_task_page_data(signed_in: Any) -> None:
+    live = _envelope(signed_in.get("/tasks/waits/live.json"))
+    assert live == _envelope(signed_in.get("/tasks/waits.json"))
+    assert live["row"]["status"] == "WAITING_FOR_HUMAN"
+    assert signed_in.get("/tasks/waits/live").headers["content-type"].startswith("text/html")
 
 
 def test_what_each_page_says_as_json(signed_in: Any) -> None:
