@@ -101,3 +101,31 @@ def parse(argv: list[str]) -> str:
         ctx = sub.make_context(name, rest, parent=ctx, resilient_parsing=False)
         command = sub
     return ctx.command_path
+
+
+def inline_commands(readme: Path = README) -> list[str]:
+    """The `specd ...` code spans of the README's prose (tables, lists), each once: shorthand, not shell lines
+    (`specd approve|reject|skip TASK [--note TEXT]`), so they are checked by their verbs and options only."""
+    prose = re.sub(r"^```.*?^```", "", readme.read_text(encoding="utf-8"), flags=re.M | re.S)
+    spans = (" ".join(span.split()) for span in re.findall(r"`(specd [^`]+)`", prose))
+    return list(dict.fromkeys(span.split(" && ")[0] for span in spans if "@" not in span))
+
+
+def unknown_words(span: str) -> list[str]:
+    """The verbs and options a shorthand span names that the CLI does not have (empty when all are real)."""
+    from specd.cli import cli
+
+    words = span.split()[1:]
+    verbs = re.split(r"[|/]", words[0]) if words and not words[0].startswith("-") else [""]
+    options = {o.strip("[]").split("=")[0] for w in words for o in re.split(r"[|/]", w) if o.strip("[").startswith("-")}
+    unknown: list[str] = []
+    for verb in filter(None, verbs):
+        command = cli.get_command(click.Context(cli), verb)
+        if isinstance(command, click.Group) and len(words) > 1:
+            command = command.get_command(click.Context(command), words[1])
+        if command is None:
+            unknown.append(verb)
+            continue
+        known = {o for p in [*command.params, *cli.params] for o in [*p.opts, *p.secondary_opts]} | {"--help", "-h"}
+        unknown += [o for o in sorted(options) if o not in known]
+    return unknown

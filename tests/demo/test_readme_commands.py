@@ -4,7 +4,8 @@ The tour's blocks run in test_readme_tour.py. Every other command line is either
 README's order, by bash with `specd` on PATH, no API key and no network, in a scratch folder or a prepared
 project, and held to what the README says of it) or in PARSE_ONLY (with the reason it cannot run here). Every
 line, in a table or not, goes through click's parser as well, so a renamed verb or option fails here even where
-the command cannot run. A README command in neither table fails, saying where to add it.
+the command cannot run. A README command in neither table fails, saying where to add it. The `specd ...` spans of
+the prose (shorthand such as `specd approve|reject|skip TASK`) are held to real verbs and options.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
-from readme_commands import README, Line, invocations, parse, readme_commands
+from readme_commands import README, Line, inline_commands, invocations, parse, readme_commands, unknown_words
 
 TOUR = "A five-minute tour"  # run block by block in test_readme_tour.py
 SCHEMA = json.loads((README.parent / "schemas" / "envelope.schema.json").read_text(encoding="utf-8"))
@@ -183,3 +184,10 @@ def test_the_readme_commands_run_as_written(tmp_path: Path) -> None:
         assert run.says in said, f"{line.text} does not say {run.says!r}:\n{said}"
         if run.check is not None:
             run.check(done.stdout, project)
+
+
+def test_the_commands_in_the_readmes_prose_name_real_verbs_and_options() -> None:
+    spans = inline_commands()
+    assert len(spans) > 20, "the README's `specd ...` spans were not found: is the extraction broken?"
+    wrong = {span: unknown for span in spans if (unknown := unknown_words(span))}
+    assert wrong == {}, f"README.md names verbs or options specd does not have: {wrong}"
