@@ -15,8 +15,8 @@ from typing import Any
 
 import fake_anthropic as fake
 
-from specd.agents.claude_code.agent import JSON_LIMIT, _lines
 from specd.agents.claude_code.stream import read_stream
+from specd.agents.cli_run import JSON_LIMIT, _lines
 from specd.agents.lines import LINE_LIMIT, cut_mark
 from specd.events import Event, EventBus
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from specd.agents.anthropic.pricing import Price
 from specd.agents.base import AgentContext, AgentRequest, AgentResult, Budget, BudgetExhausted, Usage
+from specd.agents.cli_run import run_cli
 from specd.agents.codex.check import needs_key
 from specd.agents.codex.options import PRICE_KEYS, Options, host_rule
-from specd.agents.codex.process import run_codex
 from specd.agents.codex.sessions import ThreadMap, retry_note
 from specd.agents.codex.stream import read_stream
 from specd.agents.codex.verdict import usage_of, verdict
@@ -72,7 +72,7 @@ class CodexAgent:
         with transcript.open("w", encoding="utf-8") as sink:
             sink.write(json.dumps({"type": "specd", "argv": [redact(a) for a in argv[1:]], "thread": thread,
                                    "resumed": thread is not None}) + "\n")
-            returncode, log, stderr = run_codex(
+            returncode, log, stderr = run_cli(
                 argv, prompt, request.project_root, jail, env, request.timeout,
                 lambda lines: read_stream(lines, sink, self.ctx.events, request.step, turns),
                 lambda log: log.over_turns)

@@ -9,30 +9,26 @@ the step falls back to its verdict file like every backend's unreported step.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
-import subprocess
 import tempfile
-import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
-from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult, Usage
-from specd.agents.claude_code.agent import STDERR_LINES, _drain, _feed, _lines
+from specd.agents.base import AgentContext, AgentRequest, AgentResult, Usage
 from specd.agents.claude_code.options import remaining_budget
+from specd.agents.cli_run import run_cli
 from specd.agents.gemini import prices
 from specd.agents.gemini.options import Options, report_note
 from specd.agents.gemini.sessions import SessionMap
 from specd.agents.gemini.stream import StreamLog, read_stream
 from specd.agents.gemini.verdict import answer, failure, result_of
-from specd.agents.proc import popen_child, stop_group, transcript_path
+from specd.agents.proc import transcript_path
 from specd.redact import redact
-from specd.system import children
 from specd.system.agent_state import seed_state
-from specd.system.jail import Jail, backend_state, prepare
+from specd.system.jail import Jail, backend_state
 
 # GEMINI_SANDBOX: the CLI's own sandbox stays off even when the user's shell or the project's settings turn it
 # on (the variable wins over settings). GEMINI_CLI_NO_RELAUNCH: the CLI would start node a second time only to
@@ -112,50 +108,10 @@ class GeminiAgent:
 
     def _run(self, argv: list[str], prompt: str, request: AgentRequest, jail: Jail, env: dict[str, str],
              sink: IO[str]) -> tuple[int, StreamLog, list[str]]:
-        try:
-            proc = _spawn(argv, request.project_root, jail, env)
-        except OSError as exc:  # the binary vanished or lost its execute bit since the start-up check
-            raise AgentFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from None
-        stderr: list[str] = []
-        helpers = [threading.Thread(target=_feed, args=(proc, prompt), daemon=True),
-                   threading.Thread(target=_drain, args=(proc, stderr), daemon=True)]
-        for helper in helpers:
-            helper.start()
-        timed_out = threading.Event()
-
-        def expire() -> None:
-            timed_out.set()
-            stop_group(proc)
-
-        watchdog = threading.Timer(request.timeout, expire) if request.timeout else None
-        if watchdog:
-            watchdog.daemon = True
-            watchdog.start()
-        try:
-            log = read_stream(_lines(proc), sink, self.ctx.events, request.step, request.project_root)
-            proc.wait()
-        except BaseException:
-            stop_group(proc)  # Ctrl-C or SIGTERM: the CLI and its tool processes go with us
-            raise
-        finally:
-            children.ended(proc.pid)
-            if watchdog:
-                watchdog.cancel()
-        for helper in helpers:
-            helper.join(timeout=5)
-        if timed_out.is_set():
-            raise AgentFailed(f"timed out after {request.timeout:g} s")
-        return proc.returncode, log, [line for line in stderr if line.strip()][-STDERR_LINES:]
-
-
-def _spawn(argv: list[str], cwd: Path, jail: Jail, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    # As claude_code's: its own session, dies with specd, in the agent tier of the jail; with the CLI's
-    # config folder named in its environment even when the jail is off (`sandbox: false`).
-    if shutil.which(argv[0]) is None:  # said plainly here; inside the jail it would be bwrap's execvp error
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
-    launch = prepare(argv, cwd, jail, env)
-    return popen_child(launch.args, cwd=cwd, env=launch.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE)
+        # As claude_code's: in the agent tier of the jail, with the CLI's config folder named in its environment
+        # even when the jail is off (`sandbox: false`).
+        return run_cli(argv, prompt, request.project_root, jail, env, request.timeout,
+                       lambda lines: read_stream(lines, sink, self.ctx.events, request.step, request.project_root))
 
 
 def _retry_note(request: AgentRequest) -> str:

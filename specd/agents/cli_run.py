@@ -1,8 +1,9 @@
-"""One ``codex exec`` process in the agent tier of the jail, its JSON lines read as they come.
+"""One process of an agent CLI (Claude Code, Codex, the Gemini CLI) in the agent tier of the jail, its JSON lines
+read as they come.
 
 Like every child of specd it runs in its own session, dies with specd and is recorded in the lock's owner
-file. The prompt goes to stdin; stderr is kept (its last lines explain a failure). The step's timeout, a
-turn limit reached, or an interrupt stops the whole process group.
+file. The prompt goes to stdin (argv form, no shell); stderr is kept (its last lines explain a failure). The
+step's timeout, a limit the reader reached (Codex's turns), or an interrupt stops the whole process group.
 """
 
 from __future__ import annotations
@@ -27,11 +28,11 @@ JSON_LIMIT = 4 * 1024 * 1024  # an event line holds a whole message or command o
 T = TypeVar("T")
 
 
-def run_codex(argv: list[str], prompt: str, cwd: Path, jail: Jail, env: Mapping[str, str],
-              timeout: float | None, read: Callable[[Iterator[str]], T],
-              stopped: Callable[[T], bool]) -> tuple[int, T, list[str]]:
+def run_cli(argv: list[str], prompt: str, cwd: Path, jail: Jail, env: Mapping[str, str],
+            timeout: float | None, read: Callable[[Iterator[str]], T],
+            stopped: Callable[[T], bool] = lambda _: False) -> tuple[int, T, list[str]]:
     """(exit status, what ``read`` made of stdout's lines, stderr's last lines). ``stopped`` says whether the
-    reader gave up before the end (a turn limit reached), and so Codex is to be ended."""
+    reader gave up before the end (a turn limit reached), and so the CLI is to be ended."""
     if shutil.which(argv[0]) is None:  # said plainly here; inside the jail it would be bwrap's execvp error
         raise AgentFailed(f"could not start {argv[0]}: {os.strerror(errno.ENOENT)}")
     launch = prepare(argv, cwd, jail, env)
@@ -61,7 +62,7 @@ def run_codex(argv: list[str], prompt: str, cwd: Path, jail: Jail, env: Mapping[
             stop_group(proc)
         proc.wait()
     except BaseException:
-        stop_group(proc)  # Ctrl-C or SIGTERM: Codex and its commands go with us
+        stop_group(proc)  # Ctrl-C or SIGTERM: the CLI and its tool processes go with us
         raise
     finally:
         children.ended(proc.pid)
@@ -86,7 +87,7 @@ def _feed(proc: subprocess.Popen[bytes], prompt: str) -> None:
         proc.stdin.write(prompt.encode("utf-8"))
         proc.stdin.close()
     except OSError:
-        pass  # Codex exited before reading (a bad flag); its stderr says why
+        pass  # the CLI exited before reading (a bad flag); its stderr says why
 
 
 def _drain(proc: subprocess.Popen[bytes], into: list[str]) -> None:
