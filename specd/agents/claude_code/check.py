@@ -7,13 +7,12 @@ picks ``--agent claude_code`` learns what is missing before any step runs.
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from specd.agents import cli_check
+from specd.agents.cli_check import Cli, find
 from specd.errors import ConfigError
 
 # The oldest line checked against the flags and stream fields this backend uses
@@ -21,50 +20,18 @@ from specd.errors import ConfigError
 # `permission_denials` and `error_max_*` subtypes in the result event): 2.1.x.
 MIN_VERSION = (2, 1, 0)
 INSTALL = "npm install -g @anthropic-ai/claude-code"
+CLI = Cli("claude_code", "claude", "Claude Code", "the Claude Code CLI", "SPECD_CLAUDE_BIN", INSTALL, "Node.js 18+",
+          MIN_VERSION, "for --json-schema, --max-budget-usd and session flags",
+          f"update it with `{INSTALL}` (or `claude update`)")
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
                    "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "CLAUDE_CODE_USE_FOUNDRY")
 
-_checked: dict[str, tuple[int, ...]] = {}  # binary → version, so a run asks once
-
-
 def find_claude(env: Mapping[str, str]) -> str:
-    """The binary to run: ``$SPECD_CLAUDE_BIN`` if set, else ``claude`` on PATH."""
-    configured = env.get("SPECD_CLAUDE_BIN")
-    if configured:
-        path = shutil.which(configured, path=env.get("PATH"))
-        if path is None:
-            raise ConfigError(f"SPECD_CLAUDE_BIN={configured} is not an executable file",
-                              fix=f"point SPECD_CLAUDE_BIN at the claude binary, or unset it and install: {INSTALL}")
-        return path
-    path = shutil.which("claude", path=env.get("PATH"))
-    if path is None:
-        raise ConfigError("the claude_code agent needs the Claude Code CLI, and `claude` is not on PATH",
-                          fix=f"install it with `{INSTALL}` (Node.js 18+), or set SPECD_CLAUDE_BIN to its path")
-    return path
+    return find(CLI, env)
 
 
 def check_version(binary: str, env: Mapping[str, str]) -> tuple[int, ...]:
-    if binary in _checked:
-        return _checked[binary]
-    try:
-        done = subprocess.run([binary, "--version"], capture_output=True, text=True, env=dict(env),
-                              timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ConfigError(f"could not run `{binary} --version`: {exc}",
-                          fix=f"reinstall Claude Code with `{INSTALL}`") from None
-    found = re.search(r"(\d+)\.(\d+)\.(\d+)", done.stdout)
-    if done.returncode != 0 or found is None:
-        said = (done.stdout + done.stderr).strip().splitlines()
-        raise ConfigError(f"`{binary} --version` did not print a version ({said[0] if said else 'no output'})",
-                          fix=f"reinstall Claude Code with `{INSTALL}`")
-    version = tuple(int(part) for part in found.groups())
-    if version < MIN_VERSION:
-        need = ".".join(map(str, MIN_VERSION))
-        raise ConfigError(f"Claude Code {found.group(0)} at {binary} is too old: specd needs {need} or newer "
-                          "(for --json-schema, --max-budget-usd and session flags)",
-                          fix=f"update it with `{INSTALL}` (or `claude update`)")
-    _checked[binary] = version
-    return version
+    return cli_check.check_version(CLI, binary, env)
 
 
 def check_credentials(env: Mapping[str, str], home: Path | None = None) -> None:

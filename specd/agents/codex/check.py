@@ -7,12 +7,11 @@ table of backends, ``specd.agents.needs``.)
 from __future__ import annotations
 
 import os
-import re
-import shutil
-import subprocess
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
+from specd.agents import cli_check
+from specd.agents.cli_check import Cli, find
 from specd.agents.codex.options import Options
 from specd.errors import ConfigError
 
@@ -20,46 +19,16 @@ from specd.errors import ConfigError
 # turn.completed usage, --output-schema, exec resume after exec's own flags, -c model_providers.*).
 MIN_VERSION = (0, 169, 0)
 INSTALL = "npm install -g @openai/codex@0.169.0"
+CLI = Cli("codex", "codex", "Codex", "the Codex CLI", "SPECD_CODEX_BIN", INSTALL, "Node.js 18+", MIN_VERSION,
+          "for exec --json usage events, --output-schema and exec resume")
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
 
-_checked: dict[str, tuple[int, ...]] = {}  # binary → version, so a run asks once
-
-
 def find_codex(env: Mapping[str, str]) -> str:
-    """The binary to run: ``$SPECD_CODEX_BIN`` if set, else ``codex`` on PATH."""
-    configured = env.get("SPECD_CODEX_BIN")
-    path = shutil.which(configured or "codex", path=env.get("PATH"))
-    if path is None and configured:
-        raise ConfigError(f"SPECD_CODEX_BIN={configured} is not an executable file",
-                          fix=f"point SPECD_CODEX_BIN at the codex binary, or unset it and install: {INSTALL}")
-    if path is None:
-        raise ConfigError("the codex agent needs the Codex CLI, and `codex` is not on PATH",
-                          fix=f"install it with `{INSTALL}` (Node.js 18+), or set SPECD_CODEX_BIN to its path")
-    return path
+    return find(CLI, env)
 
 
 def check_version(binary: str, env: Mapping[str, str]) -> tuple[int, ...]:
-    if binary in _checked:
-        return _checked[binary]
-    try:
-        done = subprocess.run([binary, "--version"], capture_output=True, text=True, env=dict(env),
-                              timeout=60, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise ConfigError(f"could not run `{binary} --version`: {exc}", fix=f"reinstall Codex with `{INSTALL}`") \
-            from None
-    found = re.search(r"(\d+)\.(\d+)\.(\d+)", done.stdout)
-    if done.returncode != 0 or found is None:
-        said = (done.stdout + done.stderr).strip().splitlines()
-        raise ConfigError(f"`{binary} --version` did not print a version ({said[0] if said else 'no output'})",
-                          fix=f"reinstall Codex with `{INSTALL}`")
-    version = tuple(int(part) for part in found.groups())
-    if version < MIN_VERSION:
-        need = ".".join(map(str, MIN_VERSION))
-        raise ConfigError(f"Codex {found.group(0)} at {binary} is too old: specd needs {need} or newer "
-                          "(for exec --json usage events, --output-schema and exec resume)",
-                          fix=f"update it with `{INSTALL}`")
-    _checked[binary] = version
-    return version
+    return cli_check.check_version(CLI, binary, env)
 
 
 def needs_key(options: Options, env: Mapping[str, str]) -> bool:
