@@ -9,17 +9,19 @@ step's timeout, a limit the reader reached (Codex's turns), or an interrupt stop
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TypeVar
+from typing import IO, Any, TypeVar
 
 from specd.agents import lines
 from specd.agents.base import AgentFailed
 from specd.agents.proc import popen_child, stop_group
+from specd.redact import redact
 from specd.system import children
 from specd.system.jail import Jail, prepare
 
@@ -96,3 +98,22 @@ def _drain(proc: subprocess.Popen[bytes], into: list[str]) -> None:
     for line in lines.read_lines(proc.stderr):
         into.append(lines.text_of(line, clean))
         del into[:-STDERR_LINES]
+
+
+def json_events(lines: Iterable[str], transcript: IO[str], plain: Callable[[str], None]) -> Iterator[dict[str, Any]]:
+    """Each JSON object a CLI printed, one a line, after the line is written (redacted) to the transcript; any
+    other line (the plain text a CLI prints when it fails before streaming, a line cut at the cap) goes to
+    ``plain``, stripped."""
+    for raw in lines:
+        line = raw.rstrip("\n")
+        if not line.strip():
+            continue
+        transcript.write(redact(line) + "\n")
+        transcript.flush()
+        try:
+            event = json.loads(line)
+        except ValueError:
+            plain(line.strip())
+            continue
+        if isinstance(event, dict):
+            yield event

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from specd.agents.cli_run import json_events
 from specd.events import EventBus
 from specd.redact import redact
 
@@ -43,22 +44,16 @@ DENIED = "denied by your permission settings"  # Claude Code's tool error for a 
 
 def read_stream(lines: Iterable[str], transcript: IO[str], events: EventBus, step: str) -> StreamLog:
     log = StreamLog()
-    for raw in lines:
-        line = raw.rstrip("\n")
-        if not line.strip():
-            continue
-        transcript.write(redact(line) + "\n")
-        transcript.flush()
-        try:
-            event = json.loads(line)
-        except ValueError:
-            # Claude Code prints plain text when it fails before streaming; a capped line lands here too.
-            log.errors.append(_brief(line.strip()))
-            del log.errors[:-ERRORS_KEPT]
-            continue
-        if isinstance(event, dict):
-            _take(event, log, events, step)
+    # Claude Code prints plain text when it fails before streaming; a capped line lands there too.
+    for event in json_events(lines, transcript, lambda text: note(log.errors, text)):
+        _take(event, log, events, step)
     return log
+
+
+def note(errors: list[str], text: str) -> None:
+    """Keep a line that explains a failure, cut short, with the last ERRORS_KEPT of them."""
+    errors.append(_brief(text))
+    del errors[:-ERRORS_KEPT]
 
 
 def _take(event: dict[str, Any], log: StreamLog, events: EventBus, step: str) -> None:

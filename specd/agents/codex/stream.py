@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from specd.agents.cli_run import json_events
 from specd.events import EventBus
 from specd.redact import redact
 
@@ -41,19 +42,8 @@ class CodexLog:
 def read_stream(lines: Iterable[str], transcript: IO[str], events: EventBus, step: str,
                 max_turns: int | None = None) -> CodexLog:
     log = CodexLog()
-    for raw in lines:
-        line = raw.rstrip("\n")
-        if not line.strip():
-            continue
-        transcript.write(redact(line) + "\n")
-        transcript.flush()
-        try:
-            event = json.loads(line)
-        except ValueError:
-            _note(log, line)  # Codex prints plain text when it fails before streaming
-            continue
-        if isinstance(event, dict):
-            _take(event, log, events, step)
+    for event in json_events(lines, transcript, lambda text: _note(log, text)):  # plain text: a failed start
+        _take(event, log, events, step)
         if max_turns is not None and log.turns > max_turns:
             log.over_turns = True
             break

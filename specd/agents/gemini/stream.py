@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from specd.agents.claude_code.stream import ERRORS_KEPT, _brief
+from specd.agents.claude_code.stream import note
+from specd.agents.cli_run import json_events
 from specd.events import EventBus
 from specd.redact import redact
 from specd.system.machinery import machinery
@@ -44,20 +45,9 @@ class StreamLog:
 
 def read_stream(lines: Iterable[str], transcript: IO[str], events: EventBus, step: str, root: Path) -> StreamLog:
     log = StreamLog()
-    for raw in lines:
-        line = raw.rstrip("\n")
-        if not line.strip():
-            continue
-        transcript.write(redact(line) + "\n")
-        transcript.flush()
-        try:
-            event = json.loads(line)
-        except ValueError:  # the CLI prints plain text when it fails before streaming
-            log.errors.append(_brief(line.strip()))
-            del log.errors[:-ERRORS_KEPT]
-            continue
-        if isinstance(event, dict):
-            _take(event, log, events, step, root)
+    # the CLI prints plain text when it fails before streaming
+    for event in json_events(lines, transcript, lambda text: note(log.errors, text)):
+        _take(event, log, events, step, root)
     if log.final_text.strip():
         events.emit("agent_text", step=step, text=redact(log.final_text.strip()))
     return log
@@ -86,8 +76,7 @@ def _take(event: dict[str, Any], log: StreamLog, events: EventBus, step: str, ro
         if call:
             log.refused.append(call)
     elif kind == "error" and event.get("severity") == "error":
-        log.errors.append(_brief(str(event.get("message", ""))))
-        del log.errors[:-ERRORS_KEPT]
+        note(log.errors, str(event.get("message", "")))
 
 
 def _machinery_target(name: str, parameters: Any, root: Path) -> str | None:
