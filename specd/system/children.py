@@ -26,6 +26,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from specd.system import reaper
@@ -84,7 +85,9 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
 # from a thread of its own: one member's end must not sweep another's processes, which carry the same owner mark.
 # A child is started and recorded under the same lock a sweep holds, so no sweep sees a child that is not yet
 # recorded as running (and takes it for a leftover).
-_live: set[int] = set()
+# Each child by its pid and its start time (/proc's), so a record left by a child whose ``ended`` never came
+# cannot spare a later process that got the same pid (pids wrap at 32768 on many machines).
+_live: dict[int, str] = {}
 _live_lock = threading.RLock()
 
 
@@ -97,7 +100,7 @@ def starting() -> Iterator[None]:
 
 def started(pgid: int) -> None:
     with _live_lock:
-        _live.add(pgid)
+        _live[pgid] = _born(pgid)
         if _tracker is not None:
             _tracker.child_started(pgid)
 
@@ -106,10 +109,21 @@ def ended(pgid: int) -> None:
     """The child that led ``pgid`` is gone: kill what it left behind (sparing the children still running),
     then forget the group."""
     with _live_lock:
-        reaper.sweep(pgid, _tracker.token if _tracker is not None else None, frozenset(_live - {pgid}))
-        _live.discard(pgid)
+        _live.pop(pgid, None)
+        for pid, born in list(_live.items()):
+            if not born or _born(pid) != born:  # gone, or its pid names another process now: its ended never came
+                del _live[pid]
+        reaper.sweep(pgid, _tracker.token if _tracker is not None else None, frozenset(_live))
         if _tracker is not None:
             _tracker.child_ended(pgid)
+
+
+def _born(pid: int) -> str:
+    """When ``pid`` started (clock ticks since boot, /proc/PID/stat's 22nd field); "" when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace").rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return ""
 
 
 # Resolved once in the parent: between fork and exec the child must not load libraries.
