@@ -26,7 +26,6 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from specd.system import reaper
@@ -85,7 +84,7 @@ def child_env(env: Mapping[str, str]) -> dict[str, str]:
 # from a thread of its own: one member's end must not sweep another's processes, which carry the same owner mark.
 # A child is started and recorded under the same lock a sweep holds, so no sweep sees a child that is not yet
 # recorded as running (and takes it for a leftover).
-# Each child by its pid and its start time (/proc's), so a record left by a child whose ``ended`` never came
+# Each child by its pid and its start time, so a record left by a child whose ``ended`` never came
 # cannot spare a later process that got the same pid (pids wrap at 32768 on many machines).
 _live: dict[int, str] = {}
 _live_lock = threading.RLock()
@@ -119,10 +118,12 @@ def ended(pgid: int) -> None:
 
 
 def _born(pid: int) -> str:
-    """When ``pid`` started (clock ticks since boot, /proc/PID/stat's 22nd field); "" when it is gone."""
+    """When ``pid`` started, as psutil tells it; "" when it is gone."""
+    import psutil
+
     try:
-        return Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace").rpartition(")")[2].split()[19]
-    except (OSError, IndexError):
+        return repr(psutil.Process(pid).create_time())
+    except psutil.Error:
         return ""
 
 

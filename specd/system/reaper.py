@@ -113,10 +113,26 @@ def sweep(session: int, token: str | None = None, spare: frozenset[int] = frozen
     # init inside the jail's PID namespace outlives the bwrap that started it by a moment. Nothing waits for
     # it, so without this every jailed step left a zombie, and each sweep had more processes to look at.
     # A Popen still waiting for its child (a parallel group's other member) is spared above, with its session.
+    # One still alive is such an init whose command has ended (a bwrap reparented to specd, started by no child
+    # that runs): it is on its way out, and is ended now rather than left to become a zombie nothing reaps.
     for proc in descendants:
-        if proc not in found and _parent(proc) == me and not alive(proc):
+        if proc in found or _parent(proc) != me or proc.pid in spare:
+            continue
+        if alive(proc) and _name(proc) == "bwrap":
+            send(proc, signal.SIGKILL)
+            _reap(proc.pid, deadline)
+        elif not alive(proc):
             _reap(proc.pid, deadline)
     return [proc.pid for proc in found]
+
+
+def _name(proc: Process) -> str:
+    import psutil
+
+    try:
+        return str(proc.name())
+    except psutil.Error:
+        return ""
 
 
 def _session(pid: int) -> int:
