@@ -34,7 +34,16 @@ def test_the_control_plane_runs_what_mcp_answers_and_asks_for(tmp_path: Path) ->
             # the plane runs `fresh` in its own worktree, in the pipeline's interactive mode: a gate before s1
             client.until(lambda: client.status("fresh") in ("WAITING_FOR_HUMAN", "COMPLETE"), "the plane runs fresh")
             fresh = client.ok("show_task", task="fresh")
-            twice, _ = client.refused("continue_task", task="waits")
+            # The plane says "running already" until it has reaped the run it started, a moment after the run
+            # let go of the task; then its refusal says why there is nothing to run.
+            said: list[str] = []
+
+            def settled() -> bool:
+                said.append(client.refused("continue_task", task="waits")[0])
+                return "running already" not in said[-1]
+
+            client.until(settled, "the plane has reaped the finished run")
+            twice = said[-1]
             cancel = _post(project, "/api/tasks/waits/cancel")  # the API serves answers and asks, nothing else
     finally:
         plane.send_signal(signal.SIGINT)
