@@ -28,28 +28,44 @@ Listener = Callable[[str, dict[str, Any]], None]
 
 
 def settle(project: Project, tasks: Iterable[str], listener: Listener) -> None:
-    for task in tasks:
-        try:
-            tree = locate(project, task)
-        except SpecdError:
-            continue  # where it lives is broken: the run reports that task with its fix
-        task_dir = tree.tasks_dir / task
-        lock = TaskLock(task_dir, task)
-        if not lock.owner_path.is_file():
-            continue
+    """Every task's leftovers stopped first, then the finished ones committed: a commit for one task never runs
+    beside what a killed run left of another."""
+    finished = [found for task in tasks if (found := _stop(project, task, listener)) is not None]
+    for tree, task, task_dir in finished:
         events = EventBus(_relay(task, listener))
         try:
-            with lock:
-                if lock.stopped:
-                    events.emit("notice", message=f"stopped {len(lock.stopped)} process(es) left running by a "
-                                                  f"killed run of {task} (pids {', '.join(map(str, lock.stopped))})")
-                state = StateStore(task_dir, task).load(with_history=False)
-                if state is not None and state.status == "COMPLETE":
-                    git.commit_finished(tree, task, task_dir, events)
+            with TaskLock(task_dir, task):
+                git.commit_finished(tree, task, task_dir, events)
         except LockHeld:
-            continue  # a live run has it
-        except (SpecdError, OSError) as exc:  # its files: reported again, with the fix, when the run reaches it
+            continue
+        except (SpecdError, OSError) as exc:
             events.emit("warning", message=f"{task}: {exc}")
+
+
+def _stop(project: Project, task: str, listener: Listener) -> tuple[Any, str, Any] | None:
+    """Stop what a killed run left of ``task`` (taking its lock does); (its tree, name, folder) when its state
+    was saved COMPLETE, so its last commit is still to be made."""
+    try:
+        tree = locate(project, task)
+    except SpecdError:
+        return None  # where it lives is broken: the run reports that task with its fix
+    task_dir = tree.tasks_dir / task
+    lock = TaskLock(task_dir, task)
+    if not lock.owner_path.is_file():
+        return None
+    events = EventBus(_relay(task, listener))
+    try:
+        with lock:
+            if lock.stopped:
+                events.emit("notice", message=f"stopped {len(lock.stopped)} process(es) left running by a "
+                                              f"killed run of {task} (pids {', '.join(map(str, lock.stopped))})")
+            state = StateStore(task_dir, task).load(with_history=False)
+    except LockHeld:
+        return None  # a live run has it
+    except (SpecdError, OSError) as exc:  # its files: reported again, with the fix, when the run reaches it
+        events.emit("warning", message=f"{task}: {exc}")
+        return None
+    return (tree, task, task_dir) if state is not None and state.status == "COMPLETE" else None
 
 
 def _relay(task: str, listener: Listener) -> Callable[[Event], None]:
