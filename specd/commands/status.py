@@ -2,7 +2,7 @@
 
 Start-up is most of what `status TASK` costs, so this module imports only click at the top: the pipeline,
 the run state and rich are imported where used, and a piped or --json `status TASK` whose inputs have not
-changed prints the answer it printed before (specd/tasks/status_memo.py) without loading any of them.
+changed prints the answer it printed before (specd/tasks/readmodel/) without loading any of them.
 """
 
 from __future__ import annotations
@@ -51,16 +51,12 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
         raise click.UsageError("--mermaid goes with --graph")
     memo = not as_graph and not any(temporal.values()) and (as_json or not sys.stdout.isatty())
     if memo:
-        from specd.tasks import status_memo
+        from specd.tasks import readmodel
 
-        root = status_memo.project_root((ctx.find_root().obj or {}).get("project_dir"))
-        if task:
-            kept = status_memo.lookup(root, task)
-        else:
-            from specd.tasks import listing_memo
-
-            kept = listing_memo.lookup(root, as_json)
-        if kept is not None:  # nothing it was worked out from has changed: the same answer, and no pipeline
+        root = readmodel.project_root((ctx.find_root().obj or {}).get("project_dir"))
+        kept = readmodel.answer(root, task) if task else readmodel.printed_listing(root)
+        # nothing it was worked out from has changed: the same answer, and no pipeline
+        if kept is not None and kept["json" if as_json else "out"] is not None:
             for line in kept["err"]:
                 click.echo(line, err=True)
             click.echo(kept["json" if as_json else "out"])
@@ -72,11 +68,9 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     if task and memo:
         from specd.executors.temporal import record
 
-        before = status_memo.inputs(project, task, record.watched(project))
+        before = readmodel.answer_inputs(project, task, record.watched(project))
     elif memo:
-        from specd.tasks import listing_memo
-
-        before = listing_memo.inputs(project)
+        before = readmodel.listing_inputs(project)
     from specd.tasks import graph
     from specd.tasks.locate import branch, locate
     from specd.tasks.secrets import load_project_secrets
@@ -109,10 +103,10 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
 
         if data and listing_on_temporal(project, data, lambda p, name: task_status(p, name, broken=broken),
                                         temporal):
-            from specd.tasks import listing_memo
+            from specd.tasks import readmodel
 
-            keep = []  # the rows of tasks on Temporal come from its server, which no memo watches
-            listing_memo.forget(project)
+            keep = []  # the rows of tasks on Temporal come from its server, which no mark watches
+            readmodel.forget_listing(project)
         if data and (memo or not sys.stdout.isatty() or as_json):
             return _listing(project, data, as_json, before, config, keep, [*notes, *([problem] if problem else [])])
     if as_json:
@@ -150,18 +144,18 @@ def _listing(project: Project, rows: list[dict[str, Any]], as_json: bool, before
     from specd.commands.common import warning
     from specd.commands.terminal.plain import table
     from specd.redact import redact
-    from specd.tasks import listing_memo
+    from specd.tasks import readmodel
 
     texts: dict[str, Any] = {"out": redact(table(rows)), "json": None, "err": [warning(note) for note in notes]}
     if as_json:
         from specd.commands.envelope import envelope
-        from specd.tasks.status_cache import listing_json, redacted_list
+        from specd.tasks.readmodel.redaction import listing_json, redacted_list
 
         # only rows that may hold a secret are walked by redaction; a row a line
         texts["json"] = listing_json(envelope(None, tasks=redacted_list(rows)))
     click.echo(texts["json" if as_json else "out"])
     if len(keep) == len(rows):
-        listing_memo.remember(project, before, config, keep, texts)
+        readmodel.remember_listing(project, before, config, keep, texts)
     return 0
 
 
@@ -173,13 +167,13 @@ def _remember(project: Project, task: str, before: Any, config: PipelineConfig |
     from specd.commands.temporal import settings_from
     from specd.commands.terminal.plain import task_text
     from specd.redact import redact
-    from specd.tasks import status_memo
+    from specd.tasks import readmodel
 
     if settings_from(project, temporal, task) is not None:
         return  # Temporal is configured: its workflows may hold the task's truth, which no file here shows
     texts = {"out": redact(task_text(data)), "json": document(task, **{k: v for k, v in data.items() if k != "task"}),
              "err": [warning(note) for note in notes]}
-    status_memo.remember(project, task, before, config, texts)
+    readmodel.remember_answer(project, task, before, config, texts)
 
 
 def _graph(project: Project, config: PipelineConfig | None, broken: str | None, mermaid: bool,

@@ -23,7 +23,7 @@ def write_text(path: Path, text: str, *, sync_dir: bool = True, durable: bool = 
     rename may be undone, leaving the previous version. For saves that a later durable save always follows.
     ``durable=False`` skips both fsyncs: still atomic (whole old or whole new, a kill -9 included), for files
     whose content means nothing after a power cut (who holds a lock, which processes run, open steps).
-    ``checked``: the caller has shown that redaction changes nothing in ``text`` (``status_cache.suspect``:
+    ``checked``: the caller has shown that redaction changes nothing in ``text`` (``readmodel.redaction.suspect``:
     a pass over megabytes of the status index costs more than the check)."""
     text = text if checked else clean(redact(text))  # a lone surrogate cannot be written as UTF-8 (text.py)
     try:

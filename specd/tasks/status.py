@@ -213,38 +213,41 @@ def project_notes(project: Project) -> list[str]:
 def all_status(project: Project, config: PipelineConfig | None = None,
                broken: str | None = None, *, full: bool = True, keep: list[Any] | None = None,
                ) -> list[dict[str, Any]]:
-    """Every task's row. A broken pipeline file (``broken``, said once by the caller) leaves out only what
-    needs it; a task whose own files are broken gets an ERROR row, and the others are listed. ``full=False``:
-    only the fields a table shows (``status_index.light``), which a warm listing reads without the whole rows.
-    ``keep``: see ``status_index.listing``."""
+    """Every task's row, from the read model where it still holds. A broken pipeline file (``broken``, said
+    once by the caller) leaves out only what needs it; a task whose own files are broken gets an ERROR row, and
+    the others are listed. ``full=False``: only the fields a table shows (``readmodel.rows.light``), which a
+    warm listing reads without the whole rows. ``keep``: see ``readmodel.rows.listing``."""
     if config is None and broken is None:
         config, broken = pipeline_or_problem(project)
-    # Here, not at the top: `status TASK` needs neither the index (sqlite3) nor the fan-out over folders.
-    from specd.tasks import status_index, status_row
+    # Here, not at the top: `status TASK` needs neither the store (sqlite3) nor the fan-out over folders.
+    from specd.tasks.readmodel import finished, inputs, rows, signature
 
-    away = locate.in_worktrees(project)  # shown from their worktree, with its branch; never indexed
+    away = locate.in_worktrees(project)  # shown from their worktree, with its branch; never kept
     # How a task folder is shown, worked out once per parent: a realpath per task was a third of a cold listing.
     shown = {str(root): project.rel(root) for root in (project.tasks_dir, project.features_dir)}
+    shared = inputs.shared_marks(project, config)  # taken before any row is built
 
-    def build(task: str, entry: tuple[str, frozenset[str], bool] | None) -> dict[str, Any]:
+    def build(task: str, entry: tuple[str, frozenset[str], bool] | None) -> rows.Built:
         try:
             if task in away:
                 tree = locate.locate(project, task)  # its home: a task in both places is an ERROR row
                 return task_status(tree, task, None, listing=True) | {
-                    "branch": locate.branch(task), "folder": project.rel(tree.tasks_dir / task)}
+                    "branch": locate.branch(task), "folder": project.rel(tree.tasks_dir / task)}, None
             found = None
             # A linked folder is shown where it points. Strings: no Path objects made per task.
             if entry is not None and not entry[2]:
                 where = f"{shown[entry[0][:-len(task) - 1]]}/{task}"
-                quick = None if config is None else status_row.finished_row(task, entry[0], where, entry[1])
+                quick = None if config is None else finished.finished_row(task, entry[0], where, entry[1])
                 if quick is not None:
-                    return quick
+                    return quick, None
                 found = (Path(entry[0]), where)
-            return task_status(project, task, config, listing=True, broken=broken, found=found)
+            # an unfinished row is kept under its whole tree's marks, taken before it is built
+            deep = signature.deep(entry[0]) if entry is not None and shared is not None else None
+            return task_status(project, task, config, listing=True, broken=broken, found=found), deep
         except SpecdError as exc:
-            return {"task": task, "status": "ERROR", "reason": str(exc), "next": None}
+            return {"task": task, "status": "ERROR", "reason": str(exc), "next": None}, None
 
-    return status_index.listing(project, build, always=away, full=full, keep=keep)
+    return rows.listing(project, build, always=away, full=full, keep=keep, shared=shared)
 
 
 def _row(entry: dict[str, Any]) -> dict[str, Any]:

@@ -19,9 +19,10 @@ from specd.errors import SpecdError
 from specd.redact import redact
 from specd.state.lock import TaskLock
 from specd.state.store import StateStore
-from specd.tasks import idle, locate, logs, status_index
+from specd.tasks import idle, locate, logs
 from specd.tasks.follow import Ended, Follower, Item, Output
 from specd.tasks.project import Project
+from specd.tasks.readmodel.signature import task_folders
 
 POLL = 0.2  # seconds between looks
 KEEPALIVE = 15.0  # a comment line now and then, so proxies and the browser keep the stream open
@@ -120,7 +121,7 @@ def _mark(folder: Path) -> tuple[int, int]:
 def fingerprint(project: Project) -> tuple[tuple[str, int, int], ...]:
     """The state and journal times of every task, in the main tree and in worktrees: cheap to take."""
     marks = []
-    folders = [(name, entries[0][0]) for name, entries in status_index.task_folders(project).items()]
+    folders = [(name, entries[0][0]) for name, entries in task_folders(project).items()]
     folders += [(name, str(locate.worktree_root(project, name) / ".specd" / "tasks" / name))
                 for name in locate.in_worktrees(project)]
     for name, folder in folders:

@@ -47,8 +47,11 @@ def test_finished_rows_are_indexed_and_rebuilt_when_their_files_change(h: Harnes
         h.new(task)
     assert h.cont("done-one").returncode == 0
     first = _rows(h)
-    assert set(_indexed(h)) == {"done-one"}  # only a run that ended for good is kept
-    assert _indexed(h)["done-one"] == {k: v for k, v in first["done-one"].items() if k not in ("ready", "waits_for")}
+    assert set(_indexed(h)) == {"done-one", "fresh-one"}  # every task no run holds; the unfinished with its plan
+    for task in ("done-one", "fresh-one"):
+        assert _indexed(h)[task] == {k: v for k, v in first[task].items() if k not in ("ready", "waits_for")}
+    assert first["fresh-one"]["plan"] == [{"step": "a", "pipeline": "main", "phase": None},
+                                          {"step": "b", "pipeline": "main", "phase": None}]
     assert _rows(h) == first  # the second listing, from the index, says the same
 
     # An in-place edit (same inode) to config.json: the row is built again, and says so.
@@ -73,8 +76,7 @@ def test_a_broken_index_or_a_name_in_both_folders_is_never_trusted(h: Harness) -
     good = _rows(h)
     index = h.root / ".specd" / ".cache" / "index.db"
     index.write_bytes(index.read_bytes()[:1000])  # torn
-    # the listing as printed is kept too (listing_memo), and would be printed without a look at the index
-    (h.root / ".specd" / ".cache" / "status" / ".listing.json").unlink(missing_ok=True)
+    # the listing as printed is kept in the same file, torn with it
     assert _rows(h) == good
     assert "t" in _indexed(h)  # written afresh
 

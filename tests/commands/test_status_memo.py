@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -68,10 +69,16 @@ class Project:
         out, err, how = self.run("status", task)
         as_json = self.run("status", task, "--json")[0]
         assert how == "miss"
-        shutil.rmtree(self.root / ".specd" / ".cache" / "status")
+        forget(self.root)
         assert self.run("status", task)[:2] == (out, err)
         assert self.run("status", task, "--json")[0] == as_json
         return out, err
+
+
+def forget(root: Path) -> None:
+    """Delete the read model's store (every kept answer with it)."""
+    for path in (root / ".specd" / ".cache").glob("index.db*"):
+        path.unlink()
 
 
 @pytest.fixture
@@ -185,23 +192,23 @@ def test_a_deleted_task_is_an_error_not_its_last_answer(project: Project) -> Non
 
 
 def test_an_answer_from_a_file_changed_a_moment_ago_is_not_kept(project: Project) -> None:
-    from specd.tasks import status_memo
+    from specd.tasks import readmodel
     from specd.tasks.project import Project as Folder
 
     folder = Folder(project.root)
     config = project.root / ".specd" / "tasks" / "one" / "config.json"
     project.settle("one")  # every input is old enough now
-    settled = status_memo.inputs(folder, "one")
+    settled = readmodel.answer_inputs(folder, "one")
     assert settled is not None
-    status_memo.remember(folder, "one", settled, _config(folder), {"out": "o", "json": "{}", "err": []})
-    assert status_memo.lookup(str(project.root), "one") == {"out": "o", "json": "{}", "err": []}
+    readmodel.remember_answer(folder, "one", settled, _config(folder), {"out": "o", "json": "{}", "err": []})
+    assert readmodel.answer(str(project.root), "one") == {"out": "o", "json": "{}", "err": []}
     ahead = time.time() + 3600  # as good as written after the marks were taken: within the racy window
     os.utime(config, (ahead, ahead))
-    shutil.rmtree(project.root / ".specd" / ".cache" / "status")
-    fresh = status_memo.inputs(folder, "one")
+    forget(project.root)
+    fresh = readmodel.answer_inputs(folder, "one")
     assert fresh is not None
-    status_memo.remember(folder, "one", fresh, _config(folder), {"out": "o", "json": "{}", "err": []})
-    assert status_memo.lookup(str(project.root), "one") is None
+    readmodel.remember_answer(folder, "one", fresh, _config(folder), {"out": "o", "json": "{}", "err": []})
+    assert readmodel.answer(str(project.root), "one") is None
 
 
 def _config(folder: Any) -> Any:
@@ -223,7 +230,7 @@ def test_the_temporal_record_is_found_above_the_project_without_git(tmp_path: Pa
 
 
 def test_the_project_root_is_found_as_find_project_finds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from specd.tasks import status_memo
+    from specd.tasks import readmodel
     from specd.tasks.project import find_project
 
     inner = tmp_path / "proj" / "src" / "deep"
@@ -234,7 +241,7 @@ def test_the_project_root_is_found_as_find_project_finds_it(tmp_path: Path, monk
                         (tmp_path, "link"), (tmp_path, "proj/src")]:
         monkeypatch.chdir(here)
         expected = find_project(explicit=None if given is None else Path(given)).root
-        assert status_memo.project_root(given) == str(expected), (here, given)
+        assert readmodel.project_root(given) == str(expected), (here, given)
 
 
 @pytest.mark.parametrize("damage", ['{"version": "0.1.0", "env": "", "marks": [], "texts": {"out": 1, "err": 2}}',
@@ -242,5 +249,6 @@ def test_the_project_root_is_found_as_find_project_finds_it(tmp_path: Path, monk
                                     '{"trunc', "[]"])
 def test_a_damaged_kept_answer_is_worked_out_afresh(project: Project, damage: str) -> None:
     out, err = project.settle("one")
-    (project.root / ".specd" / ".cache" / "status" / "one.json").write_text(damage, encoding="utf-8")
+    with sqlite3.connect(project.root / ".specd" / ".cache" / "index.db") as db:
+        db.execute("UPDATE answers SET head = ?, texts = ? WHERE task = 'one'", (damage, damage))
     assert project.run("status", "one") == (out, err, "miss")

@@ -19,11 +19,12 @@ from typing import Any
 from brain_harness import Harness
 from index_rows import indexed
 
-from specd.tasks import index_db, status_index
 from specd.tasks.project import Project
+from specd.tasks.readmodel import store
+from specd.tasks.readmodel.rows import RACY_NS
 from specd.tasks.status import all_status
 
-SETTLE = 2 * status_index.RACY_NS / 1e9  # rows built from files changed within this are not kept
+SETTLE = 2 * RACY_NS / 1e9  # rows built from files changed within this are not kept
 
 
 def _project(h: Harness, *tasks: str) -> Project:
@@ -52,11 +53,6 @@ def _truth(h: Harness) -> dict[str, dict[str, Any]]:
     finally:
         shutil.rmtree(cache, ignore_errors=True)
         aside.rename(cache)
-
-
-def _forget_printed(h: Harness) -> None:
-    """Drop the kept printed listing (``listing_memo``), so the next listing reads the index itself."""
-    (h.root / ".specd" / ".cache" / "status" / ".listing.json").unlink(missing_ok=True)
 
 
 def test_hand_edits_deletions_and_copied_in_folders_show_at_the_next_listing(h: Harness) -> None:
@@ -103,15 +99,14 @@ def test_a_deleted_damaged_or_torn_index_is_made_again_without_a_word(h: Harness
     project = _project(h, "one", "two")
     good = _listing(h)
     cache = project.specd_dir / ".cache"
-    whole = (cache / index_db.NAME).read_bytes()
+    whole = (cache / store.NAME).read_bytes()
     damage = {"deleted": None, "junk": b"this is not a database\n" * 400, "torn": whole[:len(whole) // 2],
               "empty": b""}
     for name, content in damage.items():
-        for path in cache.glob(index_db.NAME + "*"):
+        for path in cache.glob(store.NAME + "*"):
             path.unlink()
         if content is not None:
-            (cache / index_db.NAME).write_bytes(content)
-        _forget_printed(h)
+            (cache / store.NAME).write_bytes(content)
         assert _listing(h) == good, name
         assert set(indexed(project.specd_dir)) == {str(h.task_dir(t)) for t in ("one", "two")}, name
 
@@ -120,11 +115,11 @@ def test_another_schema_is_replaced(h: Harness) -> None:
     project = _project(h, "one")
     good = all_status(project)
     cache = project.specd_dir / ".cache"
-    for path in cache.glob(index_db.NAME + "*"):
+    for path in cache.glob(store.NAME + "*"):
         path.unlink()
-    with sqlite3.connect(cache / index_db.NAME) as db:
+    with sqlite3.connect(cache / store.NAME) as db:
         db.execute("CREATE TABLE rows (other TEXT)")
-        db.execute(f"PRAGMA user_version={index_db.SCHEMA + 1}")
+        db.execute(f"PRAGMA user_version={store.SCHEMA + 1}")
     assert all_status(project) == good
     assert str(h.task_dir("one")) in indexed(project.specd_dir)
 
@@ -132,13 +127,13 @@ def test_another_schema_is_replaced(h: Harness) -> None:
 KILLED_IN_A_WRITE = """
 import os, signal, sys
 from pathlib import Path
-from specd.tasks import index_db, status_index, status_marks
-cache, folder = Path(sys.argv[1]), sys.argv[2]
-sig, _ = status_marks.marks(folder)
-db = index_db.connect(cache)
+from specd.tasks.readmodel import signature, store
+cache, folder = sys.argv[1], sys.argv[2]
+sig, _ = signature.marks(folder)
+db = store.connect(cache)
 db.execute("BEGIN IMMEDIATE")
 bogus = '{"task": "one", "status": "BOGUS"}'
-db.execute("INSERT OR REPLACE INTO rows VALUES (?, ?, ?, ?, ?)", (folder, sig[0], sig[1], bogus, bogus))
+db.execute("INSERT OR REPLACE INTO rows VALUES (?, ?, ?, ?, ?, 0)", (folder, sig[0], sig[1], bogus, bogus))
 db.execute("DELETE FROM rows WHERE folder != ?", (folder,))
 os.kill(os.getpid(), signal.SIGKILL)  # before the commit
 """
@@ -219,7 +214,7 @@ def test_listings_at_the_same_time_share_the_index(h: Harness, tmp_path: Path) -
     later one: never an error, never a wrong row."""
     tasks = [f"t{i}" for i in range(5)]
     project = _project(h, *tasks)
-    for path in (project.specd_dir / ".cache").glob(index_db.NAME + "*"):
+    for path in (project.specd_dir / ".cache").glob(store.NAME + "*"):
         path.unlink()  # every listing starts by making the database: the race on its tables too
     script = tmp_path / "lists.py"
     script.write_text(LISTS, encoding="utf-8")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specd.redact import redact_obj
-from specd.tasks import status_cache
+from specd.tasks.readmodel import redaction
 
 SECRET = 'q"uo\\te-s3cret-Ünï'  # a quote, a backslash and non-ASCII: escaped differently in JSON text
 # Pieces that make or break a rule's match: boundaries (`task-` vs ` sk-`), escapes before a token, a
@@ -38,25 +38,25 @@ def _secret(monkeypatch: pytest.MonkeyPatch) -> None:
 @given(values)
 def test_whatever_redaction_changes_the_check_flags(value: Any) -> None:
     if redact_obj(value) != value:
-        assert status_cache.suspect(status_cache.text(value)), value
+        assert redaction.suspect(redaction.text(value)), value
 
 
 @settings(max_examples=100, deadline=None)
 @given(st.lists(values, max_size=4))
 def test_rows_the_check_passes_are_what_redact_obj_gives(rows: list[Any]) -> None:
-    assert status_cache.redacted_list(rows) == redact_obj(rows)
+    assert redaction.redacted_list(rows) == redact_obj(rows)
 
 
 def test_task_names_alone_are_not_flagged() -> None:
     rows = [{"task": f"task-{i}", "folder": f".specd/tasks/task-{i}", "usage": {"input_tokens": 1}} for i in range(50)]
-    assert not status_cache.suspect(status_cache.text(rows))
-    assert status_cache.suspect(status_cache.text([{"reason": "key sk-abcdefghijkl"}]))
-    assert status_cache.suspect(status_cache.text([{"reason": "line\nsk-abcdefghijkl"}]))
+    assert not redaction.suspect(redaction.text(rows))
+    assert redaction.suspect(redaction.text([{"reason": "key sk-abcdefghijkl"}]))
+    assert redaction.suspect(redaction.text([{"reason": "line\nsk-abcdefghijkl"}]))
 
 
 def test_the_listing_json_parses_to_the_envelope() -> None:
     document = {"ok": True, "task": None, "tasks": [{"task": "a", "needs": ["b"]}, {"task": "b"}], "error": None}
-    printed = status_cache.listing_json(document)
+    printed = redaction.listing_json(document)
     assert json.loads(printed) == document
     assert printed.splitlines()[5] == '    {"task": "b"}'  # a row a line
-    assert status_cache.listing_json({**document, "tasks": []}) == json.dumps({**document, "tasks": []}, indent=2)
+    assert redaction.listing_json({**document, "tasks": []}) == json.dumps({**document, "tasks": []}, indent=2)

@@ -12,15 +12,16 @@ from pathlib import Path
 from brain_harness import Harness
 from index_rows import indexed, raw_text
 
-from specd.tasks import status_index, status_marks
 from specd.tasks.project import Project
+from specd.tasks.readmodel import signature
+from specd.tasks.readmodel.rows import RACY_NS
 from specd.tasks.status import all_status
 
 
 def _settle() -> None:
     # Rows built from files changed within the racy window are not kept; wait it out (change times cannot
     # be set back, so there is no faking it).
-    time.sleep(2 * status_index.RACY_NS / 1e9)
+    time.sleep(2 * RACY_NS / 1e9)
 
 
 def _project(h: Harness, *tasks: str) -> Project:
@@ -55,22 +56,22 @@ def _both(project: Project) -> tuple[dict[str, dict], dict[str, dict]]:
 def test_each_watched_file_made_or_edited_in_place_changes_the_signature(h: Harness) -> None:
     project = _project(h, "t")
     folder = str(h.task_dir("t"))
-    for i, name in enumerate(status_marks.WATCHED):
-        sig, _ = status_marks.marks(folder)  # type: ignore[misc]
-        assert status_marks.still(folder, sig)
+    for i, name in enumerate(signature.WATCHED):
+        sig, _ = signature.marks(folder)  # type: ignore[misc]
+        assert signature.still(folder, sig)
         path = Path(folder, name)
-        if name in status_marks.PHASE_FOLDERS:
+        if name in signature.PHASE_FOLDERS:
             path.mkdir()
         else:
             path.write_text("{}" if i < 2 else "x", encoding="utf-8")
-        assert not status_marks.still(folder, sig), f"{name} made"
-        sig, _ = status_marks.marks(folder)  # type: ignore[misc]
-        if name in status_marks.PHASE_FOLDERS:
+        assert not signature.still(folder, sig), f"{name} made"
+        sig, _ = signature.marks(folder)  # type: ignore[misc]
+        if name in signature.PHASE_FOLDERS:
             (path / "phase-01").mkdir()  # a phase folder added inside: only the phases folder's time moves
         else:
             _in_place(path, path.read_text(encoding="utf-8"), "[]" if i < 2 else "y")  # same size
-        assert not status_marks.still(folder, sig), f"{name} edited in place"
-    assert status_index.task_folders(project)["t"][0][0] == folder
+        assert not signature.still(folder, sig), f"{name} edited in place"
+    assert signature.task_folders(project)["t"][0][0] == folder
 
 
 def test_the_listing_follows_every_input_of_a_kept_row(h: Harness) -> None:

@@ -10,8 +10,9 @@ from pathlib import Path
 from brain_harness import Harness
 from index_rows import indexed
 
-from specd.tasks import status_index, status_marks, status_row
 from specd.tasks.project import Project
+from specd.tasks.readmodel import finished, signature
+from specd.tasks.readmodel.rows import RACY_NS
 from specd.tasks.status import all_status, task_status
 
 
@@ -31,8 +32,8 @@ def _finished(h: Harness) -> Project:
 
 
 def _fast(project: Project, task: str) -> dict | None:
-    (folder, sig, _, _), = status_index.task_folders(project)[task]
-    return status_row.finished_row(task, folder, f".specd/tasks/{task}", status_marks.names(sig[1]))
+    (folder, sig, _, _), = signature.task_folders(project)[task]
+    return finished.finished_row(task, folder, f".specd/tasks/{task}", signature.names(sig[1]))
 
 
 def test_fast_rows_equal_the_full_rows_key_for_key(h: Harness) -> None:
@@ -74,7 +75,7 @@ def test_a_cold_listing_reads_rows_as_before_and_saves_the_index_once(h: Harness
     project = _finished(h)
     # Files older than the index's racy window (change times, which nothing can set back), so the first
     # listing keeps every row.
-    time.sleep(2 * status_index.RACY_NS / 1e9)
+    time.sleep(2 * RACY_NS / 1e9)
     cold = all_status(project)
     assert set(indexed(project.specd_dir)) == {str(project.tasks_dir / t) for t in folders_of(cold)}
     saved = _written(project)

@@ -1,4 +1,4 @@
-"""The check that lets the status index's rows that hold nothing to mask skip the walk of ``redact_obj`` (a
+"""The check that lets the read model's rows that hold nothing to mask skip the walk of ``redact_obj`` (a
 second at 10,000 rows), and the listing's JSON text.
 
 ``redact_obj`` changes a row only where one of its strings holds a secret value, where one holds a hint of a

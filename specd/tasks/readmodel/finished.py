@@ -35,7 +35,7 @@ _STATES: dict[str, RunState] = {}
 
 def finished_row(task: str, folder: str, shown: str, present: Collection[str]) -> dict[str, Any] | None:
     """The row of a task whose run ended for good, or None when the full path must build it. ``present``:
-    the watched files in the folder (``status_marks``), just found by the listing: no need to ask again."""
+    the watched files in the folder (``signature``), just found by the listing: no need to ask again."""
     if STATE_JSON not in present or OWNER in present:
         return None  # no run yet (derived from its files), or maybe a live run: the full path's to judge
     data, config = _json(folder, STATE_JSON), _json(folder, "config.json")

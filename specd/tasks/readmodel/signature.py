@@ -11,6 +11,13 @@ the hash of the tuple of (change time in ns, size, inode) of the folder and of e
 order. Python hashes ints and tuples the same way in every process (only str and bytes are salted), and
 the tuple hash is a bijection in each element with the others fixed, so a change of any one value always
 changes it; the index is keyed by the Python version too. One int instead of twelve keeps the index small.
+
+That shallow signature covers every file a finished row reads. An unfinished row reads more: where specdacular's
+files put a task not run yet (RESEARCH.md, CONTEXT.md, a phase folder's PLAN.md) and the phase folders a plan
+walks, any of which can be edited in place or gain a file one folder down. Its signature is deep (the ``DEEP``
+bit set): the same hash over every folder and file of the task's tree, transcripts left out (only a live run
+writes them, and a live run's row is never kept). It is taken only for a row the fast path of a finished task
+did not give, before that row is built.
 """
 
 from __future__ import annotations
@@ -25,11 +32,13 @@ from typing import Any
 from specd.system import fanout
 from specd.tasks.phases import PHASE_FOLDERS
 from specd.tasks.project import Project
+from specd.tasks.readmodel.inputs import tree
 
 # Every file a finished row reads (the lock's owner file: a run may be live), and the phase folders, whose
 # own time moves when a phase folder is added or removed in them.
 WATCHED = ("config.json", ".pipeline-state.json", "ROADMAP.md", ".run.lock.owner", *PHASE_FOLDERS)
 CONFIG = 1  # the bit of config.json: a task folder has one
+DEEP = 1 << 20  # a signature over the whole tree (an unfinished row), not the watched names
 GONE = (-1, -1, -1)  # a name that exists but cannot be looked at (a dangling link): looked at every time
 
 # folder, signature, newest change time (0 when taken from the index), whether the folder is a link
@@ -65,10 +74,30 @@ def marks(folder: str) -> tuple[list[int], int] | None:
     return [hash(tuple(values)), bits], max(values[0::3])
 
 
+def deep(folder: str) -> tuple[list[int], int] | None:
+    """The folder's deep signature and its tree's newest change time, or None when the tree cannot be watched
+    whole (too big, a linked folder in it, unreadable)."""
+    paths: list[str] = []
+    if not tree(folder, paths):
+        return None
+    values = [len(paths)]
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            values += GONE
+        else:
+            values += (st.st_ctime_ns, st.st_size, st.st_ino)
+    return [hash(tuple(values)), DEEP | CONFIG], max(values[1::3])
+
+
 def still(folder: str, sig: Any) -> bool:
     """Whether ``sig`` (read from the index: maybe anything) is the folder's signature now."""
     try:
         digest, bits = sig
+        if type(bits) is int and bits & DEEP:
+            now = deep(folder)
+            return now is not None and now[0] == [digest, bits]
         st = os.stat(folder)
         values = [st.st_ctime_ns, st.st_size, st.st_ino]
         for name in names(bits):
@@ -86,7 +115,7 @@ def still(folder: str, sig: Any) -> bool:
 @functools.lru_cache(maxsize=256)
 def names(bits: int) -> tuple[str, ...]:
     """The watched names a signature's bits say exist (raises TypeError for what is not a small int)."""
-    if type(bits) is not int or not 0 <= bits < 1 << len(WATCHED):
+    if type(bits) is not int or not 0 <= bits & ~DEEP < 1 << len(WATCHED):
         raise TypeError(bits)
     return tuple(name for i, name in enumerate(WATCHED) if bits >> i & 1)
 

@@ -1,0 +1,159 @@
+"""What `specd status TASK` and a piped or --json `specd status` printed, kept while nothing it came from changed.
+
+Even with every row in ``rows``, a listing still loaded the pipeline, worked the task graph out and laid the
+table out again; `status TASK` loaded the pipeline, decoded the whole run state and replayed the cursor. While
+their inputs are unchanged the text is the same, so it is kept in the store (``store``: tables ``answers``
+and ``printed``) and printed again while one rule holds (``holds``): every path mark (``inputs``) and every
+folder signature (``signature``) it was kept with is as it is now, the environment digest is the same, and it
+was kept by this specd. For an answer the marks are its task's whole tree and the shared inputs; for the
+listing, the shared inputs, the folders tasks live in (tasks/, features/, worktrees/, homes/: a folder made,
+removed or renamed there moves their times), each row's folder signature, and each folder there that was not a
+task (a config.json made in it moves its times). A task in a worktree, a row the store could not keep (a live
+run, a broken task), or an input changed in the last moment, and nothing is kept.
+
+Lookups import no more than ``json``, ``sqlite3`` and ``inputs``: a kept answer costs little more than starting
+Python and click. A text redaction would change is never kept: a hit prints exactly what a miss does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from specd import __version__
+from specd.tasks.readmodel import inputs, store
+
+if TYPE_CHECKING:
+    from specd.pipeline.model import PipelineConfig
+    from specd.tasks.project import Project
+
+# The folder signatures hold Python's hash of ints (``signature``).
+VERSION = f"{__version__} {sys.hexversion}"
+Texts = dict[str, Any]  # "out" (plain), "json" (or None), "err" (the warnings' lines)
+
+
+def parents(project: Project) -> list[str]:
+    """The folders tasks live in: tasks/, features/ and worktrees/; and homes/, which says which of them."""
+    return [str(folder) for folder in (project.tasks_dir, project.features_dir, project.specd_dir / "worktrees",
+                                       project.specd_dir / "homes")]
+
+
+def listing_inputs(project: Project) -> inputs.Inputs | None:
+    """The marks of what every row shares, taken before the listing is worked out."""
+    settled = time.time_ns() - inputs.RACY_NS
+    paths = parents(project)
+    if not inputs.shared(project, paths):
+        return None
+    return settled, inputs.environment(str(project.root)), [(path, inputs.mark(path)) for path in paths]
+
+
+def remember_answer(project: Project, task: str, before: inputs.Inputs, config: PipelineConfig | None,
+                    texts: Texts) -> None:
+    """Keep ``texts`` for ``task`` if its inputs were already settled when ``before`` was taken."""
+    settled, env, marks = before
+    if config is None or not inputs.named_plainly(config) or not inputs.settled_marks(marks, settled):
+        return  # a broken pipeline, a workflow named by a path (not watched here), or an input just changed
+    _keep(project, "INSERT OR REPLACE INTO answers VALUES (?, ?, ?)", task, env, marks, texts)
+
+
+def remember_listing(project: Project, before: inputs.Inputs | None, config: PipelineConfig | None,
+                     kept: list[Any], texts: Texts) -> None:
+    """Keep ``texts`` when ``kept`` (``rows.listing``'s ``keep``: each row's folder and signature) covers every
+    row and nothing it came from changed in the last moment; otherwise forget what was kept."""
+    if before is None or config is None or not inputs.named_plainly(config) or None in kept:
+        forget_listing(project)
+        return
+    settled, env, marks = before
+    folders = {folder for folder, _ in kept}
+    others = []  # folders there that are not tasks: one that gains a config.json becomes one
+    here = dict(marks)
+    for parent in parents(project):
+        if here.get(parent) is None:
+            continue
+        try:
+            with os.scandir(parent) as entries:
+                found = [e.path for e in entries if e.path not in folders and e.is_dir()]
+        except OSError:
+            found = None
+        if found is None or (found and parent.endswith("/worktrees")):
+            forget_listing(project)  # a task may live in a worktree: `status` shows it from there, live
+            return
+        others += found
+    marks = marks + [(path, inputs.mark(path)) for path in others]
+    if not inputs.settled_marks(marks, settled):
+        forget_listing(project)
+        return
+    _keep(project, "INSERT OR REPLACE INTO printed VALUES (0, ?, ?, ?)", None, env, marks, texts, kept)
+
+
+def forget_listing(project: Project) -> None:
+    """Forget the printed listing: a listing that cannot be kept makes the next lookup a miss at once."""
+    db = store.connect(str(project.specd_dir / ".cache"), make=False)
+    if db is not None:
+        store.write(db, [("DELETE FROM printed", ())])
+        db.close()
+
+
+def _keep(project: Project, sql: str, task: str | None, env: str, marks: list[Any], texts: Texts,
+          folders: list[Any] | None = None) -> None:
+    """Write what was printed, unless redaction would change a byte of it."""
+    from specd.redact import redact
+    from specd.tasks.readmodel.redaction import suspect
+
+    head = json.dumps({"version": VERSION, "env": env, "marks": marks})
+    body = json.dumps(texts)
+    if suspect(body) and redact(body) != body:  # the quick look first: a listing's text is megabytes
+        return  # the writer would mask part of it, and a hit must print exactly what a miss does
+    cache = project.specd_dir / ".cache"
+    if not project.specd_dir.is_dir():
+        return
+    from specd.state import atomic
+
+    with contextlib.suppress(OSError):
+        atomic.make_folder(cache)
+        db = store.connect(str(cache))
+        if db is not None:
+            params = (head, body) if folders is None else (head, json.dumps(folders), body)
+            store.write(db, [(sql, (task, *params) if task is not None else params)])
+            db.close()
+
+
+def answer(root: str, task: str) -> Texts | None:
+    """The texts kept for ``task`` in the project at ``root``, if every input is as it was; else None."""
+    if not inputs.plain(task):
+        return None  # not a task name: nothing kept for it
+    found = store.read_one(f"{root}/.specd/.cache", "SELECT head, texts FROM answers WHERE task = ?", (task,))
+    return None if found is None else holds(root, found[0], None, found[1])
+
+
+def listing(root: str) -> Texts | None:
+    """The printed listing's texts (``out``, ``json``, ``err``) if every mark still holds."""
+    found = store.read_one(f"{root}/.specd/.cache", "SELECT head, folders, texts FROM printed", ())
+    return None if found is None else holds(root, found[0], found[1], found[2])
+
+
+def holds(root: str, head: Any, folders: Any, body: Any) -> Texts | None:
+    """The one freshness rule: the texts in ``body`` when every path mark and folder signature kept with them
+    holds now and the environment is the same; None when anything differs or was kept in another shape."""
+    try:
+        data = json.loads(head)
+        if data["version"] != VERSION or any(inputs.mark(path) != kept for path, kept in data["marks"]):
+            return None
+        if folders is not None:
+            from specd.tasks.readmodel.signature import still
+
+            if not all(still(folder, sig) for folder, sig in json.loads(folders)):
+                return None
+        texts = json.loads(body)
+        if not (isinstance(texts["out"], str) and (texts["json"] is None or isinstance(texts["json"], str))
+                and all(isinstance(line, str) for line in texts["err"])):
+            return None
+        if data["env"] != inputs.environment(root):
+            return None
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return None  # damaged or of another shape: worked out afresh
+    return {"out": texts["out"], "json": texts["json"], "err": list(texts["err"])}

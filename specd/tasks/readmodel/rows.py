@@ -1,0 +1,232 @@
+"""Every task's `specd status` row, kept between listings so thousands of tasks list in well under a second.
+
+A row is kept for a task no process is running (the lock's owner file would change its signature, and a row
+showing a live run is never kept), and reused while its folder's signature (``signature``) is unchanged:
+- a finished task's (COMPLETE, CANCELLED, FAILED) under the shallow signature: the folder's own change time
+  (any file made, removed or renamed in it moves it, an atomic save included) and those of the watched files
+  that exist (a file edited in place moves only its own);
+- an unfinished task's, with the plan it shows, under the deep signature (its whole tree) and while the shared
+  inputs a plan is worked out from (pipeline files, config.json, workflows/, hooks/, the built-ins: ``inputs``)
+  are as they were when it was written (``meta``'s ``shared``): planning a task (the pipeline loaded, the run
+  state copied and its cursor replayed) was a fifth of a listing, done again for every unfinished task.
+Any difference, or another specd or Python version, and the row is built afresh from the files. A row built
+from a file changed in the last moment is not kept yet: file times advance in clock ticks, so an edit in the
+same tick could go unseen.
+
+The rows live in the read model's store (``store``, table ``rows``): the few fields a table shows (all a plain
+or terminal listing reads and writes) and the whole row (read and written by ``--json`` and the page). Only the
+rows that changed are written, in one transaction; a broken or unwritable store just means building rows.
+Rows are redacted as they are written, and one that redaction would still change is not kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import sys
+import time
+from collections.abc import Callable, Collection
+from typing import Any
+
+from specd import __version__
+from specd.system import fanout
+from specd.tasks.project import Project
+from specd.tasks.readmodel import redaction, store
+from specd.tasks.readmodel.signature import names, task_folders
+
+# The signatures hold Python's hash of ints (``signature``); "plan": unfinished rows are kept too.
+VERSION = f"{__version__} {sys.hexversion} plan"
+RACY_NS = 100_000_000  # 0.1 s: far more than a file-time tick
+FINAL = frozenset({"COMPLETE", "CANCELLED", "FAILED"})
+# With the cost: all a table or the graph reads (a branch: the task runs in its worktree).
+SHOWN = ("task", "status", "needs", "next", "updated_at", "branch", "idle")
+
+# The task's name, and its one folder, the watched files in it and whether the folder is a link.
+Found = tuple[str, frozenset[str], bool] | None
+# What building a row gives: the row, and the folder's deep signature and newest change time when it is an
+# unfinished task's row (taken before the row was built), else None.
+Built = tuple[dict[str, Any], tuple[list[int], int] | None]
+Build = Callable[[str, Found], Built]
+Loaded = tuple[dict[str, Any], dict[str, Any] | None, dict[str, tuple[str, str | None, int]]]
+
+
+def light(row: dict[str, Any]) -> dict[str, Any]:
+    """The fields a table shows, as the same dict shape (the cost inside ``usage``)."""
+    usage = row.get("usage")
+    cost = usage.get("cost_usd") if isinstance(usage, dict) else None
+    return {**{k: row[k] for k in SHOWN if k in row}, **({"usage": {"cost_usd": cost}} if cost is not None else {})}
+
+
+def listing(project: Project, build: Build, always: Collection[str] = (), *, full: bool = True,
+            keep: list[Any] | None = None, shared: tuple[str, int] | None = None) -> list[dict[str, Any]]:
+    """Every task's row in name order: from the store where still valid, otherwise from ``build(task, found)``
+    (``found``: the task's one folder and the watched files in it, or None when the name is in both places).
+    Tasks in ``always`` (running in a worktree, whose files the signatures do not watch) are always built.
+    ``full=False`` gives only the fields a table shows (``light``), and reads no whole rows. ``keep`` gets,
+    in any order, the folder and signature of each row the store holds, and None for each it cannot.
+    ``shared``: the shared inputs' marks as text and their newest change time (``inputs.shared_marks``), or
+    None when they cannot be watched: then no unfinished row is read or kept."""
+    db = _open(project)
+    try:
+        shown, whole, texts = _load(db, full, shared[0] if shared else None)
+    except Damaged:  # nothing in it is worth keeping over the folders: made again, empty
+        db.close()  # type: ignore[union-attr]  # only a database read raises it
+        store.remove(str(project.specd_dir / ".cache"))
+        db = _open(project)
+        shown, whole, texts = {}, {} if full else None, {}
+    kept_shown: dict[str, Any] = {}
+    fresh: dict[str, tuple[dict[str, Any], dict[str, Any], list[int], bool]] = {}  # rows built now to keep
+    rows: list[dict[str, Any] | None] = []
+    settled = time.time_ns() - RACY_NS  # taken before any row is built
+    found = task_folders(project, shown)
+    todo: list[tuple[str, Found]] = []
+    slots: dict[str, int] = {}
+    for name in sorted(found):
+        folders = found[name]
+        # A name in both places is never taken from the store: building its row reports the clash.
+        one = len(folders) == 1 and name not in always
+        folder, sig, _, linked = folders[0]
+        entry: Any = shown.get(folder) if one else None
+        if _holds(entry, sig):
+            whole_entry = whole.get(folder) if whole is not None else None
+            if whole is None or _holds(whole_entry, sig):
+                kept_shown[folder] = entry
+                if keep is not None:
+                    keep.append((folder, sig))
+                rows.append((entry if whole_entry is None else whole_entry)[1])
+                continue
+        slots[name] = len(rows)
+        rows.append(None)  # built below, thousands of them on two cores when cold
+        todo.append((name, (folder, frozenset(names(sig[1])), linked) if len(folders) == 1 else None))
+
+    def job(item: tuple[str, Found]) -> tuple[dict[str, Any], dict[str, Any], Any]:
+        row, deep = build(*item)  # the whole row, what a table shows of it, and the signature to keep it under
+        keep_as: Any = None
+        if row.get("running") or row.get("status") == "ERROR":
+            pass  # a live run changes by the second; an error row is built again to say what is wrong now
+        elif row.get("status") in FINAL:
+            keep_as = "shallow"
+        elif shared is not None and shared[1] < settled:
+            keep_as = deep
+        return (row if full else {}), light(row), keep_as
+
+    for (name, _), (row, view, keep_as) in zip(todo, fanout.fork_map(job, todo), strict=True):
+        folders = found[name]
+        folder, sig, newest, _ = folders[0]
+        planned = keep_as is not None and keep_as != "shallow"
+        if planned:
+            sig, newest = keep_as
+        if len(folders) == 1 and name not in always and keep_as is not None and newest < settled:
+            fresh[folder] = (row, view, sig, planned)
+            if keep is not None:
+                keep.append((folder, sig))
+        elif keep is not None:
+            keep.append(None)
+        rows[slots[name]] = row if full else view
+    dropped = [folder for folder in shown if folder not in kept_shown and folder not in fresh]
+    if db is not None:
+        if fresh or dropped:
+            with contextlib.suppress(sqlite3.Error):  # damaged under us: the next call makes it again
+                _save(db, full, fresh, dropped, shared[0] if shared else None,
+                      {k: (v[0], *texts[k]) for k, v in kept_shown.items()})
+        db.close()
+    return rows  # type: ignore[return-value]  # every None was filled above
+
+
+def _open(project: Project) -> sqlite3.Connection | None:
+    """The store; none for a project with no .specd/ folder (nothing is made there)."""
+    if not project.specd_dir.is_dir():
+        return None
+    from specd.state import atomic
+
+    try:
+        atomic.make_folder(project.specd_dir / ".cache")
+    except OSError:
+        return None
+    return store.connect(str(project.specd_dir / ".cache"))
+
+
+def _load(db: sqlite3.Connection | None, full: bool, shared: str | None) -> Loaded:
+    """``({folder: [signature, shown]}, {folder: [signature, whole]} or None unless ``full``, and each row's
+    JSON texts and whether it is planned)``; empty when the store holds rows of another version. Unfinished
+    rows are left out unless the shared inputs are as they were when they were written."""
+    empty: Loaded = ({}, {} if full else None, {})
+    if db is None:
+        return empty
+    try:
+        if store.meta(db, "version") != VERSION:
+            return empty
+        plans = shared is not None and store.meta(db, "shared") == shared
+        found = db.execute(f"SELECT folder, digest, bits, shown, {'whole' if full else 'NULL'}, planned FROM rows"
+                           + ("" if plans else " WHERE planned = 0")).fetchall()
+        # One call of the C decoder for all the rows: thousands of small calls cost several times as much.
+        shown = json.loads("[" + ",".join(r[3] for r in found) + "]")
+        whole = json.loads("[" + ",".join(r[4] or "null" for r in found) + "]") if full else None
+    except sqlite3.OperationalError:
+        return empty  # busy: the rows are built, and written if the store lets us
+    except (sqlite3.DatabaseError, ValueError, RecursionError, TypeError):
+        raise Damaged from None
+    index = {r[0]: [[r[1], r[2]], row] for r, row in zip(found, shown, strict=True)}
+    rows = None if whole is None else {r[0]: [[r[1], r[2]], row] for r, row in zip(found, whole, strict=True)
+                                      if row is not None}
+    return index, rows, {r[0]: (r[3], r[4], r[5]) for r in found}
+
+
+class Damaged(Exception):
+    """The store could be opened, but what it holds cannot be read."""
+
+
+def _holds(entry: Any, sig: list[int]) -> bool:
+    """Whether a store entry (read from a file: maybe anything) is ``[sig, row]``."""
+    return type(entry) is list and len(entry) == 2 and entry[0] == sig and type(entry[1]) is dict
+
+
+def _save(db: sqlite3.Connection, full: bool, fresh: dict[str, tuple[dict[str, Any], dict[str, Any], list[int], bool]],
+          dropped: list[str], shared: str | None, kept: dict[str, tuple[list[int], str, str | None, int]]) -> None:
+    """Write the rows built now (the whole rows too when this listing built them; a table listing leaves
+    them to the next `--json`) and forget the rows that no longer hold. Rows are redacted as they are
+    written: a secret in a run state saved before the secret was known must not reach the store; a kept row
+    holding a secret learned since it was written is written again, redacted."""
+    entries = []
+    for folder, (row, view, sig, plan) in fresh.items():
+        shown, whole = _clean(view), _clean(row) if full else None
+        if shown is None or (full and whole is None):
+            dropped.append(folder)  # redaction would still change it: not kept, built again next time
+        else:
+            entries.append((folder, sig[0], sig[1], shown, whole, int(plan)))
+    if kept and redaction.has_secret("".join(a + (b or "") for _, a, b, _ in kept.values())):
+        for folder, (sig, shown_text, whole_text, planned) in kept.items():
+            if redaction.has_secret(shown_text + (whole_text or "")):
+                shown = _clean(json.loads(shown_text))
+                whole = None if whole_text is None else _clean(json.loads(whole_text))
+                if shown is None or (whole_text is not None and whole is None):
+                    dropped.append(folder)
+                else:
+                    entries.append((folder, sig[0], sig[1], shown, whole, planned))
+    statements: list[tuple[str, Any]] = []
+    if store.meta(db, "version") != VERSION:
+        statements += [("DELETE FROM rows", ()), ("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))]
+    if shared is not None and any(e[5] for e in entries) and store.meta(db, "shared") != shared:
+        # the plans kept were worked out from other shared inputs: none of them holds any more
+        statements += [("DELETE FROM rows WHERE planned = 1", ()),
+                       ("INSERT OR REPLACE INTO meta VALUES ('shared', ?)", (shared,))]
+    # A plan is written only under the shared inputs it was worked out from, checked inside the transaction:
+    # another listing may have found them changed since this one looked.
+    statements += [("DELETE FROM rows WHERE folder = ?", [(folder,) for folder in dropped]),
+                   ("INSERT OR REPLACE INTO rows VALUES (?, ?, ?, ?, ?, ?)", [e for e in entries if not e[5]]),
+                   ("INSERT OR REPLACE INTO rows SELECT ?, ?, ?, ?, ?, ? WHERE"
+                    " (SELECT value FROM meta WHERE key = 'shared') = ?", [(*e, shared) for e in entries if e[5]])]
+    store.write(db, statements)
+
+
+def _clean(row: dict[str, Any]) -> str | None:
+    """The row's JSON text as the store keeps it, redacted; None when redaction of the text would still change
+    it (the store keeps nothing a redacted write would mask)."""
+    text = redaction.text(row)
+    if not redaction.suspect(text):
+        return text
+    from specd.redact import redact, redact_obj
+
+    text = redaction.text(redact_obj(row))
+    return text if redact(text) == text else None
