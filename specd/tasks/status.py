@@ -74,7 +74,8 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     view["next"] = None if final else nxt
     moved = view.pop("_probe", None)
     view["plan"] = [] if final or pos is None or moved is None else remaining(moved, config)
-    view["progress"] = progress.step_of(moved, config, len(known)) if view["plan"] else None  # (k, N): "step k of N"
+    # [k, N]: "step k of N"; a list, as a row read back from the read model's store has it
+    view["progress"] = list(progress.step_of(moved, config, len(known))) if view["plan"] else None
     if state is None:
         view.update(usage={}, phases=[p.id for p in known], hint=f"specd continue {task}",
                     **({} if listing else {"history": []}))

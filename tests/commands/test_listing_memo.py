@@ -3,7 +3,7 @@
 Each test lists a copy of a project with three finished tasks, waits until both listings (plain and --json)
 are printed from what was kept (a call that imports no ``specd.tasks.status``), then changes one thing: a
 task's config.json edited in place, a task made or removed, a folder that becomes a task, the pipeline file,
-a `.env` secret, a run. The next listing must be worked out afresh and print what a listing with no cache at
+a `.env` secret, a run. A task not finished is kept too, with its plan, until any file of its folder changes. The next listing must be worked out afresh and print what a listing with no cache at
 all prints.
 """
 
@@ -14,6 +14,7 @@ import json
 import os
 import pty
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -144,12 +145,13 @@ def test_a_config_edited_in_place_shows_at_once(listing: Listing) -> None:
     listing.settle()  # the same again once it is old enough
 
 
-def test_a_new_task_is_listed_and_nothing_is_kept_while_it_has_not_started(listing: Listing) -> None:
+def test_a_new_task_is_listed_and_kept_with_its_plan_until_it_runs(listing: Listing) -> None:
     listing.h.new("d")
     out, _, as_json = listing.follows()
     assert lines(out)["d"][1] == "NOT_STARTED"
     assert rows(as_json)["d"]["status"] == "NOT_STARTED"
-    listing.never_kept()
+    out, as_json = listing.settle()  # an unfinished task's row is kept too, with the plan it shows
+    assert rows(as_json)["d"]["plan"] == [{"step": "first", "pipeline": "main", "phase": None}]
     assert listing.h.specd("continue", "d", "--auto", "--agent", "cmd:true").returncode == 0
     out, _, _ = listing.follows()
     assert lines(out)["d"][1] == "COMPLETE"
@@ -179,7 +181,15 @@ def test_a_folder_that_gains_a_config_becomes_a_task_at_once(listing: Listing) -
     out, _, as_json = listing.follows()
     assert lines(out)["later"][1] == "NOT_STARTED"
     assert rows(as_json)["later"]["status"] == "NOT_STARTED"
-    listing.never_kept()
+    context = later / "CONTEXT.md"  # specdacular's: an open gray area means it starts at discuss
+    context.write_text("# Context\n\n## Gray Areas Remaining\n\n- [ ] which format\n", encoding="utf-8")
+    assert rows(listing.follows()[2])["later"]["derived"]["step"] == "discuss"
+    listing.settle()  # kept, with its plan
+    with context.open("r+", encoding="utf-8") as handle:  # in place: only the file's own times move
+        text = handle.read().replace("- [ ]", "- [x]")
+        handle.seek(0)
+        handle.write(text)
+    assert rows(listing.follows()[2])["later"]["derived"]["step"] == "research"
 
 
 def test_the_pipeline_file_edited_or_broken_shows_at_once(listing: Listing) -> None:
@@ -271,7 +281,8 @@ def test_a_task_that_runs_or_ran_with_the_lock_is_never_printed_from_what_was_ke
 
 def test_the_json_and_plain_memos_are_apart_and_a_terminal_never_reads_them(listing: Listing) -> None:
     plain, as_json = listing.settle()
-    shutil.rmtree(listing.root / ".specd" / ".cache" / "status")
+    with sqlite3.connect(listing.root / ".specd" / ".cache" / "index.db") as db:
+        db.execute("DELETE FROM printed")
     assert listing.run() == (plain, "", "miss")
     assert listing.run() == (plain, "", "hit")  # kept: every input is old
     assert listing.run("--json") == (as_json, "", "miss")  # the plain listing kept no JSON

@@ -225,3 +225,51 @@ def test_listings_at_the_same_time_share_the_index(h: Harness, tmp_path: Path) -
         out, err = child.communicate(timeout=300)
         assert (child.returncode, out.strip()) == (0, "ok"), err
     assert set(indexed(project.specd_dir)) == {str(h.task_dir(t)) for t in tasks}
+
+
+def _rows(project: Project, cold: bool = False) -> dict[str, dict[str, Any]]:
+    """The listing in this process (``cold``: worked out from the files alone, the store set aside)."""
+    if not cold:
+        return {row["task"]: row for row in all_status(project)}
+    cache, aside = project.specd_dir / ".cache", project.specd_dir / ".cache-aside"
+    cache.rename(aside)
+    try:
+        return {row["task"]: row for row in all_status(project)}
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+        aside.rename(cache)
+
+
+def test_an_unfinished_task_s_row_follows_an_edit_of_the_pipeline_file(h: Harness) -> None:
+    """Unfinished rows are kept with their plans, under the shared inputs they were worked out from: an edit of
+    pipeline.json (in place or replaced) gives every unfinished task its new plan at the next listing, while a
+    finished row is still read from the store."""
+    project = _project(h, "done")
+    h.new("fresh")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}, {"name": "b", "workflow": "w.md", "pause": True}]})
+    h.new("waits")
+    assert h.cont("waits", "--semi-auto").returncode == 3  # held at the gate before b
+    time.sleep(SETTLE)
+    first = _rows(project)
+    assert [s["step"] for s in first["fresh"]["plan"]] == ["a", "b"]
+    assert [s["step"] for s in first["waits"]["plan"]] == ["b"]
+    planned = {folder: whole for folder, (_, whole) in indexed(project.specd_dir).items()}
+    assert set(planned) == {str(h.task_dir(t)) for t in ("done", "fresh", "waits")}  # all three kept
+    assert _rows(project) == first
+
+    pipeline = project.specd_dir / "pipeline.json"
+    data = json.loads(pipeline.read_text(encoding="utf-8"))
+    data["pipelines"]["main"].append({"name": "c", "workflow": "w.md"})
+    with pipeline.open("r+", encoding="utf-8") as handle:  # in place: the same inode
+        handle.write(json.dumps(data))
+        handle.truncate()
+    rows = _rows(project)
+    assert [s["step"] for s in rows["fresh"]["plan"]] == ["a", "b", "c"]
+    assert [s["step"] for s in rows["waits"]["plan"]] == ["b", "c"]
+    assert rows == _rows(project, cold=True)
+    time.sleep(SETTLE)
+    assert _rows(project) == rows  # kept again under the new marks
+    h.pipeline({"main": [{"name": "b", "workflow": "w.md"}, {"name": "a", "workflow": "w.md"}]})
+    rows = _rows(project)
+    assert [s["step"] for s in rows["fresh"]["plan"]] == ["b", "a"]
+    assert rows == _rows(project, cold=True)
