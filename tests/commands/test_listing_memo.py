@@ -3,8 +3,8 @@
 Each test lists a copy of a project with three finished tasks, waits until both listings (plain and --json)
 are printed from what was kept (a call that imports no ``specd.tasks.status``), then changes one thing: a
 task's config.json edited in place, a task made or removed, a folder that becomes a task, the pipeline file,
-a `.env` secret, a run. A task not finished is kept too, with its plan, until any file of its folder changes. The next listing must be worked out afresh and print what a listing with no cache at
-all prints.
+a `.env` secret, a run. The next listing must be worked out afresh and print what a listing with no cache at
+all prints. A task not finished is kept too, with its plan, until any file of its folder changes.
 """
 
 from __future__ import annotations
