@@ -46,6 +46,12 @@ def run_task(project: Project, task: str, *, events: EventBus, human_for: Callab
              approve: str | None = None) -> Stopped:
     """Run ``task`` until it stops. Bad input (a broken pipeline file, a held wait with nothing to answer it)
     is raised as a ``SpecdError``, as everywhere else."""
-    status, reason, waiting = runner.run(project, task, mode_flag=mode_flag, agent_spec=agent_spec,
-                                         human_for=human_for, events=events, max_cost=max_cost, approve=approve)
+    try:
+        status, reason, waiting = runner.run(project, task, mode_flag=mode_flag, agent_spec=agent_spec,
+                                             human_for=human_for, events=events, max_cost=max_cost, approve=approve)
+    finally:
+        # Once, after the lock is released, whatever stopped the run: the next listing reads this row.
+        from specd.tasks.readmodel.own import write_row
+
+        write_row(project, task)
     return Stopped(task, status, reason, waiting)

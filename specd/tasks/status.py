@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import os
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -75,7 +76,8 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     moved = view.pop("_probe", None)
     view["plan"] = [] if final or pos is None or moved is None else remaining(moved, config)
     # [k, N]: "step k of N"; a list, as a row read back from the read model's store has it
-    view["progress"] = list(progress.step_of(moved, config, len(known))) if view["plan"] else None
+    of = progress.step_of(moved, config, len(known)) if view["plan"] else None
+    view["progress"] = None if of is None else list(of)
     if state is None:
         view.update(usage={}, phases=[p.id for p in known], hint=f"specd continue {task}",
                     **({} if listing else {"history": []}))
@@ -221,7 +223,7 @@ def all_status(project: Project, config: PipelineConfig | None = None,
     if config is None and broken is None:
         config, broken = pipeline_or_problem(project)
     # Here, not at the top: `status TASK` needs neither the store (sqlite3) nor the fan-out over folders.
-    from specd.tasks.readmodel import finished, inputs, rows, signature
+    from specd.tasks.readmodel import inputs, rows
 
     away = locate.in_worktrees(project)  # shown from their worktree, with its branch; never kept
     # How a task folder is shown, worked out once per parent: a realpath per task was a third of a cold listing.
@@ -229,26 +231,38 @@ def all_status(project: Project, config: PipelineConfig | None = None,
     shared = inputs.shared_marks(project, config)  # taken before any row is built
 
     def build(task: str, entry: tuple[str, frozenset[str], bool] | None) -> rows.Built:
-        try:
-            if task in away:
-                tree = locate.locate(project, task)  # its home: a task in both places is an ERROR row
-                return task_status(tree, task, None, listing=True) | {
-                    "branch": locate.branch(task), "folder": project.rel(tree.tasks_dir / task)}, None
-            found = None
-            # A linked folder is shown where it points. Strings: no Path objects made per task.
-            if entry is not None and not entry[2]:
-                where = f"{shown[entry[0][:-len(task) - 1]]}/{task}"
-                quick = None if config is None else finished.finished_row(task, entry[0], where, entry[1])
-                if quick is not None:
-                    return quick, None
-                found = (Path(entry[0]), where)
-            # an unfinished row is kept under its whole tree's marks, taken before it is built
-            deep = signature.deep(entry[0]) if entry is not None and shared is not None else None
-            return task_status(project, task, config, listing=True, broken=broken, found=found), deep
-        except SpecdError as exc:
-            return {"task": task, "status": "ERROR", "reason": str(exc), "next": None}, None
+        return listing_row(project, task, entry, config, broken, shown, deep=shared is not None, away=away)
 
     return rows.listing(project, build, always=away, full=full, keep=keep, shared=shared)
+
+
+def listing_row(project: Project, task: str, entry: tuple[str, frozenset[str], bool] | None,
+                config: PipelineConfig | None, broken: str | None, shown: dict[str, str], *, deep: bool,
+                away: Collection[str] = ()) -> tuple[dict[str, Any], tuple[list[int], int] | None]:
+    """One task's listing row, as every listing builds it, and (when ``deep`` and the row is not a finished
+    task's) its folder's deep signature taken before it was built. ``entry``: the task's one folder, the watched
+    files in it and whether it is a link (None: the name is in both places); ``shown``: how each parent folder
+    is shown."""
+    from specd.tasks.readmodel import finished, signature
+
+    try:
+        if task in away:
+            tree = locate.locate(project, task)  # its home: a task in both places is an ERROR row
+            return task_status(tree, task, None, listing=True) | {
+                "branch": locate.branch(task), "folder": project.rel(tree.tasks_dir / task)}, None
+        found = None
+        # A linked folder is shown where it points. Strings: no Path objects made per task.
+        if entry is not None and not entry[2]:
+            where = f"{shown[entry[0][:-len(task) - 1]]}/{task}"
+            quick = None if config is None else finished.finished_row(task, entry[0], where, entry[1])
+            if quick is not None:
+                return quick, None
+            found = (Path(entry[0]), where)
+        # an unfinished row is kept under its whole tree's marks, taken before it is built
+        marks = signature.deep(entry[0]) if entry is not None and deep else None
+        return task_status(project, task, config, listing=True, broken=broken, found=found), marks
+    except SpecdError as exc:
+        return {"task": task, "status": "ERROR", "reason": str(exc), "next": None}, None
 
 
 def _row(entry: dict[str, Any]) -> dict[str, Any]:

@@ -273,3 +273,24 @@ def test_an_unfinished_task_s_row_follows_an_edit_of_the_pipeline_file(h: Harnes
     rows = _rows(project)
     assert [s["step"] for s in rows["fresh"]["plan"]] == ["b", "a"]
     assert rows == _rows(project, cold=True)
+
+
+def test_a_run_that_stops_writes_its_own_row_and_the_next_listing_reads_it(h: Harness) -> None:
+    """At a gate and at the end, the run keeps its task's row itself: the listing straight after it reads the
+    row from the store (a mark put into the kept row shows) and says what the files say."""
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}, {"name": "b", "workflow": "w.md", "pause": True}]})
+    project = Project(h.root)
+    h.new("t")
+    folder = str(h.task_dir("t"))
+    for expected, code in (("WAITING_FOR_HUMAN", 3), ("COMPLETE", 0)):
+        assert h.cont("t", "--semi-auto", input="proceed\n" if code == 0 else None).returncode in (code, 0)
+        kept = indexed(project.specd_dir)
+        assert set(kept) == {folder}, expected  # no listing ran: the run wrote it
+        shown, whole = kept[folder]
+        assert shown["status"] == whole["status"] == expected  # type: ignore[index]
+        truth = _rows(project, cold=True)["t"]
+        assert whole == truth
+        with sqlite3.connect(project.specd_dir / ".cache" / store.NAME) as db:
+            db.execute("UPDATE rows SET whole = ?", (json.dumps({**truth, "stage": "read-from-the-store"}),))
+        assert _rows(project)["t"]["stage"] == "read-from-the-store"

@@ -230,3 +230,29 @@ def _clean(row: dict[str, Any]) -> str | None:
 
     text = redaction.text(redact_obj(row))
     return text if redact(text) == text else None
+
+
+def remember(project: Project, folder: str, row: dict[str, Any], sig: list[int], newest: int,
+             deep: tuple[list[int], int] | None, shared: tuple[str, int] | None, settled: int) -> bool:
+    """Keep one task's row, built (``status.listing_row``) after ``sig`` and ``deep`` were taken, as a listing
+    would have kept it: under the same rules, with ``settled`` the time no mark may have reached. False when
+    it was not kept."""
+    if row.get("running") or row.get("status") == "ERROR":
+        return False
+    planned = row.get("status") not in FINAL
+    if planned:
+        if deep is None or shared is None or shared[1] >= settled:
+            return False
+        sig, newest = deep
+    if newest >= settled:
+        return False
+    db = _open(project)
+    if db is None:
+        return False
+    try:
+        _save(db, True, {folder: (row, light(row), sig, planned)}, [], shared[0] if shared else None, {})
+    except sqlite3.Error:
+        return False
+    finally:
+        db.close()
+    return True
