@@ -9,13 +9,13 @@ Entries live in ``.specd/.cache/`` (git-ignored); a broken or missing one is a m
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 from pathlib import Path
 
 from specd import __version__
 from specd.resources import builtin
 from specd.state import atomic
+from specd.system.digest import sha256
 from specd.tasks.project import Project
 
 # Bumped when what the pass decides changes within one version: 2 = unknown keys are errors, not warnings,
@@ -24,7 +24,7 @@ PASS_RULES = b"2"
 
 
 def key(path: Path, raw: bytes) -> str:
-    digest = hashlib.sha256()
+    digest = sha256()
     for part in (__version__.encode(), PASS_RULES, str(path).encode(), raw,
                  builtin("schemas", "pipeline.schema.json").read_bytes()):
         digest.update(len(part).to_bytes(8, "big") + part)

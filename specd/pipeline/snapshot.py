@@ -10,12 +10,12 @@ when read, so a damaged copy is never used.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 from pathlib import Path
 from typing import Any
 
 from specd.state import atomic
+from specd.system.digest import sha256
 from specd.tasks.project import Project
 
 
@@ -24,7 +24,7 @@ def canonical(data: dict[str, Any]) -> str:
 
 
 def digest_of(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return sha256(text.encode()).hexdigest()[:16]
 
 
 def _path(project: Project, digest: str) -> Path:

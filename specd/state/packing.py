@@ -12,20 +12,20 @@ previous shape too, so a kill between writing a new shape and the snapshot still
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
 from specd.state.decode import Bad
+from specd.system.digest import sha256
 
 Shape = dict[str, list[str]]
 ABSENT = None  # a finished step with no visit count (a pipeline reference, finished by the loop)
 
 
 def digest(shape: Shape) -> str:
-    return hashlib.sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
+    return sha256(json.dumps(shape, sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass

@@ -14,7 +14,6 @@ before heavy ones.
 from __future__ import annotations
 
 import os
-import subprocess
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,6 +76,8 @@ def _listing(root: Path) -> tuple[list[str], list[str]] | None:
 
 
 def _git(root: Path, *args: str) -> list[str] | None:
+    import subprocess  # here: `specd status` reaches this module, but a project needs git only now and then
+
     try:
         done = subprocess.run([*GIT, "ls-files", "-z", *args], cwd=root, capture_output=True, check=False,
                               timeout=TIMEOUT, env={**scrubbed_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})

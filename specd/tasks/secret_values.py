@@ -11,7 +11,6 @@ What each kind of file holds (see ``specd.system.envfiles`` for which files thes
 from __future__ import annotations
 
 import io
-import logging
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -64,7 +63,9 @@ def _parse(name: str, text: str) -> Pairs:
 
 
 def _dotenv(text: str) -> Pairs:
-    from dotenv import dotenv_values  # only a project with such a file pays for the import
+    import logging
+
+    from dotenv import dotenv_values  # only a project with such a file pays for the import (and logging's)
 
     # A line it cannot parse is logged by python-dotenv; specd's screen is no place for that (or for its text).
     logging.getLogger("dotenv").setLevel(logging.CRITICAL)

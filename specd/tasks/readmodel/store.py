@@ -140,10 +140,15 @@ def write(db: sqlite3.Connection, statements: list[tuple[str, Any]]) -> bool:
 
 
 def read_one(cache: str, sql: str, params: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """One row of a query, for a lookup on the fast path: None when there is no database (none is made),
-    it is busy or damaged, or it holds no such row."""
-    db = connect(cache, make=False)
-    if db is None:
+    """One row of a query, for a lookup on the fast path: None when there is no database (none is made), it is
+    busy, damaged or of another schema, or it holds no such row. The schema is not looked at first: a query
+    of another schema fails, and what it finds is checked by the caller anyway."""
+    path = f"{cache}/{NAME}"
+    if not os.path.exists(path):  # noqa: PTH110 - no pathlib on the read path
+        return None
+    try:
+        db = sqlite3.connect(path, timeout=BUSY_MS / 1000, isolation_level=None)
+    except (sqlite3.Error, OSError):
         return None
     try:
         found = db.execute(sql, params).fetchone()
