@@ -283,10 +283,12 @@ def test_a_run_that_stops_writes_its_own_row_and_the_next_listing_reads_it(h: Ha
     project = Project(h.root)
     h.new("t")
     folder = str(h.task_dir("t"))
+    assert _rows(project)["t"]["status"] == "NOT_STARTED"  # a listing makes the store (a run makes none)
     for expected, code in (("WAITING_FOR_HUMAN", 3), ("COMPLETE", 0)):
         assert h.cont("t", "--semi-auto", input="proceed\n" if code == 0 else None).returncode in (code, 0)
         kept = indexed(project.specd_dir)
-        assert set(kept) == {folder}, expected  # no listing ran: the run wrote it
+        assert set(kept) == {folder}, expected
+        assert kept[folder][0]["status"] == expected  # no listing ran since: the run wrote it
         shown, whole = kept[folder]
         assert shown["status"] == whole["status"] == expected  # type: ignore[index]
         truth = _rows(project, cold=True)["t"]

@@ -4,7 +4,8 @@ Whatever ends a run (finished, at a gate, failed, cancelled, interrupted), its l
 lock have just moved the task folder's times, so the next listing found the row changed and built it again:
 the pipeline loaded, the run state decoded, the plan worked out. The run has all of that at hand, so once, at
 its end (never per step), it builds the row as a listing would (``status.listing_row``) and keeps it under the
-same rules (``rows.remember``).
+same rules (``rows.remember``). Only where a store exists already: a project (or a worktree of `specd run`) that
+nothing lists pays nothing for it.
 
 One rule is met differently. A listing keeps no row built from a file changed in the last 0.1 s, because a
 change in the same tick of the file clock would leave every mark as it was. The run's row is built from files
@@ -23,7 +24,7 @@ import time
 from pathlib import Path
 
 from specd.tasks.project import Project
-from specd.tasks.readmodel import inputs, rows, signature
+from specd.tasks.readmodel import inputs, rows, signature, store
 
 # Linux's CLOCK_REALTIME_COARSE (the time module does not name it); elsewhere none is known.
 COARSE = getattr(time, "CLOCK_REALTIME_COARSE", 5 if sys.platform == "linux" else 0)
@@ -42,8 +43,10 @@ def write_row(project: Project, task: str) -> bool:
 def _write(project: Project, task: str) -> bool:
     parents = [str(folder) for folder in (project.tasks_dir, project.features_dir)]
     found = [parent for parent in parents if os.path.isfile(f"{parent}/{task}/config.json")]  # noqa: PTH113
-    if len(found) != 1 or not inputs.plain(task) or not project.specd_dir.is_dir():
+    if len(found) != 1 or not inputs.plain(task):
         return False  # no such task, or a name in both places: a listing reports that every time
+    if not os.path.exists(f"{project.specd_dir}/.cache/{store.NAME}"):  # noqa: PTH110
+        return False  # nothing has listed this project (or its worktree) yet: the first listing builds every row
     parent, folder = found[0], f"{found[0]}/{task}"
     tree = signature.deep(folder)
     if tree is None or not _past(tree[1]):
