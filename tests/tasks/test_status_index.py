@@ -12,6 +12,7 @@ from pathlib import Path
 from brain_harness import Harness
 from index_rows import indexed, raw_text
 
+from specd.tasks.phases import PHASE_FOLDERS
 from specd.tasks.project import Project
 from specd.tasks.readmodel import signature
 from specd.tasks.readmodel.rows import RACY_NS
@@ -56,6 +57,7 @@ def _both(project: Project) -> tuple[dict[str, dict], dict[str, dict]]:
 def test_each_watched_file_made_or_edited_in_place_changes_the_signature(h: Harness) -> None:
     project = _project(h, "t")
     folder = str(h.task_dir("t"))
+    assert signature.PHASE_FOLDERS == PHASE_FOLDERS  # written out there, to keep the check's imports few
     for i, name in enumerate(signature.WATCHED):
         sig, _ = signature.marks(folder)  # type: ignore[misc]
         assert signature.still(folder, sig)

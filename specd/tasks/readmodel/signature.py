@@ -27,12 +27,16 @@ from __future__ import annotations
 import functools
 import os
 import stat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from specd.system import fanout
-from specd.tasks.phases import PHASE_FOLDERS
-from specd.tasks.project import Project
 from specd.tasks.readmodel.inputs import tree
+
+if TYPE_CHECKING:
+    from specd.tasks.project import Project
+
+# ``phases.PHASE_FOLDERS`` written out (a test keeps them equal): a printed listing is checked against these
+# signatures, and importing that module (pathlib, dataclasses, markdown) cost the check 6 ms of a 60 ms start.
+PHASE_FOLDERS = ("phases", "plans")
 
 # Every file a finished row reads (the lock's owner file: a run may be live), and the phase folders, whose
 # own time moves when a phase folder is added or removed in them.
@@ -124,6 +128,8 @@ def task_folders(project: Project, index: dict[str, Any] | None = None) -> dict[
     """Each task name, with the folders holding it (two: the same name in tasks/ and features/). A task is a
     folder with a config.json file, as everywhere else. A folder whose ``index`` entry's signature still
     holds is taken as it is. Thousands of folders are looked at on two cores (``fanout``)."""
+    from specd.system import fanout
+
     folders: list[tuple[str, str, bool]] = []
     for root in (project.tasks_dir, project.features_dir):
         try:
