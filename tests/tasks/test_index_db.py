@@ -296,3 +296,26 @@ def test_a_run_that_stops_writes_its_own_row_and_the_next_listing_reads_it(h: Ha
         with sqlite3.connect(project.specd_dir / ".cache" / store.NAME) as db:
             db.execute("UPDATE rows SET whole = ?", (json.dumps({**truth, "stage": "read-from-the-store"}),))
         assert _rows(project)["t"]["stage"] == "read-from-the-store"
+
+
+def test_the_store_is_its_owner_s_only(tmp_path: Path) -> None:
+    """Answers and rows are kept with a digest of the environment's secrets: the database and its WAL files
+    are readable by their owner only, whatever the umask, and an older, readable file is made so."""
+    folder = tmp_path / ".specd" / "tasks" / "one"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({"task_name": "one", "stage": "discussion"}), encoding="utf-8")
+    project = Project(tmp_path)
+    old = os.umask(0o022)
+    try:
+        all_status(project)
+        cache = project.specd_dir / ".cache"
+        (cache / store.NAME).chmod(0o644)  # as an earlier specd left it
+        db = store.connect(str(cache))
+        assert db is not None
+        db.execute("SELECT count(*) FROM rows").fetchone()  # a reader: the WAL's files exist while it is open
+        made = sorted(cache.glob(store.NAME + "*"))
+        assert [p.name for p in made if p.name.endswith(("-wal", "-shm"))], made
+        assert all(p.stat().st_mode & 0o077 == 0 for p in made), [oct(p.stat().st_mode) for p in made]
+        db.close()
+    finally:
+        os.umask(old)
