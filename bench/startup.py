@@ -4,7 +4,7 @@ Runs the commands alternately (so machine noise hits them alike) and prints
 the median wall-clock time of each and their ratios. Goal: ratio <= 1.5 for each.
 The children may write bytecode (PYTHONDONTWRITEBYTECODE is dropped for them), as an installed specd has its
 .pyc files: otherwise every run would compile specd from source while click's are compiled already. The
-first runs, untimed, also let `status TASK` keep its answer (.specd/.cache/status/), as a second call does.
+first runs, untimed, also let `status TASK` keep its answer (.specd/.cache/index.db), as a second call does.
 Each child's CPU time (user + system) is shown too: on a busy machine wall time also counts waiting for a core.
 Usage: python bench/startup.py [--runs N]
 """
