@@ -1,11 +1,11 @@
 """The read model of `specd status`: what every task shows, kept so that asking again is a read, not a rebuild.
 
 The task folders are the truth; this package keeps, in one SQLite store (``store``: ``.specd/.cache/index.db``),
-what was worked out from them: each task's row (``rows``), each `status TASK` answer and the printed listing
-(``printed``). Each is used only while the marks it was kept with still hold: the folder signatures
-(``signature``), the marks of the shared inputs and of the paths it read, and the environment's digest
-(``inputs``). Rows are worked out by ``specd.tasks.status``; a finished task's row has a fast path
-(``finished``); nothing is kept that redaction would change (``redaction``).
+what was worked out from them: each task's row (``rows``, kept in the store by ``kept``; a run that stops writes
+its own: ``own``), each `status TASK` answer and the printed listing (``printed``). Each is used only while the
+marks it was kept with still hold: the folder signatures (``signature``), the marks of the shared inputs and of
+the paths it read, and the environment's digest (``inputs``). Rows are worked out by ``specd.tasks.status``; a
+finished task's row has a fast path (``finished``); nothing is kept that redaction would change (``redaction``).
 
 Callers (the CLI, ``--json``, the page, MCP, and a run that stops) use the functions here; the modules below
 are this package's own. Only ``printed`` and ``inputs`` are imported with it: a kept answer is printed without

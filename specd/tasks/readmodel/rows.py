@@ -13,30 +13,24 @@ Any difference, or another specd or Python version, and the row is built afresh 
 from a file changed in the last moment is not kept yet: file times advance in clock ticks, so an edit in the
 same tick could go unseen.
 
-The rows live in the read model's store (``store``, table ``rows``): the few fields a table shows (all a plain
-or terminal listing reads and writes) and the whole row (read and written by ``--json`` and the page). Only the
-rows that changed are written, in one transaction; a broken or unwritable store just means building rows.
-Rows are redacted as they are written, and one that redaction would still change is not kept.
+The rows live in the read model's store (``kept``): the few fields a table shows (all a plain or terminal
+listing reads and writes) and the whole row (read and written by ``--json`` and the page). Only the rows that
+changed are written, in one transaction; a broken or unwritable store just means building rows.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
-import sys
 import time
 from collections.abc import Callable, Collection
 from typing import Any
 
-from specd import __version__
 from specd.system import fanout
 from specd.tasks.project import Project
-from specd.tasks.readmodel import redaction, store
+from specd.tasks.readmodel import kept, store
 from specd.tasks.readmodel.signature import names, task_folders
 
-# The signatures hold Python's hash of ints (``signature``); "plan": unfinished rows are kept too.
-VERSION = f"{__version__} {sys.hexversion} plan"
 RACY_NS = 100_000_000  # 0.1 s: far more than a file-time tick
 FINAL = frozenset({"COMPLETE", "CANCELLED", "FAILED"})
 # With the cost: all a table or the graph reads (a branch: the task runs in its worktree).
@@ -48,7 +42,6 @@ Found = tuple[str, frozenset[str], bool] | None
 # unfinished task's row (taken before the row was built), else None.
 Built = tuple[dict[str, Any], tuple[list[int], int] | None]
 Build = Callable[[str, Found], Built]
-Loaded = tuple[dict[str, Any], dict[str, Any] | None, dict[str, tuple[str, str | None, int]]]
 
 
 def light(row: dict[str, Any]) -> dict[str, Any]:
@@ -67,13 +60,13 @@ def listing(project: Project, build: Build, always: Collection[str] = (), *, ful
     in any order, the folder and signature of each row the store holds, and None for each it cannot.
     ``shared``: the shared inputs' marks as text and their newest change time (``inputs.shared_marks``), or
     None when they cannot be watched: then no unfinished row is read or kept."""
-    db = _open(project)
+    db = kept.open_store(project)
     try:
-        shown, whole, texts = _load(db, full, shared[0] if shared else None)
-    except Damaged:  # nothing in it is worth keeping over the folders: made again, empty
+        shown, whole, texts = kept.load(db, full, shared[0] if shared else None)
+    except kept.Damaged:  # nothing in it is worth keeping over the folders: made again, empty
         db.close()  # type: ignore[union-attr]  # only a database read raises it
         store.remove(str(project.specd_dir / ".cache"))
-        db = _open(project)
+        db = kept.open_store(project)
         shown, whole, texts = {}, {} if full else None, {}
     kept_shown: dict[str, Any] = {}
     fresh: dict[str, tuple[dict[str, Any], dict[str, Any], list[int], bool]] = {}  # rows built now to keep
@@ -128,108 +121,15 @@ def listing(project: Project, build: Build, always: Collection[str] = (), *, ful
     if db is not None:
         if fresh or dropped:
             with contextlib.suppress(sqlite3.Error):  # damaged under us: the next call makes it again
-                _save(db, full, fresh, dropped, shared[0] if shared else None,
+                kept.save(db, full, fresh, dropped, shared[0] if shared else None,
                       {k: (v[0], *texts[k]) for k, v in kept_shown.items()})
         db.close()
     return rows  # type: ignore[return-value]  # every None was filled above
 
 
-def _open(project: Project) -> sqlite3.Connection | None:
-    """The store; none for a project with no .specd/ folder (nothing is made there)."""
-    if not project.specd_dir.is_dir():
-        return None
-    from specd.state import atomic
-
-    try:
-        atomic.make_folder(project.specd_dir / ".cache")
-    except OSError:
-        return None
-    return store.connect(str(project.specd_dir / ".cache"))
-
-
-def _load(db: sqlite3.Connection | None, full: bool, shared: str | None) -> Loaded:
-    """``({folder: [signature, shown]}, {folder: [signature, whole]} or None unless ``full``, and each row's
-    JSON texts and whether it is planned)``; empty when the store holds rows of another version. Unfinished
-    rows are left out unless the shared inputs are as they were when they were written."""
-    empty: Loaded = ({}, {} if full else None, {})
-    if db is None:
-        return empty
-    try:
-        if store.meta(db, "version") != VERSION:
-            return empty
-        plans = shared is not None and store.meta(db, "shared") == shared
-        found = db.execute(f"SELECT folder, digest, bits, shown, {'whole' if full else 'NULL'}, planned FROM rows"
-                           + ("" if plans else " WHERE planned = 0")).fetchall()
-        # One call of the C decoder for all the rows: thousands of small calls cost several times as much.
-        shown = json.loads("[" + ",".join(r[3] for r in found) + "]")
-        whole = json.loads("[" + ",".join(r[4] or "null" for r in found) + "]") if full else None
-    except sqlite3.OperationalError:
-        return empty  # busy: the rows are built, and written if the store lets us
-    except (sqlite3.DatabaseError, ValueError, RecursionError, TypeError):
-        raise Damaged from None
-    index = {r[0]: [[r[1], r[2]], row] for r, row in zip(found, shown, strict=True)}
-    rows = None if whole is None else {r[0]: [[r[1], r[2]], row] for r, row in zip(found, whole, strict=True)
-                                      if row is not None}
-    return index, rows, {r[0]: (r[3], r[4], r[5]) for r in found}
-
-
-class Damaged(Exception):
-    """The store could be opened, but what it holds cannot be read."""
-
-
 def _holds(entry: Any, sig: list[int]) -> bool:
     """Whether a store entry (read from a file: maybe anything) is ``[sig, row]``."""
     return type(entry) is list and len(entry) == 2 and entry[0] == sig and type(entry[1]) is dict
-
-
-def _save(db: sqlite3.Connection, full: bool, fresh: dict[str, tuple[dict[str, Any], dict[str, Any], list[int], bool]],
-          dropped: list[str], shared: str | None, kept: dict[str, tuple[list[int], str, str | None, int]]) -> None:
-    """Write the rows built now (the whole rows too when this listing built them; a table listing leaves
-    them to the next `--json`) and forget the rows that no longer hold. Rows are redacted as they are
-    written: a secret in a run state saved before the secret was known must not reach the store; a kept row
-    holding a secret learned since it was written is written again, redacted."""
-    entries = []
-    for folder, (row, view, sig, plan) in fresh.items():
-        shown, whole = _clean(view), _clean(row) if full else None
-        if shown is None or (full and whole is None):
-            dropped.append(folder)  # redaction would still change it: not kept, built again next time
-        else:
-            entries.append((folder, sig[0], sig[1], shown, whole, int(plan)))
-    if kept and redaction.has_secret("".join(a + (b or "") for _, a, b, _ in kept.values())):
-        for folder, (sig, shown_text, whole_text, planned) in kept.items():
-            if redaction.has_secret(shown_text + (whole_text or "")):
-                shown = _clean(json.loads(shown_text))
-                whole = None if whole_text is None else _clean(json.loads(whole_text))
-                if shown is None or (whole_text is not None and whole is None):
-                    dropped.append(folder)
-                else:
-                    entries.append((folder, sig[0], sig[1], shown, whole, planned))
-    statements: list[tuple[str, Any]] = []
-    if store.meta(db, "version") != VERSION:
-        statements += [("DELETE FROM rows", ()), ("INSERT OR REPLACE INTO meta VALUES ('version', ?)", (VERSION,))]
-    if shared is not None and any(e[5] for e in entries) and store.meta(db, "shared") != shared:
-        # the plans kept were worked out from other shared inputs: none of them holds any more
-        statements += [("DELETE FROM rows WHERE planned = 1", ()),
-                       ("INSERT OR REPLACE INTO meta VALUES ('shared', ?)", (shared,))]
-    # A plan is written only under the shared inputs it was worked out from, checked inside the transaction:
-    # another listing may have found them changed since this one looked.
-    statements += [("DELETE FROM rows WHERE folder = ?", [(folder,) for folder in dropped]),
-                   ("INSERT OR REPLACE INTO rows VALUES (?, ?, ?, ?, ?, ?)", [e for e in entries if not e[5]]),
-                   ("INSERT OR REPLACE INTO rows SELECT ?, ?, ?, ?, ?, ? WHERE"
-                    " (SELECT value FROM meta WHERE key = 'shared') = ?", [(*e, shared) for e in entries if e[5]])]
-    store.write(db, statements)
-
-
-def _clean(row: dict[str, Any]) -> str | None:
-    """The row's JSON text as the store keeps it, redacted; None when redaction of the text would still change
-    it (the store keeps nothing a redacted write would mask)."""
-    text = redaction.text(row)
-    if not redaction.suspect(text):
-        return text
-    from specd.redact import redact, redact_obj
-
-    text = redaction.text(redact_obj(row))
-    return text if redact(text) == text else None
 
 
 def remember(project: Project, folder: str, row: dict[str, Any], sig: list[int], newest: int,
@@ -246,11 +146,11 @@ def remember(project: Project, folder: str, row: dict[str, Any], sig: list[int],
         sig, newest = deep
     if newest >= settled:
         return False
-    db = _open(project)
+    db = kept.open_store(project)
     if db is None:
         return False
     try:
-        _save(db, True, {folder: (row, light(row), sig, planned)}, [], shared[0] if shared else None, {})
+        kept.save(db, True, {folder: (row, light(row), sig, planned)}, [], shared[0] if shared else None, {})
     except sqlite3.Error:
         return False
     finally:
