@@ -19,7 +19,7 @@ PROBE = ("import json, sys\nfrom specd.cli import main\ntry:\n    main(sys.argv[
          " 'specd.tasks.status', 'specd.tasks.graph', 'specd.redact', 'specd.executors',"
          " 'specd.commands.terminal.plain')))),"
          " file=sys.stderr)\n")
-# What working a status out loads; a kept answer loads none of it (specd.tasks.status_memo reads it).
+# What working a status out loads; a kept answer loads none of it (specd.tasks.readmodel reads it).
 HEAVY = ("jsonschema", "yaml", "filelock", "specd.pipeline.load", "specd.pipeline.model", "specd.system.jail",
          "specd.state.store", "specd.pipeline.cursor", "specd.tasks.status", "specd.tasks.graph", "specd.git",
          "specd.redact", "specd.executors.temporal.record", "specd.commands.terminal.plain")
