@@ -55,11 +55,14 @@ async def start(args: list[str], cwd: Path, env: dict[str, str], errors: IO[byte
 
 
 def _stop_once_forked(forking: asyncio.Future[warm.Forked]) -> None:
+    """The run an attempt asked for after the attempt was stopped: stopped too (it saves its state and ends
+    ABORTED; its lease is given up, so nothing is pushed), and reaped from a thread of its own."""
     if forking.cancelled() or forking.exception() is not None:
         return
     run = forking.result()
     with contextlib.suppress(ProcessLookupError):
-        os.kill(run.pid, signal.SIGTERM)  # it saves its state and ends ABORTED; nothing is pushed
+        os.kill(run.pid, signal.SIGTERM)
+
     def reap() -> None:
         run.wait()
         children.ended(run.pid)
