@@ -17,8 +17,10 @@ from specd.executors import warm
 def test_a_forked_run_gets_its_own_cwd_stdout_stderr_and_exit_code(tmp_path: Path) -> None:
     zygote = warm.Zygote()
     try:
+        with tempfile.TemporaryFile() as errors, pytest.raises(OSError, match="does not fit"):
+            zygote.spawn(["--help"], tmp_path, errors, {"HUGE": "x" * (1 << 16)})  # the caller starts a fresh one
         with tempfile.TemporaryFile() as errors:
-            ok = zygote.spawn(["--help"], tmp_path, errors)
+            ok = zygote.spawn(["--help"], tmp_path, errors)  # nothing of the refused request was sent
             assert b"Usage" in ok.stdout.read()
             assert ok.wait(60) == 0
         with tempfile.TemporaryFile() as errors:
