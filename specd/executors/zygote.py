@@ -7,8 +7,12 @@ gets its stdout and stderr as file descriptors the executor passed over the sock
 executor reads the run's JSON event lines exactly as from a child process.
 
 Protocol, one datagram each way on a SOCK_SEQPACKET socket:
-  executor -> zygote: {"argv": [...], "cwd": "..."} with fds [stdout, stderr]
+  executor -> zygote: {"argv": [...], "cwd": "...", "env": {...}} with fds [stdout, stderr]; "env" (optional)
+                      is the run's whole environment, in place of the zygote's
   zygote -> executor: {"pid": N} right after the fork, then {"exit": [N, code]} when that run ends
+
+A run's end wakes the zygote at once (SIGCHLD through a wake-up pipe), so whoever waits on it learns of the end
+as soon as a started child's parent would; the loop's timeout is only a safety net.
 """
 
 from __future__ import annotations
@@ -37,11 +41,15 @@ def preload() -> None:
             importlib.import_module(name)
 
 
-def run(argv: list[str], cwd: str, out: int, err: int, die: Callable[[], None] | None) -> int:
-    """In the forked child: become `specd <argv>` as if started fresh in ``cwd``."""
+def run(argv: list[str], cwd: str, out: int, err: int, die: Callable[[], None] | None,
+        env: dict[str, str] | None = None) -> int:
+    """In the forked child: become `specd <argv>` as if started fresh in ``cwd``, with ``env`` applied."""
     os.setsid()
     if die is not None:
         die()  # made in the zygote before the fork: it names the zygote as the parent to die with
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
     signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a fresh Python: KeyboardInterrupt
     for sig in (signal.SIGTERM, signal.SIGCHLD):
         signal.signal(sig, signal.SIG_DFL)
@@ -75,9 +83,18 @@ def serve(sock: socket.socket) -> None:
     running: set[int] = set()
     selector = selectors.DefaultSelector()
     selector.register(sock, selectors.EVENT_READ)
+    woken, wake = os.pipe()
+    os.set_blocking(woken, False)
+    os.set_blocking(wake, False)
+    signal.signal(signal.SIGCHLD, lambda _signum, _frame: None)  # a handler, so the signal reaches the pipe
+    signal.set_wakeup_fd(wake)
+    selector.register(woken, selectors.EVENT_READ)
     while True:
-        ready = selector.select(timeout=0.05)  # also the pace of reaping: a run's end is seen within 50 ms
-        if ready:
+        ready = {key.fileobj for key, _events in selector.select(timeout=1.0)}  # the timeout: a safety net only
+        if woken in ready:
+            with contextlib.suppress(BlockingIOError):
+                os.read(woken, 4096)
+        if sock in ready:
             data, fds, _flags, _addr = socket.recv_fds(sock, BUFSIZE, 2)
             if not data:  # the executor is gone: its runs go with this process (PDEATHSIG)
                 return
@@ -86,7 +103,10 @@ def serve(sock: socket.socket) -> None:
             pid = os.fork()
             if pid == 0:
                 sock.close()
-                os._exit(run(list(request["argv"]), str(request["cwd"]), fds[0], fds[1], die))
+                signal.set_wakeup_fd(-1)  # the zygote's wake-up pipe is not this run's to write to
+                os.close(woken)
+                os.close(wake)
+                os._exit(run(list(request["argv"]), str(request["cwd"]), fds[0], fds[1], die, request.get("env")))
             for fd in fds:
                 os.close(fd)
             running.add(pid)

@@ -27,6 +27,7 @@ from temporalio.testing import ActivityEnvironment  # noqa: E402
 from specd.executors.temporal.activities import Activities  # noqa: E402
 from specd.executors.temporal.seed import seed  # noqa: E402
 from specd.executors.temporal.settings import Behaviour  # noqa: E402
+from specd.git.repo import git  # noqa: E402
 from specd.tasks.project import Project  # noqa: E402
 
 KEY = "0123456789ab"  # a repository key as `specd run` makes one (what it is does not matter here)
@@ -188,3 +189,16 @@ def test_a_clone_that_is_the_remotes_branch_is_reused_without_a_fetch(
     assert _fetched(cleaned)
     assert not (cleaned.path / "left.txt").exists()
     assert not _fetched(clones.prepare(tmp_path / "w0", remote, "k", "a", []))
+
+    calls: list[str] = []  # a step on the worker that pushed the last one: what git runs around it
+
+    def counted(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        calls.append(args[0])
+        return git(where, *args)
+
+    monkeypatch.setattr(clones, "git", counted)
+    step = clones.prepare(tmp_path / "w0", remote, "k", "a", [])
+    _commit(step, "four.txt", "docs(a): execute complete")
+    clones.push(step)
+    assert calls == ["ls-remote", "status", "merge-base", "push"]
+    assert repo.git("ls-remote", remote, "specd/a").split()[0] == repo.git("rev-parse", "HEAD", cwd=step.path).strip()

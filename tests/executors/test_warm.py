@@ -8,6 +8,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import pytest
 from executor_harness import Repo
 
 from specd.executors import warm
@@ -16,8 +17,10 @@ from specd.executors import warm
 def test_a_forked_run_gets_its_own_cwd_stdout_stderr_and_exit_code(tmp_path: Path) -> None:
     zygote = warm.Zygote()
     try:
+        with tempfile.TemporaryFile() as errors, pytest.raises(OSError, match="does not fit"):
+            zygote.spawn(["--help"], tmp_path, errors, {"HUGE": "x" * (1 << 16)})  # the caller starts a fresh one
         with tempfile.TemporaryFile() as errors:
-            ok = zygote.spawn(["--help"], tmp_path, errors)
+            ok = zygote.spawn(["--help"], tmp_path, errors)  # nothing of the refused request was sent
             assert b"Usage" in ok.stdout.read()
             assert ok.wait(60) == 0
         with tempfile.TemporaryFile() as errors:
@@ -36,6 +39,28 @@ def test_a_forked_run_gets_its_own_cwd_stdout_stderr_and_exit_code(tmp_path: Pat
     finally:
         zygote.close()
     assert zygote.proc.returncode == 0  # it ended when told, and was reaped
+
+
+def test_a_run_given_an_environment_has_that_one_and_not_the_zygotes(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a Temporal step's run is given (attempt.start): SPECD_STEPS stops it after one step, and a variable
+    the zygote was started with but the request leaves out is gone."""
+    repo = Repo(tmp_path, steps=("s1", "s2"))
+    repo.new("z")
+    monkeypatch.setenv("ZYGOTE_ONLY", "from the zygote")
+    zygote = warm.Zygote()
+    monkeypatch.delenv("ZYGOTE_ONLY")
+    try:
+        with tempfile.TemporaryFile() as errors:
+            agent = "cmd:sh -c 'cat >/dev/null; echo \"${ZYGOTE_ONLY:-unset} $RUN_ONLY\" >> seen'"
+            env = {**repo.env, "RUN_ONLY": "given", "SPECD_STEPS": "1"}
+            run = zygote.spawn(["continue", "z", "--auto", "--agent", agent, "--json"], repo.root, errors, env)
+            said = run.stdout.read().decode()
+            assert run.wait(60) == 0, errors.seek(0) or errors.read()
+        assert (repo.root / "seen").read_text() == "unset given\n"  # one step ran, with the run's environment
+        assert '"IN_PROGRESS"' in said
+    finally:
+        zygote.close()
 
 
 def test_runs_die_with_the_zygote(tmp_path: Path) -> None:

@@ -26,19 +26,17 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from specd.agents.proc import popen_child
 from specd.engine import control, seam
 from specd.executors.temporal import answered, attempt, budget, clones
 from specd.executors.temporal.job import REFUSED, Job, JobRefused, verify, within
@@ -57,7 +55,7 @@ class _Slot:
 
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     latest: int = 0
-    proc: subprocess.Popen[bytes] | None = None
+    proc: attempt.Proc | None = None
     lease: Lease | None = None  # the running attempt's: given up before it is stopped
 
 
@@ -71,7 +69,7 @@ class Activities(StepActivities):
                  say: Callable[[str], None] | None = None) -> None:
         self.workdir, self.remote, self.own = workdir, remote, own or Behaviour()
         self.say = say or activity.logger.warning
-        self.running: set[subprocess.Popen[bytes]] = set()
+        self.running: set[attempt.Proc] = set()
         self.leases: set[Lease] = set()
         self.slots: dict[str, _Slot] = {}
 
@@ -178,7 +176,7 @@ class Activities(StepActivities):
     async def _continue(self, clone: clones.Clone, job: Job, cap: float | None, slot: _Slot,
                         beat: dict[str, str], lease: Lease, one: bool) -> dict[str, Any]:
         # how it runs is this worker's own; of the job, only the task (checked) reaches the command line
-        argv = [sys.executable, "-m", "specd", "--project", str(clone.path), "continue", job.task, "--json"]
+        argv = ["--project", str(clone.path), "continue", job.task, "--json"]
         argv += [f"--{self.own.mode}"] if self.own.mode else []
         argv += ["--agent", self.own.agent] if self.own.agent else []
         argv += ["--max-cost", f"{cap:.6f}"] if cap is not None else []
@@ -187,10 +185,11 @@ class Activities(StepActivities):
         # One step (SPECD_STEPS=1): the run stops IN_PROGRESS naming the next, and this activity pushes the step's
         # commits once, together, after checking the lease. Every step of an older workflow's `specd_run`
         # (SPECD_GIT_PUSH): the run pushes each step commit itself, before its next step starts, under the lease.
-        env = {**os.environ, publish.LEASE: str(lease.path)}
-        env.update({seam.STEPS: "1"} if one else {"SPECD_GIT_PUSH": "origin"})
-        proc = popen_child(argv, env=env, cwd=clone.path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                           stderr=errors)
+        env = {publish.LEASE: str(lease.path), **({seam.STEPS: "1"} if one else {"SPECD_GIT_PUSH": "origin"})}
+        try:
+            proc = await attempt.start(argv, clone.path, env, errors)
+        except asyncio.CancelledError as exc:
+            raise self._cancelled(exc, job, "", lease, errors) from None
         self.running.add(proc)
         slot.proc, slot.lease = proc, lease
         threading.Thread(target=attempt.read, args=(proc, loop, lines), daemon=True).start()
@@ -203,13 +202,10 @@ class Activities(StepActivities):
                     activity.heartbeat(dict(beat))
                 if kind == "run_finished":
                     finished = event
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
             lease.give_up()  # cancelled, or the worker stops: the child saves, ends ABORTED, and pushes nothing
             self._stop(proc)
-            errors.close()
-            if activity.is_worker_shutdown():  # a failure, not a cancel: Temporal retries it elsewhere
-                raise ApplicationError(f"{job.task}: the worker stopped during step {step or '?'}") from None
-            raise
+            raise self._cancelled(exc, job, step, lease, errors) from None
         finally:
             self.running.discard(proc)
             if slot.proc is proc:
@@ -230,7 +226,17 @@ class Activities(StepActivities):
         return {"task": job.task, "status": str(finished.get("status")), "reason": str(finished.get("reason") or ""),
                 "step": step, **({"next": label(finished.get("next"))} if finished.get("next") else {})}
 
-    def _stop(self, proc: subprocess.Popen[bytes]) -> None:
+    def _cancelled(self, exc: asyncio.CancelledError, job: Job, step: str, lease: Lease, errors: IO[bytes]
+                   ) -> BaseException:
+        """What a cancelled attempt raises: the cancel itself, or, when the worker stops, a failure (not a cancel)
+        that Temporal retries elsewhere. Its lease is given up first: its child pushes nothing."""
+        lease.give_up()
+        errors.close()
+        if activity.is_worker_shutdown():
+            return ApplicationError(f"{job.task}: the worker stopped during step {step or '?'}")
+        return exc
+
+    def _stop(self, proc: attempt.Proc) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(proc.pid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):

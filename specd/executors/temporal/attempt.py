@@ -1,22 +1,73 @@
-"""What every attempt of a step does beside running it: heartbeat (renewing its lease), read its child's events,
-and, on a retry, look whether the workflow was asked to cancel.
+"""What every attempt of a step does beside running it: start its child, heartbeat (renewing its lease), read the
+child's events, and, on a retry, look whether the workflow was asked to cancel.
+
+The child is forked from the worker's warm zygote (``executors.warm``, as the local executor's runs are): a fresh
+Python spent about 0.3 s of every step importing specd before the step began. It is still a process of its own,
+in a session of its own, that dies with the worker, so stopping it, a lapsed lease and a killed worker treat it
+as before; only the interpreter's start-up is shared.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 import subprocess
+import sys
+import threading
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from temporalio import activity
 from temporalio.service import RPCError
 
+from specd.agents.proc import popen_child
+from specd.executors import warm
 from specd.executors.temporal.lease import Lease
+from specd.system import children
 
 Line = dict[str, Any] | None
+Proc = subprocess.Popen[bytes] | warm.Forked
+
+
+async def start(args: list[str], cwd: Path, env: dict[str, str], errors: IO[bytes]) -> Proc:
+    """`specd ARGS` in ``cwd`` with ``env`` added to the worker's environment, forked from the warm zygote; a
+    fresh Python when no zygote can be had (it could not start, or died). Call on the worker's main thread,
+    which the zygote (or the fresh child) dies with. The fork is asked for from a thread: a zygote still warming
+    up must not hold back this attempt's heartbeats and lease."""
+    try:
+        zygote = warm.shared()
+        # the environment a started child would get: the worker's as it is now, and the run's owner marker
+        environ = children.child_env({**os.environ, **env})
+        forking = asyncio.ensure_future(asyncio.to_thread(zygote.spawn, args, cwd, errors, environ))
+        try:
+            return await asyncio.shield(forking)
+        except asyncio.CancelledError:  # the attempt is stopped: so is its run, once it exists
+            forking.add_done_callback(_stop_once_forked)
+            raise
+    except OSError:
+        return popen_child([sys.executable, "-m", "specd", *args], env={**os.environ, **env}, cwd=cwd,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors)
+
+
+def _stop_once_forked(forking: asyncio.Future[warm.Forked]) -> None:
+    """The run an attempt asked for after the attempt was stopped: stopped too (it saves its state and ends
+    ABORTED; its lease is given up, so nothing is pushed), and reaped from a thread of its own."""
+    if forking.cancelled() or forking.exception() is not None:
+        return
+    run = forking.result()
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(run.pid, signal.SIGTERM)
+
+    def reap() -> None:
+        run.wait()
+        children.ended(run.pid)
+
+    threading.Thread(target=reap, daemon=True).start()
 
 
 async def cancel_asked() -> bool:
@@ -50,13 +101,14 @@ async def beat(beat: dict[str, str], lease: Lease | None, lapsed: Callable[[], N
         await asyncio.sleep(every)
 
 
-def read(proc: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[Line]) -> None:
+def read(proc: Proc, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[Line]) -> None:
     assert proc.stdout is not None
-    for raw in proc.stdout:
-        try:
-            event = json.loads(raw)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and "kind" in event:
-            loop.call_soon_threadsafe(lines.put_nowait, event)
+    with proc.stdout:
+        for raw in proc.stdout:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and "kind" in event:
+                loop.call_soon_threadsafe(lines.put_nowait, event)
     loop.call_soon_threadsafe(lines.put_nowait, None)

@@ -63,26 +63,35 @@ def prepare(workdir: Path, remote: str, key: str, task: str, needs: list[str]) -
 
 def _current(clone: Clone) -> bool:
     """Whether this clone already is the remote's branch, so the step needs no fetch and no checkout: the task did
-    not change worker since this clone pushed (or fetched) it, and nothing was left behind here. A `git ls-remote`,
-    a `rev-parse` and a `status` instead of a fetch, a checkout and a clean; any doubt takes the long way."""
+    not change worker since this clone pushed (or fetched) it, and nothing was left behind here. A `git ls-remote`
+    and a `status` instead of a fetch, a checkout and a clean; the status names the remote-tracking branch the
+    checkout set up and how far HEAD is from it (``+0 -0``: the same commit), else a `rev-parse` reads it. Any doubt
+    takes the long way."""
     name = branch(clone.task)
     said = git(clone.path, "ls-remote", "--quiet", "origin", f"refs/heads/{name}")
     theirs = said.stdout.split()[0] if said.returncode == 0 and said.stdout.strip() else ""
-    seen = git(clone.path, "rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{name}").stdout.strip()
-    if not theirs or seen != theirs:
-        return False
     left = git(clone.path, "status", "--porcelain=v2", "--branch", "--untracked-files=all")
     lines = left.stdout.splitlines()
-    return left.returncode == 0 and lines[:2] == [f"# branch.oid {theirs}", f"# branch.head {name}"] and all(
-        line.startswith("# ") for line in lines)
+    if not theirs or left.returncode != 0 or lines[:2] != [f"# branch.oid {theirs}", f"# branch.head {name}"] \
+            or not all(line.startswith("# ") for line in lines):
+        return False
+    if lines[2:4] == [f"# branch.upstream origin/{name}", "# branch.ab +0 -0"]:
+        return True  # the remote-tracking branch is HEAD, which is the remote's
+    return git(clone.path, "rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{name}").stdout.strip() == theirs
 
 
 def push(clone: Clone) -> None:
+    """Push the task branch as a fast-forward of exactly what the remote was last seen to hold (the
+    remote-tracking branch): when HEAD descends from it, one `merge-base` says so before the push."""
     name = branch(clone.task)
-    seen = git(clone.path, "rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{name}").stdout.strip()
-    if seen and not _ancestor(clone.path, seen, "HEAD"):
-        raise Overtaken(f"{clone.task}: {name} here no longer descends from what the remote held; the task goes on "
-                        "from the remote's branch")
+    tracking = f"refs/remotes/origin/{name}"
+    if _ancestor(clone.path, tracking, "HEAD"):
+        seen = tracking  # the lease names the ref; git reads its commit, which only this clone's fetch or push moves
+    else:  # not a descendant, or never fetched: which of the two
+        seen = git(clone.path, "rev-parse", "--verify", "--quiet", tracking).stdout.strip()
+        if seen:
+            raise Overtaken(f"{clone.task}: {name} here no longer descends from what the remote held; the task goes "
+                            "on from the remote's branch")
     expect = [f"--force-with-lease=refs/heads/{name}:{seen}"] if seen else []  # a fast-forward of exactly that
     done = git(clone.path, "push", "--quiet", "--no-verify", *expect, "origin", f"{name}:refs/heads/{name}")
     if done.returncode == 0:

@@ -3,11 +3,15 @@
 Everything comes from describe (status, the memo the workflow keeps, the step its activity heartbeats) and
 each closed workflow's result; never a query. Following ends once every task is settled: closed, held at a
 gate, or held by a need that is itself settled without completing.
+
+Between two looks it waits POLL, or less: a workflow that closes wakes it at once (a long poll on its history,
+for up to WATCH tasks at a time), so a run's end is seen when it happens rather than up to POLL later.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 from temporalio.client import Client
@@ -19,6 +23,7 @@ from specd.tasks import graph as graphs
 from specd.tasks.project import Project
 
 POLL = 0.5
+WATCH = 50  # the most workflows whose close is long-polled at once; the others are seen by POLL
 
 
 async def follow(client: Client, project: Project, key: str, submitted: list[Submitted],
@@ -29,6 +34,7 @@ async def follow(client: Client, project: Project, key: str, submitted: list[Sub
                                                                                                     "final")}
     for task in settled:
         seen[task] = {"status": settled[task].status}
+    closing: dict[str, asyncio.Future[None]] = {}
     while len(settled) < len(submitted):
         for item in submitted:
             if item.task in settled:
@@ -44,8 +50,28 @@ async def follow(client: Client, project: Project, key: str, submitted: list[Sub
                     listener(item.task, {"kind": "task_finished", "status": result.status, "reason": result.reason,
                                          **({"waiting_for": list(result.waiting_for)} if result.waiting_for else {})})
         if len(settled) < len(submitted):
-            await asyncio.sleep(POLL)
+            await _pause(client, key, [s.task for s in submitted if s.task not in settled], closing)
+    for watch in closing.values():
+        watch.cancel()
     return [settled[s.task] for s in submitted]
+
+
+async def _pause(client: Client, key: str, open_: list[str], closing: dict[str, asyncio.Future[None]]) -> None:
+    """POLL, or until one of the first WATCH open workflows closes. A watch that ended (its workflow closed, or
+    the long poll failed) is not made again: that task is then looked at every POLL."""
+    for task in open_[:WATCH]:
+        if task not in closing:
+            closing[task] = asyncio.ensure_future(_closed(client, key, task))
+    pending = [watch for watch in closing.values() if not watch.done()]
+    timer = asyncio.ensure_future(asyncio.sleep(POLL))
+    await asyncio.wait([timer, *pending], return_when=asyncio.FIRST_COMPLETED)
+    timer.cancel()
+
+
+async def _closed(client: Client, key: str, task: str) -> None:
+    """Returns once the task's workflow has closed, however it ended (or the long poll could not go on)."""
+    with contextlib.suppress(Exception):
+        await lookup.handle(client, key, task).result()
 
 
 def _report(listener: Listener, task: str, before: dict[str, Any] | None, now: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ the step again on another worker from the last pushed commit.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 from collections.abc import Callable
 from datetime import timedelta
@@ -17,6 +18,7 @@ from pathlib import Path
 from temporalio.worker import Worker
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from specd.executors import warm
 from specd.executors.temporal import lookup, search
 from specd.executors.temporal.activities import Activities
 from specd.executors.temporal.seed import RemoteError, git_said
@@ -62,12 +64,17 @@ async def serve(settings: Settings, own: Behaviour, remote: str, workdir: Path, 
                     max_heartbeat_throttle_interval=throttle(settings.heartbeat_timeout),
                     # a dead worker's workflows (a cancel, an answer) move to another worker this soon
                     sticky_queue_schedule_to_start_timeout=throttle(settings.heartbeat_timeout) * 2)
-    async with worker:
-        say(f"worker polling {settings.task_queue!r} at {settings.address} (namespace {settings.namespace}), "
-            f"up to {jobs} step(s) at once, clones in {workdir}; {_runs(own)}")
-        await stopping.wait()
-        say("stopping: the running steps end ABORTED and run again on another worker")
-        activities.stop_all()
+    with contextlib.suppress(OSError):  # the steps' warm parent (attempt.start), from this main thread: it
+        warm.shared()  # imports specd while the worker connects; without it, each step starts a fresh Python
+    try:
+        async with worker:
+            say(f"worker polling {settings.task_queue!r} at {settings.address} (namespace {settings.namespace}), "
+                f"up to {jobs} step(s) at once, clones in {workdir}; {_runs(own)}")
+            await stopping.wait()
+            say("stopping: the running steps end ABORTED and run again on another worker")
+            activities.stop_all()
+    finally:
+        warm.close_shared()  # once every step's run has ended: the runs die with it
 
 
 def _runs(own: Behaviour) -> str:
