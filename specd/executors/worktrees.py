@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from specd.errors import UsageError
+from specd.git.paths import QUIET
 from specd.git.repo import git, identity
 from specd.tasks.locate import locate
 from specd.tasks.project import Project
@@ -76,14 +77,23 @@ def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:
     _ignore(project)
     tree = path_of(project, task)
     if not (tree / ".git").exists():
-        _run(project.root, "worktree", "prune")
-        exists = git(project.root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch(task)}").returncode == 0
-        spec = [str(tree), branch(task)] if exists else ["-b", branch(task), str(tree), "HEAD"]
-        _run(project.root, "worktree", "add", "--quiet", *spec)
+        _add(project, task, tree)
     for need in needs:
         _merge(project, tree, task, need)
     _bring_task_folder(project, tree, task)
     return tree
+
+
+def _add(project: Project, task: str, tree: Path) -> None:
+    """The worktree on a new branch from HEAD: one git call in the usual case, since twenty tasks make theirs one
+    after another before the last can start. Only when that is refused is the cause looked for: the branch is
+    there already (a run killed after making it), or git still lists a worktree whose folder was deleted."""
+    if git(project.root, "worktree", "add", "--quiet", "-b", branch(task), str(tree), "HEAD").returncode == 0:
+        return
+    _run(project.root, "worktree", "prune")
+    exists = git(project.root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch(task)}").returncode == 0
+    spec = [str(tree), branch(task)] if exists else ["-b", branch(task), str(tree), "HEAD"]
+    _run(project.root, "worktree", "add", "--quiet", *spec)
 
 
 def unlanded(project: Project, needs: tuple[str, ...]) -> list[str]:
@@ -116,8 +126,11 @@ def _bring_task_folder(project: Project, tree: Path, task: str) -> None:
         return
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(*TRANSIENT))
     _run(tree, "add", "--", str(rel))
-    _run(tree, *identity(tree), "commit", "--quiet", "--no-verify", "-m", f"specd: task folder of {task}",
-         "--", str(rel))
+    # No automatic maintenance (a process of its own after the commit); the identity is asked for only when
+    # git refuses to commit for want of one, which is when `identity` gives the fallback.
+    commit = [*QUIET, "commit", "--quiet", "--no-verify", "-m", f"specd: task folder of {task}", "--", str(rel)]
+    if git(tree, *commit).returncode != 0:
+        _run(tree, *identity(tree), *commit)
 
 
 def _ignore(project: Project) -> None:
