@@ -104,6 +104,8 @@ class LocalExecutor:
         order = graphs.closure(graph, self._targets(names, broken))
         status = {t: current_status(self.project, t, broken) for t in order}
         pending = [t for t in order if status[t] not in (*FINAL, BROKEN)]
+        if pending:  # its imports overlap with the first worktrees made here, rather than follow them
+            warm.start_shared()
         for task in order:
             if status[task] in FINAL:
                 self.results[task] = Result(task, status[task])
