@@ -12,6 +12,7 @@ hooks and workflows come from the base commit: commit them to have tasks run und
 from __future__ import annotations
 
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +46,12 @@ class WorktreeError(Exception):
     """git refused to create or update a worktree; the message quotes git."""
 
 
+# `git worktree add` reads every other worktree's record (is the branch checked out there?), so two at once in one
+# repository break each other ("failed to read .git/worktrees/t7/commondir", a worktree half made): tasks made
+# side by side (place.py) take turns here, and only here.
+_adding = threading.Lock()
+
+
 def branch(task: str) -> str:
     return f"specd/{task}"
 
@@ -74,10 +81,11 @@ def check(project: Project) -> None:
 
 def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:
     """The task's worktree, created (or reused on resume) with every need's branch merged in."""
-    _ignore(project)
     tree = path_of(project, task)
-    if not (tree / ".git").exists():
-        _add(project, task, tree)
+    with _adding:
+        _ignore(project)
+        if not (tree / ".git").exists():
+            _add(project, task, tree)
     for need in needs:
         _merge(project, tree, task, need)
     _bring_task_folder(project, tree, task)
