@@ -86,6 +86,8 @@ def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:
         _ignore(project)
         if not (tree / ".git").exists():
             _add(project, task, tree)
+    if not _checked_out(tree):  # outside the turn: the files of twenty worktrees are written side by side
+        _run(tree, "reset", "--hard", "--quiet", "--no-recurse-submodules")  # what `worktree add` runs itself
     for need in needs:
         _merge(project, tree, task, need)
     _bring_task_folder(project, tree, task)
@@ -93,15 +95,29 @@ def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:
 
 
 def _add(project: Project, task: str, tree: Path) -> None:
-    """The worktree on a new branch from HEAD: one git call in the usual case, since twenty tasks make theirs one
-    after another before the last can start. Only when that is refused is the cause looked for: the branch is
-    there already (a run killed after making it), or git still lists a worktree whose folder was deleted."""
-    if git(project.root, "worktree", "add", "--quiet", "-b", branch(task), str(tree), "HEAD").returncode == 0:
+    """The worktree on a new branch from HEAD, its files not written yet (see ``_checked_out``): one git call in
+    the usual case, since the tasks of a run take turns here. Only when that is refused is the cause looked for:
+    the branch is there already (a run killed after making it), or git still lists a worktree whose folder was
+    deleted."""
+    add = ["worktree", "add", "--quiet", "--no-checkout"]
+    if git(project.root, *add, "-b", branch(task), str(tree), "HEAD").returncode == 0:
         return
     _run(project.root, "worktree", "prune")
     exists = git(project.root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch(task)}").returncode == 0
-    spec = [str(tree), branch(task)] if exists else ["-b", branch(task), str(tree), "HEAD"]
-    _run(project.root, "worktree", "add", "--quiet", *spec)
+    _run(project.root, *add, *([str(tree), branch(task)] if exists else ["-b", branch(task), str(tree), "HEAD"]))
+
+
+def _checked_out(tree: Path) -> bool:
+    """Whether the worktree's files were written. git keeps a worktree's index from its first checkout on, and
+    `worktree add --no-checkout` makes none: a worktree without one was made and not checked out yet (a run
+    killed in between, as a kill inside git's own `worktree add` could leave one before)."""
+    try:
+        pointer = (tree / ".git").read_text(encoding="utf-8").strip()
+    except OSError:  # a folder, not a worktree's pointer file: not one specd made
+        return True
+    if not pointer.startswith("gitdir:"):
+        return True
+    return (tree / pointer.removeprefix("gitdir:").strip() / "index").exists()  # an absolute path stays one
 
 
 def unlanded(project: Project, needs: tuple[str, ...]) -> list[str]:

@@ -94,3 +94,18 @@ def test_git_worktree_add_runs_one_at_a_time(repo: Repo, monkeypatch: pytest.Mon
     placed = place.place_all(project, [(task, ()) for task in TASKS])
     assert [p.error for p in placed] == [None] * len(TASKS)
     assert most == [1]
+
+
+def test_a_worktree_made_but_not_checked_out_when_the_run_was_killed_is_checked_out_on_resume(repo: Repo) -> None:
+    project = Project(repo.root)
+    create_task(project, "a", "")
+    tree = repo.tree("a")
+    repo.git("worktree", "add", "--quiet", "--no-checkout", "-b", "specd/a", str(tree), "HEAD")  # then the kill
+    assert not (tree / "README.md").exists()
+
+    placed = place.place(project, "a", ())
+
+    assert placed.error is None
+    assert (tree / "README.md").read_text() == "# mine\n"
+    assert repo.git("status", "--porcelain", cwd=tree) == ""
+    assert [s for s, _ in repo.branch_commits("a")] == ["specd: task folder of a"]
