@@ -12,7 +12,8 @@ did when the trees were made one by one.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,12 +44,14 @@ def place(project: Project, task: str, needs: tuple[str, ...]) -> Placed:
     return Placed(task, tree, here)
 
 
-def place_all(project: Project, ready: list[tuple[str, tuple[str, ...]]]) -> list[Placed]:
-    """Each (task, its needs) placed, in the order given."""
+def place_all(project: Project, ready: list[tuple[str, tuple[str, ...]]]) -> Iterator[Placed]:
+    """Each (task, its needs) placed, each given as soon as it is, so its run starts while others are made."""
     if len(ready) < 2:
-        return [place(project, task, needs) for task, needs in ready]
+        yield from (place(project, task, needs) for task, needs in ready)
+        return
     with ThreadPoolExecutor(max_workers=min(WORKERS, len(ready)), thread_name_prefix="specd-place") as pool:
-        return list(pool.map(lambda item: place(project, *item), ready))
+        for done in as_completed([pool.submit(place, project, task, needs) for task, needs in ready]):
+            yield done.result()
 
 
 def in_main_tree(project: Project, task: str, needs: tuple[str, ...]) -> Path:
