@@ -12,12 +12,11 @@ import queue
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from specd.errors import ConfigError, TaskError
 from specd.executors import child as children
-from specd.executors import held, leftovers, warm, worktrees
+from specd.executors import held, leftovers, place, warm, worktrees
 from specd.state.store import StateStore
 from specd.tasks import graph as graphs
 from specd.tasks import home
@@ -104,6 +103,8 @@ class LocalExecutor:
         order = graphs.closure(graph, self._targets(names, broken))
         status = {t: current_status(self.project, t, broken) for t in order}
         pending = [t for t in order if status[t] not in (*FINAL, BROKEN)]
+        if pending:  # its imports overlap with the first worktrees made here, rather than follow them
+            warm.start_shared()
         for task in order:
             if status[task] in FINAL:
                 self.results[task] = Result(task, status[task])
@@ -143,6 +144,7 @@ class LocalExecutor:
 
     def _start_ready(self, pending: list[str], graph: graphs.Graph, status: dict[str, str]) -> list[str]:
         left: list[str] = []
+        ready: list[tuple[str, tuple[str, ...]]] = []  # their trees are made side by side (place.py)
         for task in pending:
             needs = graph.get(task, ())
             stuck = tuple(n for n in needs if status[n] != "COMPLETE" and n not in pending
@@ -150,45 +152,49 @@ class LocalExecutor:
             if stuck:
                 self.results[task] = Result(task, status[task], "waits for " + ", ".join(stuck), stuck)
                 self.listener(task, {"kind": "task_held", "waiting_for": list(stuck)})
-            elif any(status[n] != "COMPLETE" for n in needs) or not self._may_start():
+            elif any(status[n] != "COMPLETE" for n in needs) or not self._may_start(len(ready)):
                 left.append(task)
             else:
-                self._start(task, needs, status)
-        return left
+                ready.append((task, needs))
+        return left + [placed.task for placed in place.place_all(self.project, ready)
+                       if not self._launch(placed, status)]
 
-    def _may_start(self) -> bool:
+    def _may_start(self, starting: int = 0) -> bool:
         budget = self.settings.max_cost
-        return (not self.stopping and len(self.running) < self.settings.jobs
+        return (not self.stopping and len(self.running) + starting < self.settings.jobs
                 and (budget is None or self.spent < budget))
 
     def _start(self, task: str, needs: tuple[str, ...], status: dict[str, str]) -> None:
         if task in self.running:  # started already (a control plane saw it answered): one child per task
             return
-        try:
-            # A task first run by `specd continue` lives in the main tree: it goes on there, never copied.
-            found = home.local(self.project, task, home.settle(self.project, task, home.worktree(task)))
-            here = found.kind == "main"
-            tree = in_main_tree(self.project, task, needs) if here else worktrees.prepare(self.project, task, needs)
-        except TaskError as exc:  # where it lives says it cannot run here (home.py): bad input, said with its fix
+        self._launch(place.place(self.project, task, needs), status)
+
+    def _launch(self, placed: place.Placed, status: dict[str, str]) -> bool:
+        """Start the placed task's run; False when it was not started (the run was stopped meanwhile)."""
+        task, tree, error = placed.task, placed.tree, placed.error
+        if isinstance(error, TaskError):  # where it lives says it cannot run here (home.py): bad input, with its fix
             status[task] = BROKEN
-            self.results[task] = Result(task, BROKEN, str(exc))
-            self.listener(task, {"kind": "task_broken", "reason": str(exc)})
-            return
-        except (worktrees.Conflict, worktrees.WorktreeError) as exc:
+            self.results[task] = Result(task, BROKEN, str(error))
+            self.listener(task, {"kind": "task_broken", "reason": str(error)})
+            return True
+        if error is not None or tree is None:  # a need's branch does not merge, or git refused the worktree
             status[task] = "BLOCKED"
-            self.results[task] = Result(task, "BLOCKED", str(exc))
-            self.listener(task, {"kind": "task_finished", "status": "BLOCKED", "reason": str(exc)})
-            return
+            self.results[task] = Result(task, "BLOCKED", str(error))
+            self.listener(task, {"kind": "task_finished", "status": "BLOCKED", "reason": str(error)})
+            return True
+        if self.stopping:  # interrupted while its tree was made: it stays pending, and is reported so
+            return False
         self.running[task] = children.start(task, tree, self._options(task, tree), self.inbox, time.monotonic())
         status[task] = "IN_PROGRESS"
         self.started.add(task)
-        if here:
+        if placed.here:
             self.here.add(task)
             self.listener(task, {"kind": "task_started", "worktree": None, "home": "main",
                                  "notice": f"{task} lives in the main tree (its first run was `specd continue`): "
                                            "it goes on there, in no worktree"})
         else:
             self.listener(task, {"kind": "task_started", "worktree": self.project.rel(tree)})
+        return True
 
     def _options(self, task: str, tree: Any) -> list[str]:
         options = [f"--{self.settings.mode}"] if self.settings.mode else []
@@ -245,20 +251,6 @@ class LocalExecutor:
                 self.results[task] = Result(task, now)
             elif self._may_start():
                 self._start(task, self.waiting.pop(task), status)
-
-
-def in_main_tree(project: Project, task: str, needs: tuple[str, ...]) -> Path:
-    """Where a task that lives in the user's own tree runs: there, as it is. specd never merges into that tree
-    (the user's branch and index are theirs), so a need whose work is still on its own branch, not landed, is
-    refused with the commands that bring it in; a need that ran in the main tree has its work there already."""
-    missing = worktrees.unlanded(project, needs)
-    if missing:
-        lands = " && ".join(f"specd land {need}" for need in missing)
-        raise worktrees.WorktreeError(
-            f"{task} lives in your tree (its first run was `specd continue`) and needs {', '.join(missing)}, whose "
-            f"work is on {', '.join(worktrees.branch(n) for n in missing)}, not in your tree; specd never merges "
-            f"into your tree: `{lands}`, then `specd run {task}`")
-    return project.root
 
 
 def mark_homes(project: Project, results: dict[str, Result]) -> dict[str, Result]:

@@ -131,6 +131,13 @@ def shared() -> Zygote:
     return _shared
 
 
+def start_shared() -> None:
+    """Start the zygote now, when runs are coming; one that cannot start is tried again (and refused) at its
+    first run, which then starts as a fresh Python."""
+    with contextlib.suppress(OSError):
+        shared()
+
+
 def close_shared() -> None:
     global _shared
     if _shared is not None:

@@ -12,10 +12,12 @@ hooks and workflows come from the base commit: commit them to have tasks run und
 from __future__ import annotations
 
 import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from specd.errors import UsageError
+from specd.git.paths import QUIET
 from specd.git.repo import git, identity
 from specd.tasks.locate import locate
 from specd.tasks.project import Project
@@ -42,6 +44,12 @@ class Conflict(Exception):
 
 class WorktreeError(Exception):
     """git refused to create or update a worktree; the message quotes git."""
+
+
+# `git worktree add` reads every other worktree's record (is the branch checked out there?), so two at once in one
+# repository break each other ("failed to read .git/worktrees/t7/commondir", a worktree half made): tasks made
+# side by side (place.py) take turns here, and only here.
+_adding = threading.Lock()
 
 
 def branch(task: str) -> str:
@@ -73,17 +81,43 @@ def check(project: Project) -> None:
 
 def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:
     """The task's worktree, created (or reused on resume) with every need's branch merged in."""
-    _ignore(project)
     tree = path_of(project, task)
-    if not (tree / ".git").exists():
-        _run(project.root, "worktree", "prune")
-        exists = git(project.root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch(task)}").returncode == 0
-        spec = [str(tree), branch(task)] if exists else ["-b", branch(task), str(tree), "HEAD"]
-        _run(project.root, "worktree", "add", "--quiet", *spec)
+    with _adding:
+        _ignore(project)
+        if not (tree / ".git").exists():
+            _add(project, task, tree)
+    if not _checked_out(tree):  # outside the turn: the files of twenty worktrees are written side by side
+        _run(tree, "reset", "--hard", "--quiet", "--no-recurse-submodules")  # what `worktree add` runs itself
     for need in needs:
         _merge(project, tree, task, need)
     _bring_task_folder(project, tree, task)
     return tree
+
+
+def _add(project: Project, task: str, tree: Path) -> None:
+    """The worktree on a new branch from HEAD, its files not written yet (see ``_checked_out``): one git call in
+    the usual case, since the tasks of a run take turns here. Only when that is refused is the cause looked for:
+    the branch is there already (a run killed after making it), or git still lists a worktree whose folder was
+    deleted."""
+    add = ["worktree", "add", "--quiet", "--no-checkout"]
+    if git(project.root, *add, "-b", branch(task), str(tree), "HEAD").returncode == 0:
+        return
+    _run(project.root, "worktree", "prune")
+    exists = git(project.root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch(task)}").returncode == 0
+    _run(project.root, *add, *([str(tree), branch(task)] if exists else ["-b", branch(task), str(tree), "HEAD"]))
+
+
+def _checked_out(tree: Path) -> bool:
+    """Whether the worktree's files were written. git keeps a worktree's index from its first checkout on, and
+    `worktree add --no-checkout` makes none: a worktree without one was made and not checked out yet (a run
+    killed in between, as a kill inside git's own `worktree add` could leave one before)."""
+    try:
+        pointer = (tree / ".git").read_text(encoding="utf-8").strip()
+    except OSError:  # a folder, not a worktree's pointer file: not one specd made
+        return True
+    if not pointer.startswith("gitdir:"):
+        return True
+    return (tree / pointer.removeprefix("gitdir:").strip() / "index").exists()  # an absolute path stays one
 
 
 def unlanded(project: Project, needs: tuple[str, ...]) -> list[str]:
@@ -116,8 +150,11 @@ def _bring_task_folder(project: Project, tree: Path, task: str) -> None:
         return
     shutil.copytree(source, target, ignore=shutil.ignore_patterns(*TRANSIENT))
     _run(tree, "add", "--", str(rel))
-    _run(tree, *identity(tree), "commit", "--quiet", "--no-verify", "-m", f"specd: task folder of {task}",
-         "--", str(rel))
+    # No automatic maintenance (a process of its own after the commit); the identity is asked for only when
+    # git refuses to commit for want of one, which is when `identity` gives the fallback.
+    commit = [*QUIET, "commit", "--quiet", "--no-verify", "-m", f"specd: task folder of {task}", "--", str(rel)]
+    if git(tree, *commit).returncode != 0:
+        _run(tree, *identity(tree), *commit)
 
 
 def _ignore(project: Project) -> None:

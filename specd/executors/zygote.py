@@ -29,7 +29,14 @@ from collections.abc import Callable
 # Everything a `specd continue --json` with a command or scripted agent imports, loaded once here.
 PRELOAD = ("specd.cli", "specd.commands.continue_", "specd.engine.seam", "specd.engine.runner",
            "specd.agents.factory", "specd.agents.command", "specd.agents.scripted", "specd.git.recorder",
-           "specd.pipeline.load", "specd.state.store", "specd.tasks.status", "filelock", "frontmatter", "jsonschema")
+           "specd.pipeline.load", "specd.state.store", "specd.tasks.status", "filelock", "frontmatter", "jsonschema",
+           "specd.commands.terminal.human", "specd.commands.terminal.live", "specd.commands.examples",
+           "specd.pipeline.schema", "specd.tasks.markdown", "specd.system.probe", "markdown_it", "psutil")
+# What every run builds once and keeps (each is cached where it is made): the markdown parser, the compiled
+# pipeline schema, and whether bubblewrap can start a jail here (a `bwrap true` of its own). Made here, the
+# forked runs inherit them instead of each making its own.
+WARM = (("specd.tasks.markdown", "_parser"), ("specd.pipeline.schema", "_validator"),
+        ("specd.system.probe", "bwrap_usable"))
 BUFSIZE = 1 << 16
 
 
@@ -39,6 +46,9 @@ def preload() -> None:
     for name in PRELOAD:
         with contextlib.suppress(ImportError):  # a missing optional part is imported (and fails) in the run
             importlib.import_module(name)
+    for module, function in WARM:
+        with contextlib.suppress(Exception):  # whatever fails here fails again, and is reported, in the run
+            getattr(sys.modules[module], function)()
 
 
 def run(argv: list[str], cwd: str, out: int, err: int, die: Callable[[], None] | None,

@@ -97,10 +97,14 @@ def sweep(session: int, token: str | None = None, spare: frozenset[int] = frozen
     me = os.getpid()
     descendants = psutil.Process(me).children(recursive=True)
     if spare:  # a spared child's whole tree: a jailed one's processes sit in sessions of their own
-        kept = {p.pid for p in descendants if p.pid in spare or _session(p.pid) in spare}
-        for proc in [p for p in descendants if p.pid in kept]:
-            with contextlib.suppress(psutil.Error):
-                kept |= {child.pid for child in proc.children(recursive=True)}
+        # Followed down the parents of the descendants listed once: a look at the whole process table for each
+        # spared child cost `specd run -j 20` a second of CPU, twenty children spared at each child's end.
+        parents = {p.pid: _parent(p) for p in descendants}
+        kept = {pid for pid in parents if pid in spare or _session(pid) in spare}
+        below = {pid for pid, parent in parents.items() if parent in kept} - kept
+        while below:
+            kept |= below
+            below = {pid for pid, parent in parents.items() if parent in below} - kept
         descendants = [p for p in descendants if p.pid not in kept]
     found = [p for p in descendants if _session(p.pid) == session or marked(p, token)]
     for proc in found:
