@@ -130,8 +130,8 @@ class StateStore:
         snapshot = _snapshot(state)
         snapshot["cursor"] = self._pack(snapshot["cursor"], shape)
         snapshot["shape_digest"] = self._digest_of(shape)
-        atomic.write_json(self.json_path, self._redact({**snapshot, "history_len": len(rows)}),
-                          sync_dir=settled, flat=True, durable=durable, redacted=True)
+        atomic.write_flat(self.json_path, self._redact.texts({**snapshot, "history_len": len(rows)}),
+                          sync_dir=settled, durable=durable)
         self._written, self._shape_disk = keys, self._shape_file
         if reshaped:
             self.history.rewrite(rows)
