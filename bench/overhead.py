@@ -163,7 +163,8 @@ def main() -> int:
             met = met and all_in <= 20 and shutil.which("bwrap") is not None
         growth = at[max(at)][0] / at[10][0]
         cpu_growth = at[max(at)][2] / at[10][2]
-        print(f"  step {max(at) + 1} vs step 11: {growth:.2f}x wall, {cpu_growth:.2f}x specd's CPU (goal <= 1.2x)")
+        print(f"  {label}, step {max(at) + 1} vs step 11: {growth:.2f}x wall, {cpu_growth:.2f}x specd's CPU "
+              "(goal <= 1.2x)")
         met = met and growth <= 1.2
         if git:
             met = met and float(result["cpu_self"]) < 0.060 and float(result["fsyncs"]) <= 4.5
