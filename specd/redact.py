@@ -75,8 +75,9 @@ def _env_secrets() -> tuple[str, ...]:
     # environment changed: on POSIX os.environ keeps its raw bytes in _data, which compares at C speed.
     global _cache
     raw = getattr(os.environ, "_data", None)
-    key = tuple(raw.items()) if isinstance(raw, dict) else None
-    if key is None or key != _cache[0]:
+    # A dict compares with another at C speed without building anything; the copy kept is what it was then.
+    if not isinstance(raw, dict) or raw != _cache[0]:
+        key = dict(raw) if isinstance(raw, dict) else None
         values = {part for name, value in os.environ.items() if is_secret_var(name, value)
                   for part in secret_parts(value)} | _extra
         # Longest first so a secret that contains another is masked whole.

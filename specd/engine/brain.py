@@ -65,6 +65,7 @@ class Brain:
     _synced: str | None = field(default=None, init=False)  # what config.json was last moved to
     _machinery: Machinery | None = field(default=None, init=False)  # checked around every step and hook
     _seen: edits.Marks | None = field(default=None, init=False)  # the pipeline files as this run last read them
+    _step_saved: int | None = field(default=None, init=False)  # the store's save count after this visit's step
 
     def run(self, state: RunState) -> int:
         self.state = state
@@ -155,8 +156,11 @@ class Brain:
     def _run_stage(self, stage: str, frame: Frame, step: Step, cur: Current) -> None:
         conversation = f"{frame.pipeline}.{step.name}.{frame.phase or '-'}.v{cur.visit}"
         if stage == "step":  # a parallel group's members side by side (issue 30), else the step's own agent
-            return group.run(self, frame, step, cur, conversation) if step.group else self._run_step(
+            self._step_saved = None
+            group.run(self, frame, step, cur, conversation) if step.group else self._run_step(
                 frame, step, cur, conversation)
+            self._step_saved = self.store.saves  # its last save holds its row and outcome (see _advance)
+            return None
         if stage == rounds.KIND:
             return checks.run(self, frame, step, cur, lambda: self._run_step(frame, step, cur, conversation))
         failure = hook_stage.run(self, stage, frame, step, cur, conversation)
@@ -219,7 +223,12 @@ class Brain:
         if target != "repeat":
             cursor.finish(frame, step.name)
         cursor.route(frame, self.config, step, "next" if target == "stop" else target)
-        self.store.save(self.state)
+        if self._step_saved != self.store.saves:
+            self.store.save(self.state)
+        # Else nothing ran since the step's own save (no check, no post hook): resuming from that save only moves
+        # on, as here, so the move is written with the next save (the next step's, before it dispatches, or the
+        # run's end), one durable write a step instead of two. A kill -9 in between re-runs nothing.
+        self._step_saved = None
         if self.tree:
             self.tree.release()
         if target == "stop":

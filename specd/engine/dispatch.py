@@ -81,8 +81,9 @@ class Dispatcher:
         return self.agents.for_step(self.config, step) if self.agents else self.agent
 
     def _filled(self, workflow: Workflow, phase: str | None, attempt: int) -> Workflow:
-        facts = self.facts(phase, attempt) if self.facts else None
-        return outputs.filled(workflow, facts, "fix the workflow, or run the steps it names first")
+        if not self.facts or "steps" not in workflow.body:
+            return workflow  # nothing to fill: the history is not walked for the facts (it grows every step)
+        return outputs.filled(workflow, self.facts(phase, attempt), "fix the workflow, or run the steps it names first")
 
     def step(self, step: Step, pipeline: str, phase: str | None, conversation: str, attempt: int,
              allowed: tuple[str, ...] = ()) -> AgentResult:

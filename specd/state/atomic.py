@@ -80,18 +80,24 @@ def _mode(path: Path) -> int:
 
 
 def write_json(path: Path, data: Any, *, sync_dir: bool = True, flat: bool = False, durable: bool = True,
-               redacted: bool = False) -> None:
+               ) -> None:
     """``flat``: one top-level key per line with its value on that line, for a file rewritten on every step:
     ``indent`` makes json fall back from its C encoder to pure Python, ten times slower on a long cursor."""
     # Redacted as data first: a secret holding a quote or non-ASCII is escaped in
     # the JSON text, where a plain text match could no longer find it.
-    # ``redacted``: the caller already ran redact_obj's equal (state/redacting.py); the text is redacted anyway.
-    clean = data if redacted else redact_obj(data)
+    clean = redact_obj(data)
     if flat and isinstance(clean, dict):
-        lines = [f"  {json.dumps(str(k))}: {json.dumps(v, default=str)}" for k, v in clean.items()]
-        text = "{\n" + ",\n".join(lines) + "\n}\n"
-    else:
-        text = json.dumps(clean, indent=2, sort_keys=False, default=str) + "\n"
+        write_flat(path, {str(k): json.dumps(v, default=str) for k, v in clean.items()}, sync_dir=sync_dir,
+                   durable=durable)
+        return
+    text = json.dumps(clean, indent=2, sort_keys=False, default=str) + "\n"
+    write_text(path, text, sync_dir=sync_dir, durable=durable)
+
+
+def write_flat(path: Path, fields: dict[str, str], *, sync_dir: bool = True, durable: bool = True) -> None:
+    """A JSON object from its fields' JSON texts (already redacted as data: ``state/redacting.py``), one key
+    per line; the whole text still passes ``redact`` in ``write_text``."""
+    text = "{\n" + ",\n".join(f"  {json.dumps(k)}: {v}" for k, v in fields.items()) + "\n}\n"
     write_text(path, text, sync_dir=sync_dir, durable=durable)
 
 

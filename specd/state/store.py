@@ -67,6 +67,7 @@ class StateStore:
         self._shape_file: Shape | None = None  # what the shape file holds as the current shape
         self._shape_disk: Shape | None = None  # the shape the snapshot on disk was packed against
         self._digest: tuple[Shape, str] | None = None
+        self.saves = 0  # how many saves were asked for: the loop tells from it whether anything was saved since
 
     def load(self, *, with_history: bool = True) -> RunState | None:
         """The run state, or None before the first run. ``with_history=False`` skips the rows (listings)."""
@@ -102,6 +103,7 @@ class StateStore:
         nothing (for a save a durable one follows at once); that one then syncs the rows written here."""
         if self._listing:
             raise RuntimeError("a state loaded with with_history=False cannot be saved")  # a bug, not bad input
+        self.saves += 1
         rows = state.history
         appended = len(rows) != self._persisted
         # Rows removed or changed in place: the snapshot's smaller count goes first, so a kill between the
@@ -130,8 +132,8 @@ class StateStore:
         snapshot = _snapshot(state)
         snapshot["cursor"] = self._pack(snapshot["cursor"], shape)
         snapshot["shape_digest"] = self._digest_of(shape)
-        atomic.write_json(self.json_path, self._redact({**snapshot, "history_len": len(rows)}),
-                          sync_dir=settled, flat=True, durable=durable, redacted=True)
+        atomic.write_flat(self.json_path, self._redact.texts({**snapshot, "history_len": len(rows)}),
+                          sync_dir=settled, durable=durable)
         self._written, self._shape_disk = keys, self._shape_file
         if reshaped:
             self.history.rewrite(rows)

@@ -181,6 +181,12 @@ def test_a_secret_printed_before_a_kill_never_reaches_the_transcript(h: Harness,
                            env=h.env, cwd=h.root, start_new_session=True)
     h.children.append(run)
     assert wait_until(lambda: marker.exists() or run.poll() is not None, 60), "the agent never printed"
+
+    def logged() -> bool:  # the line reaches the log through specd's pump, a moment after the agent printed it
+        return any("the key is" in p.read_text(encoding="utf-8", errors="replace")
+                   for p in (h.task_dir("t") / "transcripts").rglob("*.log"))
+
+    assert wait_until(lambda: logged() or run.poll() is not None, 60), "the printed line never reached the log"
     os.kill(run.pid, signal.SIGKILL)
     run.wait(timeout=30)
     logs = list((h.task_dir("t") / "transcripts").rglob("*.log"))
