@@ -39,6 +39,16 @@ NAMES = frozenset({"meta", "rows", "answers", "printed"})
 OLD = ("status-list.json", "status-rows.json")
 
 
+def _open(path: str, make: bool) -> sqlite3.Connection | None:
+    """A connection to the database at ``path``; None when it cannot be opened, or (unless ``make``) is missing."""
+    if not make and not os.path.exists(path):  # noqa: PTH110 - no pathlib on the read path
+        return None
+    try:
+        return sqlite3.connect(path, timeout=BUSY_MS / 1000, isolation_level=None)
+    except (sqlite3.Error, OSError):
+        return None
+
+
 class Stale(Exception):
     """The file is a database of another schema."""
 
@@ -49,11 +59,8 @@ def connect(cache: str, make: bool = True) -> sqlite3.Connection | None:
     over the folders."""
     path = f"{cache}/{NAME}"
     for _ in range(2):
-        if not make and not os.path.exists(path):  # noqa: PTH110 - no pathlib on the read path
-            return None
-        try:
-            db = sqlite3.connect(path, timeout=BUSY_MS / 1000, isolation_level=None)
-        except (sqlite3.Error, OSError):
+        db = _open(path, make)
+        if db is None:
             return None
         try:
             _private(path)
@@ -143,12 +150,8 @@ def read_one(cache: str, sql: str, params: tuple[Any, ...]) -> tuple[Any, ...] |
     """One row of a query, for a lookup on the fast path: None when there is no database (none is made), it is
     busy, damaged or of another schema, or it holds no such row. The schema is not looked at first: a query
     of another schema fails, and what it finds is checked by the caller anyway."""
-    path = f"{cache}/{NAME}"
-    if not os.path.exists(path):  # noqa: PTH110 - no pathlib on the read path
-        return None
-    try:
-        db = sqlite3.connect(path, timeout=BUSY_MS / 1000, isolation_level=None)
-    except (sqlite3.Error, OSError):
+    db = _open(f"{cache}/{NAME}", make=False)
+    if db is None:
         return None
     try:
         found = db.execute(sql, params).fetchone()
