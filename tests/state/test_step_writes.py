@@ -42,13 +42,14 @@ def _run(project: Project, agent: str, listen: EventBus | None = None) -> int:
                     events=listen or EventBus(lambda event: None)).exit_code
 
 
-def test_a_kill_after_a_step_whose_move_was_not_written_yet_reruns_nothing(tmp_path: Path) -> None:
+def test_a_kill_after_a_step_whose_move_was_not_written_yet_reruns_nothing(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     ledger = tmp_path / "ledger.txt"
     project = _project(tmp_path / "p", [{"name": "a", "workflow": "w.md"}, {"name": "b", "workflow": "w.md"}])
     task_dir = project.tasks_dir / "t"
     image = tmp_path / "image"
     # The command agent notes each step it runs, outside the jail's view of the project's own state.
-    os.environ["SPECD_JAIL_WRITE"] = str(tmp_path)
+    monkeypatch.setenv("SPECD_JAIL_WRITE", str(tmp_path))
     agent = f"cmd:sh -c 'echo $SPECD_STEP >> {ledger}'"
 
     def listen(event: Event) -> None:
@@ -58,19 +59,16 @@ def test_a_kill_after_a_step_whose_move_was_not_written_yet_reruns_nothing(tmp_p
             for name in STATE_FILES:
                 shutil.copy2(task_dir / name, image / name)
 
-    try:
-        assert _run(project, agent, EventBus(listen)) == 0
-        assert ledger.read_text().split() == ["a", "b"]
-        for name in STATE_FILES:  # the crash image put back, then resumed
-            shutil.copy2(image / name, task_dir / name)
-        crashed = StateStore(task_dir, "t").load()
-        assert crashed is not None
-        assert crashed.current is not None
-        assert crashed.current.step == "a"
-        assert "step" in crashed.current.completed
-        assert _run(project, agent) == 0
-    finally:
-        del os.environ["SPECD_JAIL_WRITE"]
+    assert _run(project, agent, EventBus(listen)) == 0
+    assert ledger.read_text().split() == ["a", "b"]
+    for name in STATE_FILES:  # the crash image put back, then resumed
+        shutil.copy2(image / name, task_dir / name)
+    crashed = StateStore(task_dir, "t").load()
+    assert crashed is not None
+    assert crashed.current is not None
+    assert crashed.current.step == "a"
+    assert "step" in crashed.current.completed
+    assert _run(project, agent) == 0
     assert ledger.read_text().split() == ["a", "b", "b"]  # a never ran again; b, never recorded, ran once more
     state = StateStore(task_dir, "t").load()
     assert state is not None
