@@ -18,13 +18,40 @@ a hold costs a person's time where a mask costs a few unreadable characters.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
+
+
+class Pattern:
+    """A regular expression compiled the first time it is used. Most commands never redact a text that holds a
+    rule's hint, and compiling every rule at import was a tenth of what `specd status TASK` costs to start."""
+
+    __slots__ = ("source", "_compiled")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:  # two threads may both compile it: the same pattern either way
+            self._compiled = re.compile(self.source)
+        return self._compiled
+
+    def sub(self, replace: Callable[[re.Match[str]], str], text: str) -> str:
+        return self.compiled.sub(replace, text)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text)
 
 
 class Rule(NamedTuple):
     name: str  # what a hold says was found: never the match itself
     hints: tuple[str, ...]
-    pattern: re.Pattern[str]
+    pattern: Pattern
     token: bool = True  # a shape that holds a commit, not only a mask (see the module's docstring)
     mask: bool = True  # a shape redaction masks
 
@@ -33,61 +60,61 @@ _PEM = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----"
 _B64_40 = r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"  # an AWS secret access key: 40 base64 characters, no more
 # scheme://user:password@host: the scheme and user are kept, the password (up to the last @ before the
 # host) is masked. A password never holds a slash, ? or # unescaped, so `http://host:8080/x@y` is left alone.
-URL_CREDENTIALS = re.compile(
+URL_CREDENTIALS = Pattern(
     r"(\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s/?#@:\"'\\]{0,256}:)([^\s/?#\"'\\]{1,256})(?=@[^\s/?#@\"'\\]+)")
 
 ALL: tuple[Rule, ...] = (
     # A whole PEM block; an unterminated one (a torn log) is masked as far as its base64 runs.
     # The body may hold JSON-escaped newlines (\n) but never a quote, so JSON stays valid.
     Rule("a private key block", ("private key",),
-         re.compile(_PEM + r"""[^"]*?-----END[A-Z0-9 ]*PRIVATE KEY-----""")),
-    Rule("a private key block", ("private key",), re.compile(_PEM + r"(?:[A-Za-z0-9+/=\s]|\\[nr])*")),
+         Pattern(_PEM + r"""[^"]*?-----END[A-Z0-9 ]*PRIVATE KEY-----""")),
+    Rule("a private key block", ("private key",), Pattern(_PEM + r"(?:[A-Za-z0-9+/=\s]|\\[nr])*")),
     # Anthropic keys first: they also match the generic sk- rule, but this one
     # covers the dashes and underscores inside them in one go.
-    Rule("an Anthropic API key", ("sk-ant-",), re.compile(r"sk-ant-[A-Za-z0-9_\-]+")),
+    Rule("an Anthropic API key", ("sk-ant-",), Pattern(r"sk-ant-[A-Za-z0-9_\-]+")),
     # Every task named `task-…` holds `sk-`: a leading \b here was 36x slower over a 7 MB status index. In a
     # commit, only a key with a digit in its first 40 characters counts: `sk-learn-compatible` in a README is prose.
-    Rule("an API key (sk-...)", ("sk-",), re.compile(r"sk-(?<=\bsk-)[A-Za-z0-9_\-]{8,}"), token=False),
-    Rule("an API key (sk-...)", ("sk-",), re.compile(r"sk-(?<=\bsk-)(?=[A-Za-z_\-]{0,40}\d)[A-Za-z0-9_\-]{20,}"),
+    Rule("an API key (sk-...)", ("sk-",), Pattern(r"sk-(?<=\bsk-)[A-Za-z0-9_\-]{8,}"), token=False),
+    Rule("an API key (sk-...)", ("sk-",), Pattern(r"sk-(?<=\bsk-)(?=[A-Za-z_\-]{0,40}\d)[A-Za-z0-9_\-]{20,}"),
          mask=False),
     # Stripe secret and restricted keys, live and test; `sk_live` alone is a word, not a key.
     Rule("a Stripe key", ("sk_live_", "rk_live_", "sk_test_", "rk_test_"),
-         re.compile(r"[sr]k_(?:live|test)_(?<=\b[sr]k_live_|\b[sr]k_test_)[A-Za-z0-9]{8,}")),
+         Pattern(r"[sr]k_(?:live|test)_(?<=\b[sr]k_live_|\b[sr]k_test_)[A-Za-z0-9]{8,}")),
     Rule("a GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-         re.compile(r"gh[pousr]_(?<=\bgh[pousr]_)[A-Za-z0-9]{16,}")),
-    Rule("a GitHub token", ("github_pat_",), re.compile(r"github_pat_(?<=\bgithub_pat_)[A-Za-z0-9_]{20,}")),
-    Rule("a GitLab token", ("glpat-",), re.compile(r"glpat-(?<=\bglpat-)[A-Za-z0-9_\-]{16,}")),
-    Rule("an npm token", ("npm_",), re.compile(r"npm_(?<=\bnpm_)[A-Za-z0-9]{36,}")),
-    Rule("a Google API key", ("aiza",), re.compile(r"AIza(?<=\bAIza)[A-Za-z0-9_\-]{35}")),
+         Pattern(r"gh[pousr]_(?<=\bgh[pousr]_)[A-Za-z0-9]{16,}")),
+    Rule("a GitHub token", ("github_pat_",), Pattern(r"github_pat_(?<=\bgithub_pat_)[A-Za-z0-9_]{20,}")),
+    Rule("a GitLab token", ("glpat-",), Pattern(r"glpat-(?<=\bglpat-)[A-Za-z0-9_\-]{16,}")),
+    Rule("an npm token", ("npm_",), Pattern(r"npm_(?<=\bnpm_)[A-Za-z0-9]{36,}")),
+    Rule("a Google API key", ("aiza",), Pattern(r"AIza(?<=\bAIza)[A-Za-z0-9_\-]{35}")),
     # An AWS secret access key has no prefix of its own: it is known by its label, or by the key id just before
     # it (`AKIA... wJalr...`, a credentials.csv row). Before the key id rule, which masks the id this one needs.
-    Rule("an AWS secret access key", ("secret",), re.compile(
+    Rule("an AWS secret access key", ("secret",), Pattern(
         r"(?i)((?:aws_?)?secret_?access_?key(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?)" + _B64_40)),
-    Rule("an AWS secret access key", ("akia", "asia"), re.compile(
+    Rule("an AWS secret access key", ("akia", "asia"), Pattern(
         r"(A[KS]IA(?<=\bA[KS]IA)[A-Z0-9]{16}\b(?:\\?[\"'])?[\s,:;|=]{1,8}(?:\\?[\"'])?)" + _B64_40)),
-    Rule("an AWS access key id", ("akia", "asia"), re.compile(r"A[KS]IA(?<=\bA[KS]IA)[A-Z0-9]{16}\b")),
-    Rule("a Slack token", ("xox",), re.compile(r"xox[abprs]-(?<=\bxox[abprs]-)[A-Za-z0-9\-]{8,}")),
+    Rule("an AWS access key id", ("akia", "asia"), Pattern(r"A[KS]IA(?<=\bA[KS]IA)[A-Z0-9]{16}\b")),
+    Rule("a Slack token", ("xox",), Pattern(r"xox[abprs]-(?<=\bxox[abprs]-)[A-Za-z0-9\-]{8,}")),
     # A JWT: header.payload.signature, both JSON parts base64url of `{"`, which always starts eyJ.
     Rule("a JSON web token", ("eyj",),
-         re.compile(r"eyJ(?<=\beyJ)[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*")),
+         Pattern(r"eyJ(?<=\beyJ)[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*")),
     Rule("a Slack webhook", ("hooks.slack.com/services/",),
-         re.compile(r"(hooks\.slack\.com/services/)[A-Za-z0-9_/\-]+")),
+         Pattern(r"(hooks\.slack\.com/services/)[A-Za-z0-9_/\-]+")),
     Rule("a password in a URL", ("://",), URL_CREDENTIALS, token=False),
-    Rule("a bearer token", ("bearer",), re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=\-]+"), token=False),
-    Rule("an API key header", ("x-api-key",), re.compile(r"(?i)(x-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"'\\,}]+"),
+    Rule("a bearer token", ("bearer",), Pattern(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=\-]+"), token=False),
+    Rule("an API key header", ("x-api-key",), Pattern(r"(?i)(x-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"'\\,}]+"),
          token=False),
     Rule("an authorization header", ("authorization",),
-         re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer\b)[^\s\"'\\,}][^\"'\\\n,}]*"), token=False),
+         Pattern(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer\b)[^\s\"'\\,}][^\"'\\\n,}]*"), token=False),
     # `password: x`, `DB_PASSWORD=x`, `"passwd": "x"` (also JSON-escaped), `pwd = x`: the value goes. The
     # separator must follow the name, so prose ("password policy") is left alone; a value starting with /
     # is a path (PWD=/home/me), not a password.
     Rule("a password", ("password", "passwd", "pwd"),
-         re.compile(r"(?i)((?:password|passwd|pwd)[A-Za-z0-9_]{0,40}+(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?)"
+         Pattern(r"(?i)((?:password|passwd|pwd)[A-Za-z0-9_]{0,40}+(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?)"
                     r"(?![/\\\"'])[^\s\"'\\,}]+"), token=False),
 )
 
 # What redaction runs: every rule but the stricter commit twin of the sk- rule (the looser one masks it first).
-RULES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple((rule.hints, rule.pattern) for rule in ALL
+RULES: tuple[tuple[tuple[str, ...], Pattern], ...] = tuple((rule.hints, rule.pattern) for rule in ALL
                                                                   if rule.mask)
 # What holds a step before its commit: the tokens, without the looser sk- rule.
 SHAPES: tuple[Rule, ...] = tuple(rule for rule in ALL if rule.token)
