@@ -83,12 +83,9 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     if as_graph:
         return _graph(project, config, broken, mermaid, as_json)
     data: dict[str, Any] | list[dict[str, Any]]
-    if task:
-        from specd.commands.temporal import status_on_temporal
     if task and (where := locate(project, task)) != project:  # running in its worktree: its live folder is there
         data = task_status(where, task, broken=broken) | {"branch": branch(task)}
-    elif task and (remote := status_on_temporal(project, task, lambda p: task_status(p, task, broken=broken),
-                                                temporal)) is not None:
+    elif task and (remote := _on_temporal(project, task, broken, temporal)) is not None:
         data = remote  # run by Temporal workers: what they pushed, and the workflow's state
     else:
         keep: list[Any] = []  # each row's folder and signature, when the status index holds it
@@ -164,16 +161,32 @@ def _remember(project: Project, task: str, before: Any, config: PipelineConfig |
     """Keep what this answer prints, plain and --json, for the next `status TASK` whose inputs are the same."""
     from specd.commands.common import warning
     from specd.commands.envelope import document
-    from specd.commands.temporal import settings_from
     from specd.commands.terminal.plain import task_text
+    from specd.executors.temporal import record
     from specd.redact import redact
     from specd.tasks import readmodel
 
-    if settings_from(project, temporal, task) is not None:
-        return  # Temporal is configured: its workflows may hold the task's truth, which no file here shows
+    if record.maybe_in_use(project, task, temporal):
+        from specd.commands.temporal import settings_from
+
+        if settings_from(project, temporal, task) is not None:
+            return  # Temporal is configured: its workflows may hold the task's truth, which no file here shows
     texts = {"out": redact(task_text(data)), "json": document(task, **{k: v for k, v in data.items() if k != "task"}),
              "err": [warning(note) for note in notes]}
     readmodel.remember_answer(project, task, before, config, texts)
+
+
+def _on_temporal(project: Project, task: str, broken: str | None, temporal: dict[str, str | None],
+                 ) -> dict[str, Any] | None:
+    """The task as its Temporal workers pushed it, or None when Temporal does not hold it."""
+    from specd.executors.temporal import record
+
+    if not record.maybe_in_use(project, task, temporal):
+        return None
+    from specd.commands.temporal import status_on_temporal
+    from specd.tasks.status import task_status
+
+    return status_on_temporal(project, task, lambda p: task_status(p, task, broken=broken), temporal)
 
 
 def _graph(project: Project, config: PipelineConfig | None, broken: str | None, mermaid: bool,

@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from specd.executors.temporal.settings import Settings
-from specd.tasks.project import Project
+from specd.tasks.project import Project, read_settings
+
+if TYPE_CHECKING:
+    from specd.executors.temporal.settings import Settings
 
 NAME = "specd-temporal.json"
 
@@ -80,3 +82,12 @@ def save(project: Project, settings: Settings, tasks: list[str]) -> None:
 def where(project: Project, task: str) -> dict[str, Any]:
     found = load(project).get(task)
     return found if isinstance(found, dict) else {}
+
+
+def maybe_in_use(project: Project, task: str | None, flags: dict[str, Any]) -> bool:
+    """Whether Temporal may hold ``task``'s truth: a flag, a ``SPECD_TEMPORAL_*`` variable, this clone's record
+    or config.json names it. False means the settings need not be worked out (nor their module imported, a
+    tenth of `specd status TASK`'s start-up); True only that they must be."""
+    return (any(value not in (None, "") for value in flags.values())
+            or any(name.startswith("SPECD_TEMPORAL_") for name in os.environ)
+            or (task is not None and bool(where(project, task))) or "temporal" in read_settings(project))
