@@ -4,18 +4,18 @@ The only Claude tokenizer Anthropic has published is ``@anthropic-ai/tokenizer``
 encoding run by tiktoken). It normalises the text to NFKC, splits it with the regex below (its
 ``pat_str``, with ``\\p{L}`` and ``\\p{N}`` spelled for Python's ``re``), and encodes each piece on its
 own, so its count is the sum of each piece's. Here each piece is weighed by its shape instead of by the
-vocabulary, with weights fitted to that tokenizer on the built-in workflows:
+vocabulary, with weights fitted to that tokenizer on the built-in workflows and on the parts of the
+requests the anthropic and claude_code agents send (tools, system prompt, turns):
 
 - a word is one token, plus a tenth for every letter past six; a word in capitals (``ROADMAP``) one, plus
-  a third for every letter past three; a word of letters outside ASCII, one a letter;
+  0.4 for every letter past two; a word of letters outside ASCII, one a letter;
 - a run of digits is one token for every three digits;
-- a run of punctuation is one token, plus a fifth for every character after the first;
-- a run of whitespace is one token.
+- a run of punctuation is one token, and so is a run of whitespace.
 
-It lands within 2.5 % of that tokenizer on every file under workflows/ (1.3 % over on all of them
-together), where characters / 4 was 5-18 % under; a workflow sent as a user turn is billed 2-5 % over, its
-block's keys and quotes included. ``tests/agents/test_fake_tokens.py`` runs the npm package to hold it
-within 10 %. Current Claude models use a tokenizer that is not published; this is the nearest public one.
+It lands within 2.6 % of that tokenizer on every file under workflows/ (0.6 % over on all of them
+together), where characters / 4 was 5-18 % under, and within 2.1 % on each kind of request part.
+``tests/agents/test_fake_tokens.py`` runs the npm package to hold it within 10 %. Current Claude models
+use a tokenizer that is not published; this is the nearest public one.
 """
 
 from __future__ import annotations
@@ -40,15 +40,13 @@ def count(text: str) -> int:
             if not bare.isascii():
                 total += size
             elif size > 1 and bare.isupper():
-                total += 1 + max(0, size - 3) / 3
+                total += 1 + max(0, size - 2) * 0.4
             else:
                 total += 1 + max(0, size - 6) / 10
         elif bare[0].isdigit():
             total += (size + 2) // 3
-        elif bare.isspace():
+        else:  # a run of whitespace or of punctuation
             total += 1
-        else:
-            total += 1 + (size - 1) / 5
     return round(total)
 
 
