@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from fake_cache import PromptCache, segments, tokens
+from fake_cache import PromptCache, segments
 from fake_server import ScriptedServer
+from fake_tokens import tokens
 
 
 @dataclass

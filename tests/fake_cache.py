@@ -14,9 +14,11 @@
   here (were it, no Claude Code request could ever read the cache, which is not what Claude Code is
   billed).
 
-Tokens are ``len(json) // 4``: a stand-in, not the real tokenizer (which is not available offline).
-``log`` keeps, per request, what was read, written and how many tokens the tool list alone holds, so a
-test can ask whether a request read its tool list from the cache.
+Tokens are counted by ``fake_tokens.tokens``: each part as the JSON it is sent as, weighed piece by piece
+to stay within 10 % of Anthropic's published tokenizer (``@anthropic-ai/tokenizer``) on the built-in
+workflows; the tokenizer of current models is not published. ``log`` keeps, per request, what was read,
+written and how many tokens the tool list alone holds, so a test can ask whether a request read its tool
+list from the cache.
 """
 
 from __future__ import annotations
@@ -28,14 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from fake_tokens import tokens
+
 LOOKBACK = 20  # the API looks this many blocks back from a breakpoint for an earlier cache entry
 MIN_TOKENS = 1024  # the smallest prefix the API caches (Sonnet and Opus; the fake uses it for every model)
 LIFETIMES = {"5m": 300.0, "1h": 3600.0}
 BILLING = "x-anthropic-billing-header:"
-
-
-def tokens(obj: Any) -> int:
-    return max(1, len(json.dumps(obj, sort_keys=True)) // 4)
 
 
 @dataclass(frozen=True)
