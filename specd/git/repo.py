@@ -21,6 +21,8 @@ from filelock import FileLock, Timeout
 from specd.redact import scrubbed_env
 
 FALLBACK_IDENTITY = ["-c", "user.name=specd", "-c", "user.email=specd@localhost"]
+# What git says (LC_ALL=C) when it refuses a commit for want of an identity (config or GIT_* variables).
+NOBODY = ("Please tell me who you are", "unable to auto-detect email address", "empty ident name")
 RETRIES = 6  # backoff 0.05 s doubling: about 3 s in all, enough for a user's `git status` to finish
 LOCK_WAIT = 600.0  # a safety net only: git calls are short, another specd holds the lock for seconds
 # Status and diff may refresh the index opportunistically; that must never take index.lock from a writer.
@@ -69,7 +71,7 @@ def identity(top: Path) -> list[str]:
 class Repo:
     top: Path  # the work tree's top folder; every path specd hands git is relative to it
     common_dir: Path
-    identity: list[str] = field(default_factory=list)
+    identity: list[str] = field(default_factory=list)  # FALLBACK_IDENTITY once git refused a commit for want of one
     git_dir: Path | None = None  # this work tree's own (a worktree's differs from the common dir)
     _lock: FileLock | None = None
 
@@ -84,7 +86,8 @@ class Repo:
         if found.returncode != 0 or len(lines) != 3:
             return None
         top = Path(lines[0])
-        return cls(top, (folder / lines[1]).resolve(), identity(top), (folder / lines[2]).resolve())
+        # No `git var` up front (two processes every run): the identity is asked for when git refuses to commit.
+        return cls(top, (folder / lines[1]).resolve(), git_dir=(folder / lines[2]).resolve())
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -113,13 +116,16 @@ class Repo:
 
     def _call(self, args: list[str], stdin: str | None, ok: tuple[int, ...], paths: int = 0,
               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        argv = [*NO_HOOKS, "--literal-pathspecs", *self.identity, *args]
         for attempt in range(RETRIES):
+            argv = [*NO_HOOKS, "--literal-pathspecs", *self.identity, *args]
             result = subprocess.run(["git", *argv], cwd=self.top, input=stdin, capture_output=True, text=True,
                                     check=False, env={**git_env(), **(env or {})})
             if result.returncode in ok:
                 return result
             output = result.stderr + result.stdout
+            if not self.identity and any(words in output for words in NOBODY):
+                self.identity = FALLBACK_IDENTITY  # git knows nobody here: specd commits as itself (and says so)
+                continue
             if "index.lock" not in output or attempt == RETRIES - 1:
                 raise GitFailed(args, output, paths)
             time.sleep(0.05 * 2**attempt)
