@@ -149,6 +149,8 @@ class GitRecorder:
             self._warn(f"{len(dirty)} path{'s' if len(dirty) != 1 else ''} outside .specd/ "
                        f"{'have' if len(dirty) != 1 else 'has'} uncommitted changes (see `git status`); specd "
                        "leaves them out of its commits unless a step changes them")
+        if not self.pending and self.left is None:
+            self.carry.keep(now)  # the first "starting" commit starts from this tree, as a later one from the last
 
     def _open(self, label: str) -> None:
         resumed, self.resume_from = self.resume_from, None

@@ -17,6 +17,7 @@ every commit (``specd.tasks.secrets``). Finding them at any depth stays cheap: s
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from specd.system.findfiles import find
@@ -26,6 +27,8 @@ CREDENTIALS = frozenset({".npmrc", ".pypirc", ".netrc", "_netrc", ".git-credenti
                          "secrets.yaml"})
 SSH_KEYS = frozenset({"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"})
 PEEK = 64 * 1024  # a key file's block is at its start; a big .pem bundle is certificates
+HANDOFF = 2.0  # seconds a run's own search stays good for its first jail (see ``hidden_from_agents``)
+_handed: tuple[Path, float, list[Path]] | None = None  # (root, when, found): the run's search, not taken yet
 
 
 def is_env_name(name: str, templates: bool = False) -> bool:
@@ -66,14 +69,26 @@ def env_files(root: Path, templates: bool = True) -> list[Path]:
 
 
 def hidden_from_agents(root: Path) -> list[Path]:
-    """The secret files under ``root`` the jail shows as empty, at any depth, sorted."""
+    """The secret files under ``root`` the jail shows as empty, at any depth, sorted. The first jail of a run
+    takes the list the run made as it started (``hand_on``), when that was under ``HANDOFF`` seconds ago: only
+    specd has worked in the tree since (recovery, the "starting" commit), and a search is two git processes, a
+    tenth of what a Temporal step's run adds. Every later jail searches again: an agent may have made a file."""
+    global _handed
+    handed, _handed = _handed, None
+    if handed is not None and handed[0] == root and time.monotonic() - handed[1] <= HANDOFF:
+        return handed[2]
     return secret_files(root)
 
 
-def secret_files(root: Path, dependencies: bool = True) -> list[Path]:
+def secret_files(root: Path, dependencies: bool = True, hand_on: bool = False) -> list[Path]:
     """The secret files under ``root``; without ``dependencies``, none in the folders of dependencies git ignores
-    (``node_modules``, a venv: ``findfiles.HEAVY``), which may take a walk of a second to cover."""
-    return [path for path in find(root, _named, heavy=dependencies) if is_secret_file(path)]
+    (``node_modules``, a venv: ``findfiles.HEAVY``), which may take a walk of a second to cover. ``hand_on``:
+    a run's search as it starts, which its first jail may take (``hidden_from_agents``)."""
+    found = [path for path in find(root, _named, heavy=dependencies) if is_secret_file(path)]
+    if hand_on and dependencies:
+        global _handed
+        _handed = (root, time.monotonic(), found)
+    return found
 
 
 def is_hidden(root: Path, resolved: Path) -> bool:

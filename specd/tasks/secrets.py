@@ -30,9 +30,10 @@ MIN_LEN = 8  # as redaction: a shorter value would match ordinary words
 def load_project_secrets(root: Path, dependencies: bool = False) -> int:
     """Add the values of ``root``'s secret files (and the user's credential files) to the redaction set;
     returns how many the project's files held. A run passes ``dependencies`` (it also reads the secret files in
-    node_modules, a venv...: everything it writes is masked with them); a command that only shows what runs
-    wrote (`status`, `logs`, the dashboard) need not spend the walk of a big node_modules on every start."""
-    own = [value for _, _, value in _file_values(root, home=False, dependencies=dependencies)]
+    node_modules, a venv...: everything it writes is masked with them, and its first jail hides the files this
+    search found); a command that only shows what runs wrote (`status`, `logs`, the dashboard) need not spend
+    the walk of a big node_modules on every start."""
+    own = [value for _, _, value in _file_values(root, home=False, dependencies=dependencies, hand_on=dependencies)]
     add_secrets([*own, *(value for _, _, value in _file_values(root, project=False))])
     return len(own)
 
@@ -66,9 +67,9 @@ def looks_generated(value: str) -> bool:
     return entropy >= 3.5  # bits a character: a random 16-character word has about 3.7, `staging-eu-west-1` 3.4
 
 
-def _file_values(root: Path, project: bool = True, home: bool = True,
-                 dependencies: bool = True) -> list[tuple[Path, str, str]]:
-    files = [*(secret_files(root, dependencies) if project else ()), *(home_files() if home else ())]
+def _file_values(root: Path, project: bool = True, home: bool = True, dependencies: bool = True,
+                 hand_on: bool = False) -> list[tuple[Path, str, str]]:
+    files = [*(secret_files(root, dependencies, hand_on) if project else ()), *(home_files() if home else ())]
     return [(path, key, value) for path in files for key, value in values_in(path)]
 
 

@@ -83,10 +83,10 @@ def test_a_step_costs_at_most_three_git_processes(tmp_path: Path) -> None:
     assert all(len(step) <= 3 for step in per_step), per_step
     assert per_step[1] == ["status", "commit", "commit"]  # no second status: the tree was carried over
     # The run as a whole: 3 a step, plus what each run pays once: its start (discovery, the recovery check, a
-    # first status; no identity check, git is asked for one only when it refuses a commit), the first "starting"
-    # commit's status and `add` of the new task folder, the machinery lookup, and the run's own last commit with
-    # its `add`. Four a step would be 50.
-    assert len(made) <= 3 * STEPS + 8, made
+    # first status, which the first "starting" commit starts from; no identity check: git is asked for one
+    # only when it refuses a commit), the `add` of the new task folder, the machinery lookup, and the run's own
+    # last commit with its `add`. Four a step would be 50.
+    assert len(made) <= 3 * STEPS + 7, made
     assert "var" not in {sub for sub, _ in made}, made
     # and the commits hold what they held with a status each time
     commits = dict(gp.commits())

@@ -94,3 +94,31 @@ def test_without_dependencies_node_modules_is_left_out_and_the_rest_is_not(tmp_p
     found = [p.relative_to(root).as_posix() for p in envfiles.secret_files(root, dependencies=False)]
 
     assert found == sorted(name for name in HIDDEN if not name.startswith("node_modules/"))
+
+
+def test_a_runs_first_jail_takes_the_runs_own_search_and_every_later_one_searches_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = _project(tmp_path, git=True)
+    found = envfiles.secret_files(root, hand_on=True)  # as the run's start makes it (load_project_secrets)
+    assert root / ".env" in found
+    (root / "late" / ".env").parent.mkdir()
+    (root / "late" / ".env").write_text("LATE=value-abcdefgh\n")  # what only a new search can find
+    assert envfiles.hidden_from_agents(root) == found  # the first jail: the run's list, no search of its own
+    assert root / "late" / ".env" in envfiles.hidden_from_agents(root)  # taken once: the next one searches
+    # another tree, or a list older than HANDOFF, is never taken
+    envfiles.secret_files(root, hand_on=True)
+    assert envfiles.hidden_from_agents(root / "late") == [root / "late" / ".env"]  # its own search
+    (root / "later" / ".env").parent.mkdir()
+    (root / "later" / ".env").write_text("LATER=value-abcdefgh\n")
+    assert root / "later" / ".env" in envfiles.hidden_from_agents(root)
+    envfiles.secret_files(root, hand_on=True)
+    (root / "latest" / ".env").parent.mkdir()
+    (root / "latest" / ".env").write_text("LATEST=value-abcdefgh\n")
+    monkeypatch.setattr(envfiles, "HANDOFF", -1.0)
+    assert root / "latest" / ".env" in envfiles.hidden_from_agents(root)
+    # a search without hand_on (a status, a commit's check) hands nothing on
+    envfiles.secret_files(root)
+    (root / "last" / ".env").parent.mkdir()
+    (root / "last" / ".env").write_text("LAST=value-abcdefgh\n")
+    monkeypatch.setattr(envfiles, "HANDOFF", 2.0)
+    assert root / "last" / ".env" in envfiles.hidden_from_agents(root)
