@@ -19,7 +19,9 @@ _VOLATILE = (
     re.compile(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"),
     re.compile(r"\b\d{1,2}:\d\d(?::\d\d(?:\.\d+)?)?\b"),
     re.compile(r"\S*/\S*\d\S*"),  # /tmp/run-1234/x, transcripts/20261123-0924/001.log
-    re.compile(r"\b(?:0x)?(?=[0-9a-f]*\d)[0-9a-f]{6,}\b", re.IGNORECASE),  # shas, run ids, addresses
+    # shas, run ids, addresses: six hex digits with a digit among them, or eight without one (a random id is
+    # all letters once in 2,500; no English word of eight letters is spelt with a to f alone)
+    re.compile(r"\b(?:0x)?(?:(?=[0-9a-f]*\d)[0-9a-f]{6,}|[0-9a-f]{8,})\b", re.IGNORECASE),
     re.compile(r"\d+(?:\.\d+)?"),
 )
 _SPACE = re.compile(r"\s+")
