@@ -70,14 +70,21 @@ def make_project(base: Path, tasks: int, like: Path | None = None) -> Path:
 
 
 def unfinished(project: Path, share: float) -> Path:
-    """The same project with ``share`` of its tasks never run (a plan each to work out), made once."""
+    """The same project with ``share`` of its tasks never run (a plan each to work out), made once: no run
+    state, and a config.json as `specd new` writes it (a finished task's says `stage: complete`, which would
+    show it COMPLETE from its files alone)."""
     root = project.with_name(project.name + "-mixed")
     if not root.exists():
         shutil.copytree(project, root, symlinks=True)
         tasks = sorted((root / ".specd" / "tasks").iterdir())
         for folder in tasks[:: max(1, round(1 / share))]:
-            for name in (".pipeline-state.json", ".pipeline-state.md", ".pipeline-journal.jsonl"):
+            for name in (".pipeline-state.json", ".pipeline-state.md", ".pipeline-journal.jsonl",
+                         ".pipeline-state.history.jsonl", ".pipeline-state.shape.json"):
                 (folder / name).unlink(missing_ok=True)
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            config.update(stage="discussion", phases={"total": 0, "completed": 0, "current": None,
+                                                      "current_status": None})
+            (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
     return root
 
 
