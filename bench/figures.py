@@ -26,7 +26,7 @@ START, END = "<!-- figures -->", "<!-- /figures -->"
 BENCHES = [
     ("startup.py", ["--runs", "11"]),
     ("overhead.py", ["--steps", "300"]),
-    ("status.py", ["--tasks", "2000", "--runs", "3"]),
+    ("status.py", ["--tasks", "10000", "--runs", "3", "--large", "30000"]),  # the sizes issue 33 names
     ("parallel.py", ["--tasks", "20", "--steps", "3", "--sleep", "2", "--many", "0"]),
     ("tokens.py", []),
     ("temporal.py", ["--steps", "10", "--pairs", "3", "--no-throughput"]),
