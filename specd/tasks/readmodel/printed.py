@@ -144,9 +144,9 @@ def holds(root: str, head: Any, folders: Any, body: Any) -> Texts | None:
         if data["version"] != VERSION or any(inputs.mark(path) != kept for path, kept in data["marks"]):
             return None
         if folders is not None:
-            from specd.tasks.readmodel.signature import still
+            from specd.tasks.readmodel.signature import all_still
 
-            if not all(still(folder, sig) for folder, sig in json.loads(folders)):
+            if not all_still(json.loads(folders)):
                 return None
         texts = json.loads(body)
         if not (isinstance(texts["out"], str) and (texts["json"] is None or isinstance(texts["json"], str))
