@@ -28,8 +28,8 @@ KEYS = ('token":', 'secret":', 'password":', 'passwd":', 'pwd":', '"x-api-key":'
         '"api-key":')
 
 
-def text(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+# One encoder for every row: ``json.dumps`` with options makes a new one per call, a third of a small row's cost.
+text = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
 
 def suspect(text: str) -> bool:
