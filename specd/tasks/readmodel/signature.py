@@ -43,6 +43,7 @@ PHASE_FOLDERS = ("phases", "plans")
 WATCHED = ("config.json", ".pipeline-state.json", "ROADMAP.md", ".run.lock.owner", *PHASE_FOLDERS)
 CONFIG = 1  # the bit of config.json: a task folder has one
 DEEP = 1 << 20  # a signature over the whole tree (an unfinished row), not the watched names
+PREFETCH = 1_000  # folders from which a cold disk is worth reading with threads (``prefetch``)
 MIN_FORK = 4_000  # folders worth a forked copy's help to look at (a fork costs a few ms)
 GONE = (-1, -1, -1)  # a name that exists but cannot be looked at (a dangling link): looked at every time
 
@@ -176,6 +177,10 @@ def task_folders(project: Project, index: dict[str, Any] | None = None) -> dict[
         with entries:  # the entry knows a link without another look
             folders += [(entry.name, entry.path, entry.is_symlink()) for entry in entries if entry.is_dir()]
 
+    if len(folders) >= PREFETCH:
+        from specd.system import prefetch
+
+        prefetch.warm([path for _, path, _ in folders], WATCHED[:2])  # only when the disk is what we wait for
     parents: dict[str, int | None] = {}
     for _, path, _ in folders:
         parent = path.rpartition("/")[0]

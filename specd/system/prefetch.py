@@ -1,0 +1,55 @@
+"""Bring many small folders and files into the page cache at once, when the disk is what a listing waits for.
+
+A listing after a reboot (or once the page cache dropped its folders) reads 10,000 task folders from the disk:
+their entries, the inodes of the files in them and two small files each. One after another, that is a disk
+round trip at a time (4 s at 10,000 tasks here, where the same listing from the cache takes 1 s). The reads
+block in the kernel, outside Python's lock, so threads overlap them: the disk serves many at once.
+
+Whether the disk is cold is found by looking at the first folders as the listing would (``PROBE`` of them):
+from the cache that takes a few µs a folder, from the disk a round trip each. Only a slow probe starts the
+threads; they only read (a `stat`, a listing, the named files' first bytes), and are all joined before this
+returns, so nothing changes for the caller but the time (and a fork after it is still safe). Whatever fails
+is left to the caller's own look, which reports it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Sequence
+
+PROBE = 48  # folders looked at first, to tell a cold disk from the cache
+SLOW_NS = 6_000_000  # the probe took longer: the folders come from the disk (from the cache: well under 2 ms)
+THREADS = 8  # reads in flight at once (4 gave most of the gain here; more costs CPU for little)
+CHUNK = 4096
+
+
+def warm(folders: Sequence[str], names: Sequence[str]) -> bool:
+    """Read ``folders`` (each listed, and its ``names`` read) into the page cache with threads, if the first
+    of them show the disk is cold; True when it did."""
+    if len(folders) <= 2 * PROBE:
+        return False
+    start = time.perf_counter_ns()
+    for folder in folders[:PROBE]:
+        _touch(folder, names)
+    if time.perf_counter_ns() - start < SLOW_NS:
+        return False
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(THREADS) as pool:  # joined on leaving: no thread is left when a fork follows
+        for _ in pool.map(lambda folder: _touch(folder, names), folders[PROBE:], chunksize=64):
+            pass
+    return True
+
+
+def _touch(folder: str, names: Sequence[str]) -> None:
+    with contextlib.suppress(OSError):
+        os.listdir(folder)  # noqa: PTH208 - strings: no Path object per folder
+        for name in names:
+            with contextlib.suppress(OSError):
+                fd = os.open(f"{folder}/{name}", os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block
+                try:
+                    os.read(fd, CHUNK)
+                finally:
+                    os.close(fd)
