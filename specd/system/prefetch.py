@@ -6,10 +6,12 @@ round trip at a time (4 s at 10,000 tasks here, where the same listing from the 
 block in the kernel, outside Python's lock, so threads overlap them: the disk serves many at once.
 
 Whether the disk is cold is found by looking at the first folders as the listing would (``PROBE`` of them):
-from the cache that takes a few µs a folder, from the disk a round trip each. Only a slow probe starts the
-threads; they only read (a `stat`, a listing, the named files' first bytes), and are all joined before this
-returns, so nothing changes for the caller but the time (and a fork after it is still safe). Whatever fails
-is left to the caller's own look, which reports it.
+from the cache that takes a few µs a folder and reads no block from the disk; from the disk, a round trip each
+and blocks read (the process's ``ru_inblock``). Only a probe that is slow and read from the disk starts the
+threads: one that is only slow (a busy machine, a tracer) does not, and where the kernel does not count the
+blocks the threads never start. They only read (a listing, the named files' first bytes), and are all joined
+before this returns, so nothing changes for the caller but the time (and a fork after it is still safe).
+Whatever fails is left to the caller's own look, which reports it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from collections.abc import Sequence
 
 PROBE = 48  # folders looked at first, to tell a cold disk from the cache
 SLOW_NS = 6_000_000  # the probe took longer: the folders come from the disk (from the cache: well under 2 ms)
+MIN_BLOCKS = PROBE  # and read at least this many blocks from the disk (from the cache: none)
 THREADS = 8  # reads in flight at once (4 gave most of the gain here; more costs CPU for little)
 CHUNK = 4096
 
@@ -30,10 +33,15 @@ def warm(folders: Sequence[str], names: Sequence[str]) -> bool:
     of them show the disk is cold; True when it did."""
     if len(folders) <= 2 * PROBE:
         return False
-    start = time.perf_counter_ns()
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not POSIX: no count of blocks read
+        return False
+    start, blocks = time.perf_counter_ns(), resource.getrusage(resource.RUSAGE_SELF).ru_inblock
     for folder in folders[:PROBE]:
         _touch(folder, names)
-    if time.perf_counter_ns() - start < SLOW_NS:
+    if (time.perf_counter_ns() - start < SLOW_NS
+            or resource.getrusage(resource.RUSAGE_SELF).ru_inblock - blocks < MIN_BLOCKS):
         return False
     from concurrent.futures import ThreadPoolExecutor
 

@@ -36,6 +36,8 @@ def test_a_slow_probe_reads_everything_and_leaves_no_thread(tmp_path: Path, monk
     folders.append(str(tmp_path / "gone"))
     before = {path: path.read_bytes() for path in tmp_path.glob("*/config.json")}
     monkeypatch.setattr(prefetch, "SLOW_NS", 0)
+    assert not prefetch.warm(folders, ["config.json"])  # slow now, but nothing read from the disk
+    monkeypatch.setattr(prefetch, "MIN_BLOCKS", 0)
     seen: list[str] = []
     real = prefetch._touch
     monkeypatch.setattr(prefetch, "_touch", lambda folder, names: seen.append(folder) or real(folder, names))
