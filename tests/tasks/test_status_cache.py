@@ -60,3 +60,12 @@ def test_the_listing_json_parses_to_the_envelope() -> None:
     assert json.loads(printed) == document
     assert printed.splitlines()[5] == '    {"task": "b"}'  # a row a line
     assert redaction.listing_json({**document, "tasks": []}) == json.dumps({**document, "tasks": []}, indent=2)
+
+
+# The store's write looks at all its new rows' texts in one pass (issue 33): whatever one row alone flags.
+@settings(max_examples=300, deadline=None)
+@given(st.lists(values, max_size=5))
+def test_the_rows_looked_at_together_are_flagged_whenever_one_is(rows: list[Any]) -> None:
+    texts = [redaction.text(row) for row in rows]
+    if any(redaction.suspect(one) for one in texts):
+        assert redaction.suspect("\n".join(texts))
