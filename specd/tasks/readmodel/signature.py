@@ -107,7 +107,7 @@ def still(folder: str, sig: Any, at: int | None = None, name: str = "") -> bool:
             now = deep(folder)
             return now is not None and now[0] == [digest, bits]
         if at is None:
-            at, name = None, folder
+            name = folder
         st = os.stat(name, dir_fd=at)
         values = [st.st_ctime_ns, st.st_size, st.st_ino]
         for watched in names(bits):
@@ -136,22 +136,34 @@ def all_still(pairs: Any) -> bool:
 
 
 def _all_still(pairs: list[Any]) -> bool:
-    parents: dict[str, int] = {}
+    parents: dict[str, int | None] = {}
     try:
         for pair in pairs:
             folder, sig = pair
             parent, _, name = folder.rpartition("/")
-            at = parents.get(parent)
-            if at is None:
-                at = parents[parent] = os.open(parent or "/", os.O_RDONLY | os.O_DIRECTORY)
-            if not still(folder, sig, at, name):
+            if not still(folder, sig, _parent(parents, parent), name):
                 return False
-    except (OSError, TypeError, ValueError, AttributeError):
+    except (TypeError, ValueError, AttributeError):
         return False
     finally:
-        for at in parents.values():
-            os.close(at)
+        _close(parents)
     return True
+
+
+def _parent(parents: dict[str, int | None], parent: str) -> int | None:
+    """An open descriptor of ``parent``, opened once (None when it cannot be: a look then takes the whole path)."""
+    if parent not in parents:
+        try:
+            parents[parent] = os.open(parent or "/", os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            parents[parent] = None
+    return parents[parent]
+
+
+def _close(parents: dict[str, int | None]) -> None:
+    for at in parents.values():
+        if at is not None:
+            os.close(at)
 
 
 @functools.lru_cache(maxsize=256)
@@ -183,12 +195,7 @@ def task_folders(project: Project, index: dict[str, Any] | None = None) -> dict[
         prefetch.warm([path for _, path, _ in folders], WATCHED[:2])  # only when the disk is what we wait for
     parents: dict[str, int | None] = {}
     for _, path, _ in folders:
-        parent = path.rpartition("/")[0]
-        if parent not in parents:
-            try:
-                parents[parent] = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
-            except OSError:
-                parents[parent] = None
+        _parent(parents, path.rpartition("/")[0])  # opened before the fork: both copies look from them
 
     def look(folder: tuple[str, str, bool]) -> Found | None:
         name, path, linked = folder
@@ -202,9 +209,7 @@ def task_folders(project: Project, index: dict[str, Any] | None = None) -> dict[
     try:
         seen_all = fanout.fork_map(look, folders)
     finally:
-        for at in parents.values():
-            if at is not None:
-                os.close(at)
+        _close(parents)
     for (name, _, _), seen in zip(folders, seen_all, strict=True):
         if seen is not None:
             found.setdefault(name, []).append(seen)
