@@ -111,9 +111,11 @@ def programs(command: str | list[str], env: Mapping[str, str], home: Path | None
         if not word or not Path(word).is_file():
             continue
         real = Path(word).resolve()
-        place = real if _too_wide(real.parent, home) else real.parent
-        if not _covered(place, home) and place not in found:
-            found.append(place)
+        places = [real if _too_wide(real.parent, home) else real.parent]
+        if Path(word).is_symlink():  # run by the link's path (node_modules/.bin/claude): its folder of links too
+            folder = Path(word).absolute().parent.resolve()
+            places += [] if _too_wide(folder, home) else [folder]
+        found += [place for place in places if not _covered(place, home) and place not in found]
     return found
 
 

@@ -257,3 +257,21 @@ def test_an_open_network_for_the_agent_is_said_on_the_runs_first_line(h: Harness
     first = result.stderr.splitlines()[0]
     assert first.startswith("warning: jail: bubblewrap")
     assert "NETWORK is the host's, open" in first
+
+
+def test_a_cmd_agent_named_by_a_link_outside_path_runs_in_the_jail(h: Harness, tmp_path: Path) -> None:
+    """As `SPECD_CLAUDE_BIN=…/node_modules/.bin/claude` is: a link in a folder of links, into its package."""
+    needs_bwrap()
+    package = tmp_path / "tools" / "pkg" / "bin"
+    package.mkdir(parents=True)
+    (package / "agent").write_text("#!/bin/sh\necho ran > by-linked-agent.txt\n")
+    (package / "agent").chmod(0o755)
+    links = tmp_path / "tools" / ".bin"
+    links.mkdir()
+    (links / "agent").symlink_to("../pkg/bin/agent")
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}]})
+    h.new("t")
+    result = h.specd("continue", "t", "--auto", "--agent", f"cmd:{links / 'agent'}")
+    assert result.returncode == 0, result.stderr
+    assert (h.root / "by-linked-agent.txt").read_text() == "ran\n"
