@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import signal
 import subprocess
 import threading
 from collections.abc import Mapping
@@ -25,7 +24,6 @@ from specd.system import children
 from specd.system.jail import Jail, prepare
 
 UNJAILED = Jail("agent", enabled=False)  # a caller that names no jail runs its command as it is
-GRACE = 5.0  # seconds between TERM and KILL
 
 
 @dataclass(frozen=True)
@@ -145,7 +143,7 @@ def _feed(proc: subprocess.Popen[bytes], text: str | None) -> None:
 
 
 def stop_group(proc: subprocess.Popen[bytes]) -> None:
-    for sig, wait in ((signal.SIGTERM, GRACE), (signal.SIGKILL, GRACE)):
+    for sig, wait in children.STOPPING:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, sig)
         try:

@@ -35,7 +35,10 @@ if TYPE_CHECKING:
     from psutil import Process
 
 PR_SET_PDEATHSIG = 1
-STOP_GRACE = 5.0  # seconds a leftover gets between TERM and KILL
+# How a process tree is stopped, and how long each signal is given: a polite TERM, then a second one (the
+# keeper, asked twice, kills its whole tree itself: a SIGKILL of the keeper would set a `setsid` grandchild free
+# outside the jail), then KILL.
+STOPPING = ((signal.SIGTERM, 5.0), (signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0))
 
 
 class Tracker(Protocol):
@@ -157,11 +160,11 @@ def stop_leftovers(owner: Mapping[str, object]) -> list[int]:
         return []  # without a token nothing proves a process is ours: leave it alone
     groups = {g for g in owner.get("children") or [] if isinstance(g, int) and g > 1}  # type: ignore[attr-defined]
     found = _ours(token, groups)
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    for sig, grace in STOPPING:
         alive = [proc for proc in found if reaper.alive(proc)]
         for proc in alive:
             reaper.send(proc, sig)
-        deadline = time.monotonic() + STOP_GRACE
+        deadline = time.monotonic() + grace
         while any(reaper.alive(proc) for proc in alive) and time.monotonic() < deadline:
             time.sleep(0.05)
     return [proc.pid for proc in found]

@@ -9,6 +9,8 @@ its environment would run on. So the command runs under this keeper, which
 - is the child subreaper of everything the command starts: an orphan is re-parented to the keeper, never to
   init, so every descendant stays in the keeper's tree, whatever its group, session or environment;
 - gets SIGTERM (its death signal) the moment specd dies, SIGKILL included, and then kills its whole tree;
+- asked to stop while specd lives, lets the command end by itself; asked a second time, kills its whole tree
+  (specd asks twice before its SIGKILL, which would kill the keeper and set a `setsid` grandchild free);
 - when the command ends, kills what the command left behind and ends as the command did (its exit status,
   or the same signal), so specd sees the command's own result.
 
@@ -78,9 +80,13 @@ def main(argv: list[str]) -> None:
     except (OSError, AttributeError):
         os.execvp(argv[0], argv)
 
+    asked: list[int] = []
+
     def stop(signum: int, frame: object) -> None:
         # specd stopping a step signals the whole group, the command with it: wait for the command to end then.
-        if os.getppid() != parent:
+        # Asked again, the command ignores it: end its tree now, before the SIGKILL that would set it free.
+        asked.append(signum)
+        if os.getppid() != parent or len(asked) > 1:
             raise Orphaned
 
     for sig in STOPS:
@@ -103,7 +109,8 @@ def main(argv: list[str]) -> None:
                 status = code
         kill_tree()  # what the command left behind ends with it
     except Orphaned:
-        kill_tree()  # specd is gone: so is everything it started
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)  # one clean-up: another signal must not cut it short
+        kill_tree()  # specd is gone, or asks twice: so is everything it started
         os._exit(137)
     except ChildProcessError:
         pass

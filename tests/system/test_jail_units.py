@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -95,6 +96,29 @@ def test_a_daemon_that_left_the_session_is_still_swept_by_the_runs_mark(tmp_path
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _alive(pid)
+
+
+def test_a_step_stopped_while_its_command_ignores_term_takes_a_setsid_grandchild_down_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside the jail the keeper holds every descendant. Asked once, it lets the command end by itself; the
+    command ignores TERM, so it is asked again and kills its tree, before a SIGKILL of the keeper could set free
+    a grandchild that left the session and dropped the owner mark."""
+    monkeypatch.setattr(children, "STOPPING", ((signal.SIGTERM, 0.5), (signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)))
+    pid_file = tmp_path / "escaped.pid"
+    command = f"trap '' TERM; setsid env -i sleep 300 & echo $! > {pid_file}; sleep 60"
+    pid = 0
+    try:
+        outcome = run_group(command, cwd=tmp_path, env=dict(os.environ), stdin=None, log=tmp_path / "log",
+                            timeout=1.0)
+        assert outcome.timed_out
+        pid = int(pid_file.read_text())
+        deadline = time.monotonic() + 5
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(pid), "the setsid grandchild outlived its stopped step"
+    finally:
+        if pid and _alive(pid):
+            os.kill(pid, signal.SIGKILL)
 
 
 def _stat(pid: int) -> list[str] | None:
