@@ -36,17 +36,37 @@ def test_the_signatures_looked_at_together_follow_an_edit_in_any_folder(h: Harne
     real = fanout.fork_map
     monkeypatch.setattr(fanout, "fork_map", lambda func, items, min_items: forks.append(len(items)) or real(
         func, items, min_items))
+    root = str(h.root)
     folders = [str(h.task_dir(name)) for name in names]
-    pairs = [[folder, signature.marks(folder)[0]] for folder in folders]  # type: ignore[index]
-    assert signature.all_still(pairs)
+    pairs = [(folder, signature.marks(folder)[0]) for folder in folders]  # type: ignore[index]
+
+    def packed() -> bytes:
+        blob = signature.pack(pairs, root)
+        assert blob is not None
+        return blob
+
+    unpacked = signature.unpack(packed())
+    assert unpacked is not None
+    assert [f"{root}/{name}" for name in unpacked[0]] == folders
+    assert not any(name.startswith("/") for name in unpacked[0])  # relative to the project: fewer bytes to read
+    assert signature.all_still(packed(), root)
     assert all(signature.still(folder, sig) for folder, sig in pairs)
-    for broken in ([["x"]], [[1, 2]], "junk", [[folders[0], [1]]], [[folders[0], pairs[1][1]]]):
-        assert not signature.all_still(broken), broken
+    whole = packed()
+    for broken in (b"", b"x" * 7, "junk", None, 5, whole[:-1], whole[:-16], whole + b"\0" * 8,
+                   (10 ** 6).to_bytes(8, "little") + whole[8:], signature.pack([(folders[0], pairs[1][1])], root)):
+        assert not signature.all_still(broken, root), broken
+    assert signature.pack([(folders[0], ["x", 1])], root) is None  # type: ignore[list-item]
+    assert signature.pack([(folders[0], [1 << 70, 1])], root) is None
+    assert signature.pack([(folders[0], [1, 2, 3])], root) is None
     for index in (0, 5):  # the first half (this process) and the second (the forked copy)
         _in_place(Path(folders[index], "config.json"))
-        assert not signature.all_still(pairs), index
-        pairs[index][1] = signature.marks(folders[index])[0]  # type: ignore[index]
-        assert signature.all_still(pairs)
+        assert not signature.all_still(packed(), root), index
+        pairs[index] = (folders[index], signature.marks(folders[index])[0])  # type: ignore[index]
+        assert signature.all_still(packed(), root)
     shutil.rmtree(folders[3])
-    assert not signature.all_still(pairs)
+    assert not signature.all_still(packed(), root)
+    outside = signature.pack([(folders[0], pairs[0][1])], "/elsewhere")  # a folder outside the root stays whole
+    back = signature.unpack(outside)
+    assert back is not None
+    assert (back[0], list(back[1])) == ([folders[0]], pairs[0][1])
     assert set(forks) == {2}  # each check went through the fork's path: two halves

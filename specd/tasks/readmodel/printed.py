@@ -87,7 +87,13 @@ def remember_listing(project: Project, before: inputs.Inputs | None, config: Pip
     if not inputs.settled_marks(marks, settled):
         forget_listing(project)
         return
-    _keep(project, "INSERT OR REPLACE INTO printed VALUES (0, ?, ?, ?)", None, env, marks, texts, kept)
+    from specd.tasks.readmodel.signature import pack
+
+    packed = pack(kept, str(project.root))
+    if packed is None:
+        forget_listing(project)
+        return
+    _keep(project, "INSERT OR REPLACE INTO printed VALUES (0, ?, ?, ?)", None, env, marks, texts, packed)
 
 
 def forget_listing(project: Project) -> None:
@@ -99,7 +105,7 @@ def forget_listing(project: Project) -> None:
 
 
 def _keep(project: Project, sql: str, task: str | None, env: str, marks: list[Any], texts: Texts,
-          folders: list[Any] | None = None) -> None:
+          folders: bytes | None = None) -> None:
     """Write what was printed, unless redaction would change a byte of it."""
     from specd.redact import redact
     from specd.tasks.readmodel.redaction import suspect
@@ -117,7 +123,7 @@ def _keep(project: Project, sql: str, task: str | None, env: str, marks: list[An
         atomic.make_folder(cache)
         db = store.connect(str(cache))
         if db is not None:
-            params = (head, body) if folders is None else (head, json.dumps(folders), body)
+            params = (head, body) if folders is None else (head, folders, body)
             store.write(db, [(sql, (task, *params) if task is not None else params)])
             db.close()
 
@@ -146,7 +152,7 @@ def holds(root: str, head: Any, folders: Any, body: Any) -> Texts | None:
         if folders is not None:
             from specd.tasks.readmodel.signature import all_still
 
-            if not all_still(json.loads(folders)):
+            if not all_still(folders, root):
                 return None
         texts = json.loads(body)
         if not (isinstance(texts["out"], str) and (texts["json"] is None or isinstance(texts["json"], str))

@@ -26,13 +26,13 @@ import sqlite3
 from typing import Any
 
 NAME = "index.db"
-SCHEMA = 2  # PRAGMA user_version: a database of another schema is made again
+SCHEMA = 3  # PRAGMA user_version: a database of another schema is made again
 BUSY_MS = 200  # another listing writing: wait this long, then leave the writing to a later call
 TABLES = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
           "CREATE TABLE rows (folder TEXT PRIMARY KEY, digest INTEGER NOT NULL, bits INTEGER NOT NULL,"
           " shown TEXT NOT NULL, whole TEXT, planned INTEGER NOT NULL)",
           "CREATE TABLE answers (task TEXT PRIMARY KEY, head TEXT NOT NULL, texts TEXT NOT NULL)",
-          "CREATE TABLE printed (id INTEGER PRIMARY KEY CHECK (id = 0), head TEXT NOT NULL, folders TEXT NOT NULL,"
+          "CREATE TABLE printed (id INTEGER PRIMARY KEY CHECK (id = 0), head TEXT NOT NULL, folders BLOB NOT NULL,"
           " texts TEXT NOT NULL)")
 NAMES = frozenset({"meta", "rows", "answers", "printed"})
 # What the JSON files of earlier versions were: removed when a database is made.
