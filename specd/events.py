@@ -16,7 +16,7 @@ from specd.redact import redact_obj
 # The kinds emitted (payload keys in brackets):
 #   run_started [task, run_id, mode, resumed, agent]     run_finished [task, status, exit_code, reason, usage]
 #   step_started [step, pipeline, phase, attempt]        step_skipped [step, pipeline, phase, reason]
-#   step_finished [step, pipeline, phase, outcome, summary, usage]
+#   step_finished [step, pipeline, phase, outcome, summary, usage, (members: a parallel group's)]
 #   gate [step, pipeline, phase, description]            hook_started [hook, point, step, source]
 #   hook_finished [hook, point, step, ok, optional, reason, output]
 #   usage [step, *_tokens, cost_usd, run_cost_usd]      agent_text [step, text]  agent_tool [step, tool, summary]

@@ -159,11 +159,11 @@ def _settle(loop: Loop, frame: Frame, group: Step, cur: Current, rows: Mapping[s
     loop.state.history.append(records.entry(
         cur, kind="step", outcome=outcome, summary=summary, usage=usage,
         artifacts=records.artifacts(cur.snapshot, loop.store.task_dir),
-        members={str(row["step"]): row["outcome"] for row in ran}))
+        members=(members := {str(row["step"]): row["outcome"] for row in ran})))
     cur.completed.append("step")
     loop.store.save(loop.state, durable=False)  # as a step's: the move's save, next, makes it durable
     loop.events.emit("step_finished", step=group.name, pipeline=frame.pipeline, phase=frame.phase, outcome=outcome,
-                     summary=summary, usage=usage.as_dict())
+                     summary=summary, usage=usage.as_dict(), members=members)
 
 
 def stamp() -> str:

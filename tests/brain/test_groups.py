@@ -148,10 +148,18 @@ def test_pipeline_show_and_status_show_the_group_and_its_members(tmp_path: Path)
     assert "read-only" in text
 
     g.cues(outcomes={"security": "revise", "style": "approve", "tests": "approve"})
-    assert g.cont().returncode == 0
+    ran = g.cont()
+    assert ran.returncode == 0
+    ticked = ran.stderr.splitlines()
+    first = next(i for i, line in enumerate(ticked) if line.startswith("✔ reviews → revise"))
+    # the group's line, then a line per member: each one shown, none cut off mid-list
+    assert [line.strip() for line in ticked[first + 1:first + 4]] == [
+        f"- {m}: {o} — {m} says {o}" for m, o in (("security", "revise"), ("style", "approve"), ("tests", "approve"))]
     status = g.h.specd("status", "t").stdout
     assert "security (in reviews)" in status
     assert "reviews (of security: revise, style: approve, tests: approve)" in status
+    # the group's row shows its summary's first line: its members' lines are their own rows, not stray lines
+    assert not [line for line in status.splitlines() if line.startswith("- ")]
 
     from starlette.testclient import TestClient
 

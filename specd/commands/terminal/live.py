@@ -8,6 +8,7 @@ from typing import Any
 from rich.markup import escape
 from rich.text import Text
 
+from specd.commands.terminal import plain
 from specd.commands.terminal.console import Spinner, err
 from specd.events import Event
 
@@ -109,8 +110,13 @@ class LiveView:
         cost = f", {tokens} tokens, {_money(usage.get('cost_usd'))}" if tokens else ""
         phase = f" phase {d['phase']}" if d.get("phase") else ""
         self.steps.append(f"{d['step']}{phase} → {d['outcome']}")
+        summary = str(d.get("summary") or "")
         self._say(f"[green]✔[/green] {d['step']}{phase} → [bold]{d['outcome']}[/bold] ({took:.1f}s{cost})"
-                  + (f"  [dim]{escape(d['summary'][:100])}[/dim]" if d.get("summary") else ""))
+                  + (f"  [dim]{escape(plain.cut(summary, 100))}[/dim]" if summary.strip() else ""))
+        if d.get("members"):  # a parallel group: its summary goes on with a line per member
+            for line in summary.strip().split("\n")[1:]:
+                if line.startswith("- "):  # not the lines a member's own summary may go on with
+                    self._say(f"    [dim]{escape(plain.cut(line, 100))}[/dim]")
 
     def on_step_skipped(self, d: dict[str, Any]) -> None:
         self._say(f"[dim]– {d['step']} skipped ({d['reason']})[/dim]")

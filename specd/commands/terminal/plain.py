@@ -93,6 +93,13 @@ def output_lines(history: list[dict[str, Any]]) -> list[str]:
             lines.append(f"  output of {entry['step']}: {shown if len(shown) <= 160 else shown[:159] + '…'}")
     return lines
 
+def cut(text: str | None, width: int) -> str:
+    """A summary's first line, at most ``width`` characters: a table's cell, or the line after a step's tick. (A
+    group's summary goes on with a line per member; its members' own rows show those.)"""
+    line = (text or "").strip().split("\n", 1)[0]
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
 def in_group(entry: dict[str, Any]) -> str:
     """A parallel group's rows (issue 30): a member says its group; the group lists its members' outcomes."""
     if entry.get("group"):
@@ -125,7 +132,7 @@ def task_text(view: dict[str, Any]) -> str:
         outcome = entry["outcome"] + (" (superseded)" if entry.get("superseded") else "")
         kind = entry["kind"] + (f" on {entry['backend']}" if entry.get("backend") else "")  # an agent per step
         lines.append(f"  {i:>4}  {name}  {entry.get('phase') or '-'}  {kind}  {outcome}  "
-                     f"{tokens or '-'}  ${usage.get('cost_usd', 0):.4f}  {(entry.get('summary') or '')[:60]}")
+                     f"{tokens or '-'}  ${usage.get('cost_usd', 0):.4f}  {cut(entry.get('summary'), 60)}")
     lines += output_lines(view.get("history") or [])
     usage = view.get("usage") or {}
     if usage:

@@ -80,7 +80,7 @@ def render_task(view: dict[str, Any], seconds: list[float] | None = None) -> Non
             kind = entry["kind"] + (f" [dim]on {escape(entry['backend'])}[/dim]" if entry.get("backend") else "")
             table.add_row(str(i), name, entry.get("phase") or "-", kind, outcome,
                           str(tokens or "-"), f"${usage.get('cost_usd', 0):.4f}", *pictures,
-                          escape((entry.get("summary") or "")[:60]))
+                          escape(plain.cut(entry.get("summary"), 60)))
         out().print(table)
         for line in plain.output_lines(history):
             out().print(escape(line))
