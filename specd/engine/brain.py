@@ -181,8 +181,8 @@ class Brain:
                          of=progress.step_of(self.state, self.config, len(phases.discover(self.store.task_dir))))
         marks = group_view.tree_marks(self.project.root, self.store.task_dir) if step.read_only else None
         try:
-            with Heartbeat(self.store.heartbeat_path), self.machinery.watch(self.events, f"step {step.name!r}"):
-                result = refusals.dispatch(self, step, frame, cur, conversation)  # until its output is valid
+            with Heartbeat(self.store.heartbeat_path), self.machinery.watch(self.events, f"step {step.name!r}") as kept:
+                result = refusals.dispatch(self, step, frame, cur, conversation, kept)  # until its output is valid
         except Tampered as exc:  # before anything else reads what it wrote
             self._fail(cur, f"step {step.name!r} {exc}", kind="step")
         except AgentFailed as exc:

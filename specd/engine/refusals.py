@@ -8,6 +8,8 @@ error (the next attempt's prompt still carries it, from the saved ``Current``) n
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from specd.agents.base import AgentFailed, AgentResult, Usage
 from specd.engine import records
 from specd.engine.loop import Loop
@@ -18,8 +20,10 @@ from specd.state.model import Current, Frame
 REFUSED = "invalid_output"  # the outcome of an attempt row whose output was refused
 
 
-def dispatch(loop: Loop, step: Step, frame: Frame, cur: Current, conversation: str) -> AgentResult:
-    """Run the step until its output matches its schema; each refused output is a row, then another attempt."""
+def dispatch(loop: Loop, step: Step, frame: Frame, cur: Current, conversation: str,
+             saved: Callable[[], None]) -> AgentResult:
+    """Run the step until its output matches its schema; each refused output is a row, then another attempt.
+    ``saved``: the machinery watch's, told of specd's own save of the row (not the agent's write)."""
     dispatcher = loop.dispatcher
     while True:
         dispatcher.output_error = cur.output_errors[-1] if cur.output_errors else ""
@@ -38,5 +42,6 @@ def dispatch(loop: Loop, step: Step, frame: Frame, cur: Current, conversation: s
             raise AgentFailed(f"its {what} was refused {limit} times; the last: {error}", Usage(), result.transcript)
         cur.attempt += 1
         loop.store.save(loop.state, settled=False)  # the refusal is recorded before the next attempt runs
+        saved()
         loop.events.emit("warning", step=step.name, message=f"{step.name}: output refused ({error}); attempt "
                          f"{cur.attempt} of {limit} gets the error")

@@ -52,7 +52,7 @@ EXECUTE = "Change exactly these files: {{ steps.plan.output.files | join(', ') }
 class Outputs:
     """The harness's project, with the plan → execute → docs pipeline and the agent above."""
 
-    def __init__(self, h: Harness, *, hook: bool = False) -> None:
+    def __init__(self, h: Harness, *, hook: bool = False, sandbox: bool = True) -> None:
         self.h = h
         self.agent = h.dir / "out-agent.py"
         self.agent.write_text(AGENT, encoding="utf-8")
@@ -63,7 +63,8 @@ class Outputs:
         post = {"post": {"run": f'printf %s "$SPECD_OUTPUT_PLAN" > {shlex.quote(str(saw))}'}} if hook else {}
         h.pipeline({"main": [{"name": "plan", "workflow": "plan.md", "output": PLAN_OUTPUT},
                              {"name": "execute", "workflow": "execute.md", "hooks": post},
-                             {"name": "docs", "workflow": "docs.md", "when": "steps.plan.output.docs"}]})
+                             {"name": "docs", "workflow": "docs.md", "when": "steps.plan.output.docs"}]},
+                   **({} if sandbox else {"agent": {"sandbox": False}}))
         h.new("t")
 
     def outputs(self, **per_step: list[Any]) -> None:
@@ -118,13 +119,18 @@ def test_a_true_condition_runs_the_step(h: Harness) -> None:
     assert "Change exactly these files: ." in o.calls()[1]["prompt"]
 
 
-def test_an_invalid_output_is_given_back_once_then_accepted(h: Harness) -> None:
-    o = Outputs(h)
+@pytest.mark.parametrize("sandbox", [True, False], ids=["jailed", "sandbox-false"])
+def test_an_invalid_output_is_given_back_once_then_accepted(h: Harness, sandbox: bool) -> None:
+    o = Outputs(h, sandbox=sandbox)
     o.outputs(plan=[{"files": "src/a.py", "docs": False}, {"files": ["src/a.py"], "docs": False}])
 
     result = o.cont()
 
     assert result.returncode == 0, result.stderr
+    # specd's own save of the refused attempt, mid-step, is neither tampering (outside the jail: it was undone
+    # and the step BLOCKED) nor someone else's edit (in the jail: "changed ... from outside the jail")
+    assert "machinery" not in result.stderr
+    assert "from outside the jail" not in result.stderr
     plans = [c for c in o.calls() if c["step"] == "plan"]
     assert [c["attempt"] for c in plans] == [1, 2]
     assert "refused" not in plans[0]["prompt"]
