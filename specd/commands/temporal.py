@@ -11,21 +11,11 @@ import click
 
 from specd.commands.temporal_flags import temporal_options as temporal_options  # verbs import it from here
 from specd.errors import EXIT_FAILED, EXIT_OK, EXIT_WAITING, UsageError
+
+# Answering and cancelling by signal, and the settings in force, are the executor's (`specd mcp` signals too).
+from specd.executors.temporal.signals import answer_on_temporal as answer_on_temporal
+from specd.executors.temporal.signals import settings_from as settings_from
 from specd.tasks.project import Project
-
-STOP_WAIT = 60.0  # seconds a cancelled workflow gets to stop its step and record CANCELLED
-
-
-def settings_from(project: Project | None, options: dict[str, Any], task: str | None = None) -> Any:
-    """The Temporal settings in force (flags, env, config.json, then this clone's record of the task), or None."""
-    from specd.executors.temporal import record
-    from specd.executors.temporal.settings import resolve
-
-    recorded = record.where(project, task) if project is not None and task else {}
-    return resolve(project, address=options.get("temporal_address") or recorded.get("address"),
-                   namespace=options.get("temporal_namespace") or recorded.get("namespace"),
-                   task_queue=options.get("temporal_queue") or recorded.get("task_queue"),
-                   remote=options.get("remote") or recorded.get("remote"))
 
 
 def run_on_temporal(project: Project, names: list[str], options: dict[str, Any], *, wait: bool,
@@ -69,49 +59,6 @@ def run_on_temporal(project: Project, names: list[str], options: dict[str, Any],
     if statuses & {"BLOCKED", "FAILED"}:
         return EXIT_FAILED
     return EXIT_OK if statuses <= {"COMPLETE"} else EXIT_WAITING
-
-
-def answer_on_temporal(project: Project, task: str, verb: str, note: str, options: dict[str, Any]) -> str | None:
-    """Signal the task's workflow when it runs on Temporal; None when it does not (answer it locally)."""
-    settings = settings_from(project, options, task)
-    if settings is None:
-        return None
-    from specd.executors.temporal import require
-
-    require()
-    import asyncio
-
-    from specd.executors.temporal import lookup
-    from specd.executors.temporal.ids import repo_key
-    from specd.git.identity import who
-
-    async def go() -> str | None:
-        client = await lookup.connect(settings)
-        key = repo_key(project.root)
-        found = await lookup.state(client, key, task)
-        if found is not None and not found["running"] and verb == "cancel":
-            return f"its workflow already ended ({found['status']}); nothing to cancel"
-        if found is None or not found["running"]:
-            return None
-        handle = lookup.handle(client, key, task)
-        if verb == "cancel":  # a signal the workflow keeps until it acts on it: during a step, between, waiting
-            await handle.signal("cancel", {"by": who(project.root)}, rpc_timeout=lookup.RPC)
-            # as a local cancel waits for the run to stop: the step stops at its next heartbeat
-            for _ in range(int(STOP_WAIT / 0.5)):
-                found = await lookup.state(client, key, task)
-                if found is None or not found["running"]:
-                    return f"cancelled workflow {handle.id}: its step stopped and the task is CANCELLED"
-                await asyncio.sleep(0.5)
-            return f"cancel sent to workflow {handle.id}; its step stops at its next heartbeat"
-        if found["status"] != "WAITING_FOR_HUMAN":
-            raise UsageError(f"task {task!r} runs on Temporal ({found['status']}) and waits for nothing",
-                             fix=f"answer it once `specd status {task}` shows it waiting")
-        # who answers travels with the answer: the worker that records it runs in a clone of its own
-        given = {"answer": verb, "note": note, "by": who(project.root)}
-        await handle.signal("answer", given, rpc_timeout=lookup.RPC)
-        return f"{verb} sent to workflow {handle.id}; the answer is recorded as a checkpoint as the task goes on"
-
-    return asyncio.run(go())
 
 
 def status_on_temporal(project: Project, task: str, look: Callable[[Project], dict[str, Any]],

@@ -29,16 +29,36 @@ def origin(project: Project) -> Origin:
 
 
 def home_of(project: Project, task: str) -> Project:
-    """Where ``task`` lives now (the main tree, or its worktree while `specd run` runs it); a task on Temporal is
-    refused: its workflow holds its truth, and answering it takes a signal, which `specd approve` sends."""
+    """Where ``task`` lives now (the main tree, or its worktree while `specd run` runs it). A task on Temporal is
+    its workflow's: answered and cancelled by a signal (``signalled``), never run here as a second copy."""
     where = locate(project, task)
     existing_task(where, task)  # an unknown name: the error with "did you mean"
     found = home.current(home.main_of(project), task)
     if found.kind == "temporal":
-        raise UsageError(f"task {task!r} runs on Temporal (workflow {found.workflow_id}); `specd mcp` does not "
-                         "signal workflows yet", fix=f"answer it in a terminal: `specd approve {task}` (or reject, "
-                         "skip, cancel), with the Temporal settings the project uses")
+        raise UsageError(f"task {task!r} runs on Temporal (workflow {found.workflow_id}), whose workers run it; "
+                         "starting it here too would make a second copy",
+                         fix="answer it (approve, reject, skip) or cancel it, and its workers go on; follow it with "
+                             "show_task")
     return where
+
+
+def signalled(project: Project, task: str, verb: str, note: str) -> str | None:
+    """What was sent, when ``task`` runs on Temporal and its workflow is live: the answer or cancel goes to the
+    workflow as `specd approve|reject|skip|cancel` sends it, with the Temporal settings this clone recorded (or
+    SPECD_TEMPORAL_*). None when the task is not on Temporal."""
+    existing_task(locate(project, task), task)
+    found = home.current(home.main_of(project), task)
+    if found.kind != "temporal":
+        return None
+    from specd.executors.temporal.signals import answer_on_temporal
+
+    said = answer_on_temporal(project, task, verb, note, {"temporal_address": found.address or None})
+    if said is None:
+        raise UsageError(f"task {task!r} runs on Temporal, but its workflow is not running (or this clone does not "
+                         "know where Temporal is)",
+                         fix="set SPECD_TEMPORAL_ADDRESS for `specd mcp`, or see `specd status "
+                             f"{task} --temporal HOST:PORT`")
+    return said
 
 
 def answer(verb: str) -> Any:
@@ -47,6 +67,10 @@ def answer(verb: str) -> Any:
         if verb == "reject" and not note.strip():
             raise UsageError("reject needs a note: what to change (it goes into the step's prompt)",
                              fix=f"call reject again with note, e.g. {{\"task\": \"{task}\", \"note\": \"...\"}}")
+        sent = signalled(project, task, verb, note if verb != "skip" else "")
+        if sent is not None:
+            after = "its Temporal workers go on by themselves; follow it with show_task"
+            return envelope(task, answer=verb, said=sent, next=after), redact(f"{task}: {sent}\nnext: {after}")
         where = home_of(project, task)
         said = control.answer(where, task, verb, note if verb != "skip" else "", origin(project))
         plane = claim.running(project)
@@ -71,6 +95,9 @@ def start(verb: str) -> Any:
 
 def cancel(project: Project, args: dict[str, Any]) -> Answer:
     task = args["task"]
+    sent = signalled(project, task, "cancel", "")
+    if sent is not None:  # the workflow records CANCELLED as its step stops (or had already ended)
+        return envelope(task, said=sent), redact(f"{task}: {sent}")
     where = home_of(project, task)
     said = control.cancel(where, task, origin(project))
     return envelope(task, status="CANCELLED", said=said), redact(f"{task}: {said}")

@@ -83,7 +83,8 @@ def test_bad_requests_are_tool_errors_with_the_fix(project: Project) -> None:
         extra, _ = client.refused("show_task", task="waits", colour="red")
         no_tool, _ = client.refused("merge", task="waits")
         nothing, _ = client.refused("continue_task", task="waits")  # held: an answer moves it, not a start
-        remote, _ = client.refused("approve", task="remote")
+        remote, _ = client.refused("continue_task", task="remote")  # its workflow's: no second copy here
+        unreachable, _ = client.refused("approve", task="remote")  # sent by signal, but no Temporal listens
         still = client.ok("show_task", task="waits")
     assert "no task 'wait'" in unknown, unknown
     assert "did you mean 'waits'" in unknown, unknown
@@ -99,8 +100,10 @@ def test_bad_requests_are_tool_errors_with_the_fix(project: Project) -> None:
     assert "list_tasks" in no_tool
     assert "WAITING_FOR_HUMAN" in nothing, nothing
     assert "approve" in nothing, nothing
-    assert "runs on Temporal (workflow wf-remote)" in remote
-    assert "`specd approve remote`" in remote
+    assert "runs on Temporal (workflow wf-remote)" in remote, remote
+    assert "second copy" in remote, remote
+    assert "cannot reach Temporal at 127.0.0.1:7233" in unreachable, unreachable
+    assert "fix:" in unreachable, unreachable
     assert still["status"] == "WAITING_FOR_HUMAN"  # nothing refused changed the task
     assert "Traceback" not in (project.dir / "mcp-stderr.txt").read_text()
 
