@@ -70,14 +70,22 @@ def env_files(root: Path, templates: bool = True) -> list[Path]:
 
 def hidden_from_agents(root: Path) -> list[Path]:
     """The secret files under ``root`` the jail shows as empty, at any depth, sorted. The first jail of a run
-    takes the list the run made as it started (``hand_on``), when that was under ``HANDOFF`` seconds ago: only
-    specd has worked in the tree since (recovery, the "starting" commit), and a search is two git processes, a
-    tenth of what a Temporal step's run adds. Every later jail searches again: an agent may have made a file."""
+    takes the list the run made as it started (``hand_on``), when that was under ``HANDOFF`` seconds ago and
+    nothing ran outside a jail since (``forget_handoff``): only specd has worked in the tree meanwhile
+    (recovery, the "starting" commit), and a search is two git processes, a tenth of what a Temporal step's run
+    adds. Every later jail searches again: an agent may have made a file."""
     global _handed
     handed, _handed = _handed, None
     if handed is not None and handed[0] == root and time.monotonic() - handed[1] <= HANDOFF:
         return handed[2]
     return secret_files(root)
+
+
+def forget_handoff() -> None:
+    """Something runs outside the jail (a hook with `sandbox: false`, any command where there is no bubblewrap, an
+    in-process agent): it may make a secret file (`vercel env pull`), so the next jail searches for itself."""
+    global _handed
+    _handed = None
 
 
 def secret_files(root: Path, dependencies: bool = True, hand_on: bool = False) -> list[Path]:

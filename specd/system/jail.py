@@ -35,7 +35,7 @@ from specd.redact import scrubbed_env
 from specd.system import binds, keeper
 from specd.system.agent_state import seed_state
 from specd.system.binds import EMPTY
-from specd.system.envfiles import hidden_from_agents
+from specd.system.envfiles import forget_handoff, hidden_from_agents
 from specd.system.machinery import overlays
 from specd.system.netlist import PROXY_VARS, api_hosts, through_proxy
 from specd.system.probe import bwrap_binary, bwrap_usable, isolation, supports_disable_userns
@@ -132,8 +132,10 @@ def unjailed() -> int:
 
 
 def note_unjailed() -> None:
-    """An in-process agent wrote files with specd's own rights (the scripted agent)."""
+    """Something the agent or the pipeline influences runs outside the jail: a child, or an in-process agent that
+    writes files with specd's own rights (the scripted agent). What it may make, the next jail must find."""
     _UNJAILED[0] += 1
+    forget_handoff()
 
 
 def read_only(root: Path, task_dir: Path | None) -> list[tuple[bool, Path]]:

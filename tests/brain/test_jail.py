@@ -275,3 +275,21 @@ def test_a_cmd_agent_named_by_a_link_outside_path_runs_in_the_jail(h: Harness, t
     result = h.specd("continue", "t", "--auto", "--agent", f"cmd:{links / 'agent'}")
     assert result.returncode == 0, result.stderr
     assert (h.root / "by-linked-agent.txt").read_text() == "ran\n"
+
+
+def test_a_secret_file_an_unjailed_pre_hook_pulls_is_hidden_from_the_agent_that_follows(h: Harness) -> None:
+    """`vercel env pull` as a `sandbox: false` pre hook: the run's own search, made as it started, is not the
+    agent's jail's any more; that jail searches again and shows the new .env empty."""
+    needs_bwrap()
+    git_repo(h)
+    h.workflow("w.md")
+    pull = {"run": "printf 'API_TOKEN=sk-live-pulled-0123456789abcdef\\n' > .env", "sandbox": False}
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md", "hooks": {"pre": pull}}]})
+    h.new("t")
+    seen = h.dir / "agent-saw.txt"
+    reader = f"cmd:sh -c {shlex.quote(f'cat .env > {seen}; true')}"
+    h.env["SPECD_JAIL_WRITE"] = str(h.dir)
+    result = h.specd("continue", "t", "--auto", "--agent", reader)
+    assert result.returncode == 0, result.stderr
+    assert (h.root / ".env").read_text().startswith("API_TOKEN=sk-live-pulled")  # the hook's file is there
+    assert seen.read_text() == ""  # and the agent read it empty

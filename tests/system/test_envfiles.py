@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from specd.system import envfiles, findfiles
+from specd.system import envfiles, findfiles, jail
 
 PEM_KEY = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"
 PEM_CERT = "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG\n-----END CERTIFICATE-----\n"
@@ -122,3 +122,10 @@ def test_a_runs_first_jail_takes_the_runs_own_search_and_every_later_one_searche
     (root / "last" / ".env").write_text("LAST=value-abcdefgh\n")
     monkeypatch.setattr(envfiles, "HANDOFF", 2.0)
     assert root / "last" / ".env" in envfiles.hidden_from_agents(root)
+    # anything launched outside the jail in between (a `sandbox: false` pre hook running `vercel env pull`) may
+    # have made a secret file: the first jail then searches for itself
+    envfiles.secret_files(root, hand_on=True)
+    assert not jail.prepare("true", root, jail.Jail("project", enabled=False), {"PATH": "/usr/bin:/bin"}).jailed
+    (root / "pulled" / ".env").parent.mkdir()
+    (root / "pulled" / ".env").write_text("PULLED=value-abcdefgh\n")
+    assert root / "pulled" / ".env" in envfiles.hidden_from_agents(root)
