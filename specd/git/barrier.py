@@ -27,6 +27,7 @@ from specd.git.tree import GONE, Entry, Snapshot, inside
 from specd.redact_rules import SHAPES
 from specd.state.history import HISTORY_FILE, SEALED_DIR
 from specd.state.store import HEARTBEAT, SHAPE_JSON, STATE_JSON, STATE_MD
+from specd.system import children
 from specd.tasks.secrets import known_secrets
 
 MAX_BYTES = 4 << 20  # a secret pasted into a huge file is near its start; 4 MB take about 0.2 s to check
@@ -140,7 +141,9 @@ class Barrier:
 
     def _values(self) -> dict[bytes, str]:
         if self._known is None:
-            known = {value.encode(): name for value, name in known_secrets(self.root).items()}
+            # made between steps, with nothing running, this search is the next step's jail's too
+            found = known_secrets(self.root, hand_on=not children.running())
+            known = {value.encode(): name for value, name in found.items()}
             if known != self._last:
                 self._seen.clear()
             self._known = self._last = known

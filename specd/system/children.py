@@ -107,6 +107,12 @@ def started(pgid: int) -> None:
             _tracker.child_started(pgid)
 
 
+def running() -> bool:
+    """Whether a child started through ``specd.agents.proc`` runs now (a parallel group's member, say)."""
+    with _live_lock:
+        return bool(_live)
+
+
 def ended(pgid: int) -> None:
     """The child that led ``pgid`` is gone: kill what it left behind (sparing the children still running),
     then forget the group."""

@@ -69,11 +69,11 @@ def env_files(root: Path, templates: bool = True) -> list[Path]:
 
 
 def hidden_from_agents(root: Path) -> list[Path]:
-    """The secret files under ``root`` the jail shows as empty, at any depth, sorted. The first jail of a run
-    takes the list the run made as it started (``hand_on``), when that was under ``HANDOFF`` seconds ago and
-    nothing ran outside a jail since (``forget_handoff``): only specd has worked in the tree meanwhile
-    (recovery, the "starting" commit), and a search is two git processes, a tenth of what a Temporal step's run
-    adds. Every later jail searches again: an agent may have made a file."""
+    """The secret files under ``root`` the jail shows as empty, at any depth, sorted. A jail takes the last
+    search made while nothing ran (``hand_on``: as the run started, or the commit's check after a step), once,
+    when that was under ``HANDOFF`` seconds ago and nothing ran outside a jail since (``forget_handoff``): only
+    specd has worked in the tree meanwhile (recovery, the step's commits), and a search is two git processes, a
+    tenth of what a Temporal step's run adds. Any other jail searches again: an agent may have made a file."""
     global _handed
     handed, _handed = _handed, None
     if handed is not None and handed[0] == root and time.monotonic() - handed[1] <= HANDOFF:

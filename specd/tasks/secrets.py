@@ -38,11 +38,12 @@ def load_project_secrets(root: Path, dependencies: bool = False) -> int:
     return len(own)
 
 
-def known_secrets(root: Path, environ: dict[str, str] | None = None) -> dict[str, str]:
+def known_secrets(root: Path, environ: dict[str, str] | None = None, hand_on: bool = False) -> dict[str, str]:
     """Each secret value a commit must not hold, mapped to what it is (``the value of DB_PASSWORD in
-    apps/web/.env``): secret-named environment variables and the values in secret files."""
+    apps/web/.env``): secret-named environment variables and the values in secret files. ``hand_on``: the search
+    of the files may serve the next jail (``envfiles.hidden_from_agents``)."""
     known: dict[str, str] = {}
-    for path, key, value in _file_values(root):
+    for path, key, value in _file_values(root, hand_on=hand_on):
         if not is_env_name(path.name) or is_secret_var(key, value) or looks_generated(value):
             for part in secret_parts(value):
                 known.setdefault(part, f"the value of {key} in {_shown(path, root)}")

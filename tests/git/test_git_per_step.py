@@ -131,3 +131,22 @@ def test_a_users_edit_while_a_gate_waits_is_not_the_next_steps_work(gp: GitProje
     assert not {"src/app.py", "README.md"} & {f for files in commits.values() for f in files}
     assert sorted(gp.git("status", "--porcelain").splitlines()) == [" M README.md", " M src/app.py"]
     assert json.loads((gp.root / ".specd/tasks/t/.pipeline-state.json").read_text())["status"] == "COMPLETE"
+
+
+def test_the_commits_search_for_secret_files_serves_the_next_steps_jail(tmp_path: Path) -> None:
+    """A step that writes a file has it checked for secret values before its commit: a search of the project's
+    secret files (two `ls-files`). Made with nothing running, that search is the next step's jail's too, so a
+    step pays one search, not two; a later jail searches again (see tests/system/test_envfiles.py)."""
+    gp = GitProject(tmp_path, steps=tuple(f"s{i}" for i in range(STEPS)))
+    gp.new("t")
+    env, log = counting_env(gp, tmp_path)
+    writer = "cmd:sh -c 'echo x > out-$SPECD_STEP.txt'"
+
+    done = subprocess.run(gp.argv("continue", "t", "--auto", "--agent", writer), cwd=gp.root, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT, check=False)
+
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    searches = sum(1 for sub, _ in calls(log) if sub == "ls-files") // 2
+    assert searches <= STEPS + 2, searches  # a search a step, and the run's start
+    commits = dict(gp.commits())
+    assert all(f"out-s{i}.txt" in commits[f"docs(t): s{i} complete"] for i in range(STEPS))
