@@ -86,6 +86,8 @@ def test_idle_tasks_are_shown_as_what_they_are(pages: tuple[Any, FakePlane], idl
     table = idle_site.specd("status").stdout.splitlines()  # the terminal names them as the page does, in its order
     assert [line.split()[:2] for line in table[1:]] == [["answered", "ANSWERED"], ["stopped", "STOPPED"],
                                                         ["fresh", "NOT_STARTED"]]
+    for task, shown in (("answered", "ANSWERED"), ("stopped", "STOPPED")):  # and `status TASK` names it so too
+        assert idle_site.specd("status", task).stdout.split()[:2] == [task, shown]
 
 
 def test_the_live_badge_says_the_same(idle_site: Site) -> None:

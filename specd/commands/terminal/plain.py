@@ -121,7 +121,8 @@ def task_text(view: dict[str, Any]) -> str:
     """One task in detail, as plain lines: what `specd status TASK` prints into a pipe (no rich to import)."""
     nxt = view.get("next") or {}
     of = view.get("progress")
-    lines = [f"{view['task']}  {view['status']}  stage {view.get('stage') or '-'}"]
+    status = idle.shown(str(view["status"]), view.get("idle"))  # as the listing and the terminal name it
+    lines = [f"{view['task']}  {status}  stage {view.get('stage') or '-'}"]
     lines += [f"  {view[key]}" for key in ("reason", "status_note") if view.get(key)]
     lines.append(f"  next: {f'step {of[0]} of {of[1]}: ' if of else ''}{nxt.get('step') or '-'} "
                  f"(phase {nxt.get('phase') or '-'})   phases: {', '.join(view.get('phases') or []) or '-'}")
