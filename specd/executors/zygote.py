@@ -31,7 +31,9 @@ PRELOAD = ("specd.cli", "specd.commands.continue_", "specd.engine.seam", "specd.
            "specd.agents.factory", "specd.agents.command", "specd.agents.scripted", "specd.git.recorder",
            "specd.pipeline.load", "specd.state.store", "specd.tasks.status", "filelock", "frontmatter", "jsonschema",
            "specd.commands.terminal.human", "specd.commands.terminal.live", "specd.commands.examples",
-           "specd.pipeline.schema", "specd.tasks.markdown", "specd.system.probe", "markdown_it", "psutil")
+           "specd.pipeline.schema", "specd.tasks.markdown", "specd.system.probe", "markdown_it", "psutil",
+           "specd.tasks.readmodel.own", "specd.tasks.readmodel.rows", "specd.system.fanout",
+           "rich._emoji_codes")  # the read model: the run's own row, written as it stops
 # What every run builds once and keeps (each is cached where it is made): the markdown parser, the compiled
 # pipeline schema, and whether bubblewrap can start a jail here (a `bwrap true` of its own). Made here, the
 # forked runs inherit them instead of each making its own.

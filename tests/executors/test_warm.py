@@ -91,3 +91,33 @@ def _alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+IMPORTS_AFTER = """
+import sys, atexit
+from specd.executors import zygote
+zygote.preload()
+before = set(sys.modules)
+atexit.register(lambda: print("\\nimported after the fork:", *sorted(set(sys.modules) - before)))
+import specd.cli
+sys.argv = ["specd", *sys.argv[1:]]
+specd.cli.main()
+"""
+
+
+def test_a_forked_run_imports_nothing_the_zygote_did_not(tmp_path: Path) -> None:
+    """What a run imports after the fork, each of twenty forked runs imports again: the zygote's PRELOAD holds
+    everything a `specd continue --json` with a command agent reaches, its end (the read model's row) included.
+    The zygote's preload is run in a fresh process here, then the run, as the fork would."""
+    import subprocess
+    import sys
+
+    repo = Repo(tmp_path)
+    repo.new("t")
+    done = subprocess.run([sys.executable, "-c", IMPORTS_AFTER, "continue", "t", "--auto", "--json", "--agent",
+                           repo.agent()], cwd=repo.root, env=repo.env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    assert '"status": "COMPLETE"' in done.stdout
+    after = done.stdout.rsplit("imported after the fork:", 1)[1].split()
+    assert after == [], f"add these to zygote.PRELOAD: {after}"
