@@ -147,8 +147,11 @@ def read_only(root: Path, task_dir: Path | None) -> list[tuple[bool, Path]]:
     return [(flag.startswith("--ro-"), path.resolve()) for flag, path in overlays(root.resolve(), task_dir)]
 
 
-def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, str]) -> Launch:
-    """The process for ``command`` (a shell line, or an argv that must not meet a shell) in ``root``."""
+def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, str], *,
+            model: bool = False) -> Launch:
+    """The process for ``command`` (a shell line, or an argv that must not meet a shell) in ``root``. ``model``:
+    the command is the model's (the anthropic agent's run_command), so nothing it names is shown in the jail;
+    the pipeline's and yours show the programs they name (``binds.programs``)."""
     if not jail.enabled:
         note_unjailed()
         return Launch(keeper.argv(command), False, dict(env), False)  # its descendants die with specd (keeper)
@@ -157,7 +160,7 @@ def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, 
         note_unjailed()
         return Launch(keeper.argv(command), False, child_env, False)
     inner = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    args = bwrap_argv(root, jail, child_env, command)
+    args = bwrap_argv(root, jail, child_env, "" if model else command)
     rules = () if jail.network else (*jail.hosts, *api_hosts(jail.tier, jail.backend, env))
     if rules:
         inner = through_proxy(rules, args, child_env, inner)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -152,3 +153,35 @@ def test_claude_codes_config_is_a_per_task_copy_seeded_with_the_sign_in_jail_or_
         assert (own / ".credentials.json").read_text() == '{"claudeAiOauth": "x"}'
         assert json.loads((own / ".claude.json").read_text()) == {"oauthAccount": {"emailAddress": "a@b.c"}}
         assert not (own / "settings.json").exists()  # the user's hooks and servers stay the user's
+
+
+def test_a_models_command_shows_nothing_it_names_and_the_pipelines_shows_its_program(tmp_path: Path) -> None:
+    """The jail's binds never follow the model's words: a run_command naming a file outside the project (which
+    the path check refuses first anyway) binds nothing; a pipeline's command naming its program shows that."""
+    if not jail.active():
+        if os.environ.get("CI"):
+            pytest.fail("bubblewrap is required in CI (.ci/run installs it) but bwrap is missing or cannot run")
+        pytest.skip("bubblewrap is not available on this machine")
+    home, project = tmp_path / "home", tmp_path / "proj"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text("aws_secret_access_key=planted\n")
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "lint").write_text("#!/bin/sh\necho linted\n")
+    (tools / "lint").chmod(0o755)
+    project.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(home)}
+
+    def shown(command: str, model: bool) -> list[str]:
+        args = jail.prepare(command, project, jail.Jail("project"), env, model=model).args
+        return [args[i + 1] for i, arg in enumerate(args) if arg == "--ro-bind"]
+
+    stolen = f"cat {home / '.aws' / 'credentials'}"
+    assert str(home / ".aws") not in shown(stolen, model=True)
+    assert str(home / ".aws") in shown(stolen, model=False)  # the pipeline's own command: what it names is shown
+    assert str(tools) in shown(f"{tools / 'lint'} src", model=False)
+    assert str(tools) not in shown(f"{tools / 'lint'} src", model=True)
+    launch = jail.prepare(stolen, project, jail.Jail("project"), env, model=True)
+    done = subprocess.run(launch.args, cwd=project, env=launch.env, capture_output=True, text=True, check=False)
+    assert done.returncode != 0
+    assert "planted" not in done.stdout

@@ -156,7 +156,7 @@ def truncate(text: str, limit: int = MAX_OUTPUT) -> str:
 def run(command: str, cwd: Path, timeout: float, *, env: Mapping[str, str], jail: jails.Jail) -> tuple[str, bool]:
     """Run ``command``; return (report for the model, is_error). The caller checked ``needs_shell``
     when ``shell_free(jail)``."""
-    launch = jails.prepare(shlex.split(command) if shell_free(jail) else command, cwd, jail, env)
+    launch = jails.prepare(shlex.split(command) if shell_free(jail) else command, cwd, jail, env, model=True)
     # popen_child: a new session puts the command and its children in one process group, so a
     # timeout kills the whole tree; and the command dies with specd, even on SIGKILL.
     try:
