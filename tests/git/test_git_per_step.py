@@ -147,6 +147,8 @@ def test_the_commits_search_for_secret_files_serves_the_next_steps_jail(tmp_path
 
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     searches = sum(1 for sub, _ in calls(log) if sub == "ls-files") // 2
-    assert searches <= STEPS + 2, searches  # a search a step, and the run's start
+    # a search a step, and the run's start: 11 here, 20 when each jail searches for itself. A handoff is good for
+    # 2 s; the slack is for a machine so loaded that a step's commits and its jail's start took longer.
+    assert searches <= STEPS + 5, searches
     commits = dict(gp.commits())
     assert all(f"out-s{i}.txt" in commits[f"docs(t): s{i} complete"] for i in range(STEPS))

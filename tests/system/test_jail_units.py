@@ -110,7 +110,7 @@ def test_a_step_stopped_while_its_command_ignores_term_takes_a_setsid_grandchild
     pid = 0
     try:
         outcome = run_group(command, cwd=tmp_path, env=dict(os.environ), stdin=None, log=tmp_path / "log",
-                            timeout=1.0)
+                            timeout=5.0)  # the shell needs milliseconds to start its grandchild; 5 s to spare
         assert outcome.timed_out
         pid = int(pid_file.read_text())
         deadline = time.monotonic() + 5
