@@ -23,6 +23,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "brain"))
 from brain_harness import Harness  # noqa: E402
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C as a terminal sends it reaches every child the tests start, even when the suite itself runs as a
+    background job of a script (`pytest &`), which POSIX starts with SIGINT ignored: an ignored signal stays
+    ignored in every child, so each test that stops a run or `specd ui` with SIGINT would wait out its timeout."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 @dataclass
 class Result:
     code: int
