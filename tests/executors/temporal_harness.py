@@ -17,6 +17,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from executor_harness import TIMEOUT, Repo
@@ -202,6 +203,25 @@ class TemporalExecutor:
         if done.returncode not in (0, 1, 3):
             done.stderr += "\n".join(log.read_text(errors="replace")[-3000:] for log in self.logs)
         return done
+
+    def view(self, task: str) -> dict[str, Any]:
+        """`specd status TASK --json` with this cluster's flags: the pushed state plus the workflow's."""
+        done = self.repo.specd("status", task, "--json", *self.flags())
+        assert done.returncode == 0, done.stderr
+        return dict(json.loads(done.stdout))
+
+    def state(self, task: str) -> dict[str, Any]:
+        """The run state the task's workers pushed to its branch."""
+        self.fetch()
+        return dict(json.loads(self.repo.git("show", f"origin/specd/{task}:.specd/tasks/{task}/.pipeline-state.json")))
+
+    def ended(self, task: str) -> dict[str, Any]:
+        """``view`` once the task's workflow no longer runs."""
+        deadline = time.monotonic() + TIMEOUT
+        while (found := self.view(task))["temporal"]["running"]:
+            assert time.monotonic() < deadline, f"{task}'s workflow never ended"
+            time.sleep(0.2)
+        return found
 
     def status(self, task: str) -> str:
         self.fetch()

@@ -7,36 +7,11 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from executor_harness import TIMEOUT, Repo
+from executor_harness import Repo
 from temporal_harness import DevServer, TemporalExecutor
-
-
-def until(check: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + TIMEOUT
-    while not check():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.2)
-
-
-def workflow(repo: Repo, cluster: TemporalExecutor, task: str) -> dict[str, Any]:
-    done = repo.specd("status", task, "--json", *cluster.flags())
-    assert done.returncode == 0, done.stderr
-    return dict(json.loads(done.stdout))
-
-
-def state(repo: Repo, cluster: TemporalExecutor, task: str) -> dict[str, Any]:
-    cluster.fetch()
-    return dict(json.loads(repo.git("show", f"origin/specd/{task}:.specd/tasks/{task}/.pipeline-state.json")))
-
-
-def ended(repo: Repo, cluster: TemporalExecutor, task: str) -> dict[str, Any]:
-    until(lambda: not workflow(repo, cluster, task)["temporal"]["running"], f"{task}'s workflow never ended")
-    return workflow(repo, cluster, task)
 
 
 def branch_ledger(repo: Repo, task: str) -> list[str]:
@@ -61,7 +36,7 @@ def test_a_worker_killed_just_after_an_answer_is_replaced_and_the_answer_is_used
         cluster.start_workers()
         done = cluster.run("g")
         assert done.returncode == 0, done.stdout + done.stderr
-        final = state(repo, cluster, "g")
+        final = cluster.state("g")
         assert final["status"] == "COMPLETE"
         approvals = [row for row in final["checkpoints"] if row["answer"] == "approve"]
         assert [(row["note"], bool(row.get("id"))) for row in approvals] == [("go", True)], approvals
@@ -86,8 +61,8 @@ def test_a_cancel_during_a_step_ends_the_task_and_a_second_changes_nothing(
         second = repo.specd("cancel", "c", *cluster.flags())
         assert second.returncode == 0, second.stderr
         assert "already ended (CANCELLED)" in second.stdout
-        assert ended(repo, cluster, "c")["temporal"]["status"] == "CANCELLED"
-        final = state(repo, cluster, "c")
+        assert cluster.ended("c")["temporal"]["status"] == "CANCELLED"
+        final = cluster.state("c")
         assert final["status"] == "CANCELLED"
         assert [row["answer"] for row in final["checkpoints"]] == ["cancel"]
         assert branch_ledger(repo, "c") == ["s1"]  # the cancelled step's result was never committed
@@ -106,8 +81,8 @@ def test_a_cancel_while_waiting_ends_the_task(tmp_path: Path, temporal_server: D
         assert cluster.run("w", "--semi-auto").returncode == 3
         done = repo.specd("cancel", "w", *cluster.flags())
         assert done.returncode == 0, done.stderr
-        assert ended(repo, cluster, "w")["temporal"]["status"] == "CANCELLED"
-        assert state(repo, cluster, "w")["status"] == "CANCELLED"
+        assert cluster.ended("w")["temporal"]["status"] == "CANCELLED"
+        assert cluster.state("w")["status"] == "CANCELLED"
     finally:
         cluster.close()
 
@@ -120,7 +95,7 @@ def test_status_agrees_in_the_listing_and_for_one_task_and_the_waiting_can_be_fo
     cluster = TemporalExecutor(repo, temporal_server, workers=1)
     try:
         assert cluster.run("t1", "--semi-auto").returncode == 3
-        one = workflow(repo, cluster, "t1")
+        one = cluster.view("t1")
         assert one["status"] == "WAITING_FOR_HUMAN"
         assert one["hint"] == "specd approve t1"
         for flags in ([], cluster.flags()):  # the clone's own record, or the flags, say where it runs
