@@ -62,6 +62,8 @@ class Brain:
     tree: TreeLock | None = None  # steps of runs sharing a working tree take turns (git only)
     secrets: secret_hold.Holds | None = None  # files withheld from commits for a secret (git only)
     steps: int | None = None  # SPECD_STEPS: stop IN_PROGRESS once this many steps ran (a Temporal activity's one)
+    parks: bool = False  # SPECD_PARK: having stopped so, the run waits to be handed the next step (parking.py)
+    last: bool = field(default=False, init=False)  # this step is the last the run may take (``steps``)
     _synced: str | None = field(default=None, init=False)  # what config.json was last moved to
     _machinery: Machinery | None = field(default=None, init=False)  # checked around every step and hook
     _seen: edits.Marks | None = field(default=None, init=False)  # the pipeline files as this run last read them
@@ -89,6 +91,7 @@ class Brain:
                         continue
                 if self.steps is not None and ran >= self.steps:  # the next step entered, its gate asked
                     return self._pause(frame)
+                self.last = self.steps is not None and ran + 1 >= self.steps  # its commit is the run's last
                 if self.tree:  # held from the pre-dispatch save to the step's commit; released in _advance or _end
                     self.tree.hold()
                 for stage in STAGES:  # what a stage records is saved before the next dispatch, or with the move
@@ -119,7 +122,7 @@ class Brain:
         self.store.finish(self.state)
         nxt = {"step": frame.step, "pipeline": frame.pipeline, "phase": frame.phase}
         self.events.emit("run_finished", task=self.task, status="IN_PROGRESS", exit_code=0, reason="", next=nxt,
-                         usage=self.state.usage, hint=f"specd continue {self.task}")
+                         usage=self.state.usage, hint=f"specd continue {self.task}", parked=self.parks)
         if self.tree:
             self.tree.release()
         return 0
@@ -211,7 +214,7 @@ class Brain:
         # clone resumes after it; the move's save, which follows at once, makes both durable.
         self.store.save(self.state, durable=False)
         self.events.emit("step_finished", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
-                         outcome=result.outcome, summary=result.summary, usage=result.usage.as_dict())
+                         outcome=result.outcome, summary=result.summary, usage=result.usage.as_dict(), last=self.last)
 
     def _advance(self, frame: Frame, step: Step, cur: Current) -> None:
         outcome = cur.outcome or "done"

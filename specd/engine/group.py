@@ -163,7 +163,7 @@ def _settle(loop: Loop, frame: Frame, group: Step, cur: Current, rows: Mapping[s
     cur.completed.append("step")
     loop.store.save(loop.state, durable=False)  # as a step's: the move's save, next, makes it durable
     loop.events.emit("step_finished", step=group.name, pipeline=frame.pipeline, phase=frame.phase, outcome=outcome,
-                     summary=summary, usage=usage.as_dict(), members=members)
+                     summary=summary, usage=usage.as_dict(), members=members, last=loop.last)
 
 
 def stamp() -> str:

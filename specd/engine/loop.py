@@ -38,6 +38,7 @@ class Loop(Protocol):
     store: StateStore
     dispatcher: Dispatcher
     state: RunState
+    last: bool  # the step running is the last this run may take (SPECD_STEPS): its commit waits for the run's end
 
     @property
     def machinery(self) -> Machinery: ...

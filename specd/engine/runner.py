@@ -13,7 +13,7 @@ from typing import Any
 
 from specd import git
 from specd.agents.base import AgentContext, Budget, Usage
-from specd.engine import answers, notices
+from specd.engine import answers, notices, parking
 from specd.engine.brain import Brain
 from specd.engine.dispatch import Dispatcher
 from specd.engine.jail_line import first_line
@@ -114,12 +114,19 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         store.save(state)
         brain = Brain(project, task, config, mode, human, events, store, dispatcher, limits)
         brain.steps = _steps_allowed()
+        parked = parking.from_env()  # taken out of the environment either way; it only means anything with steps
+        parked = parked if brain.steps is not None else None
+        brain.parks = parked is not None
         if recorder is not None:
             brain.secrets = recorder.barrier.holds
             brain.tree = TreeLock(recorder.repo.git_dir or recorder.repo.common_dir, task,
                                   lambda message: events.emit("notice", message=message))
         try:
             brain.run(state)
+            while parked is not None and state.status == "IN_PROGRESS" and parked.wait(
+                    lambda: events.emit("run_parked", task=task, run_id=state.run_id)):  # handed the next step
+                events.emit("run_resumed", task=task, run_id=state.run_id)
+                brain.run(state)
             notices.notify(notify_to, task, state, root=project.root, task_dir=task_dir, events=events,
                            save=lambda: store.save(state))
             return state.status, state.reason, state.waiting

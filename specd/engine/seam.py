@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from specd.engine import runner
+from specd.engine import parking, runner
 from specd.errors import STATUS_EXIT
 from specd.events import EventBus
 from specd.human import Human
@@ -21,6 +21,7 @@ from specd.tasks.project import Project
 # The variable that stops a run after N steps (a Temporal worker runs one step per activity): the seam names it,
 # so an executor never reaches into the runner for it.
 STEPS = runner.STEPS
+PARK = parking.PARK  # with STEPS: the run waits to be handed its next step (engine/parking.py)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ from specd.git.tree import Snapshot, inside
 from specd.tasks.setup import GITIGNORE
 
 # Events after which the carried tree still holds: nothing outside specd ran and nobody was waited for.
-HARMLESS = frozenset({"warning", "usage", "step_skipped", "agent_text", "agent_tool"})
+# A parked run is handed its next step only in a clone its worker found untouched (engine/parking.py).
+HARMLESS = frozenset({"warning", "usage", "step_skipped", "agent_text", "agent_tool", "run_parked", "run_resumed"})
 STALE = 10.0  # a backstop only: in auto mode the gap between two steps' commits is milliseconds (two fsyncs)
 
 

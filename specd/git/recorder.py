@@ -55,6 +55,7 @@ class GitRecorder:
         self.journal = Journal(task_dir)  # pending paths of finished steps and hooks, until committed
         self.made = Pending()  # who made each pending path (as journaled)
         self.label = ""  # the open step or hook
+        self.finished = ""  # the subject of the last step's commit, made with the run's last (``last``)
         self.docs = True  # the task folder goes into each commit (with commit_docs); see ``recovery.recover``
         self.left: recovery.Left | None = None  # the step or hook a killed run had open (see ``recovery``)
         self.resume_from: Snapshot | None = None  # its baseline, when this run opens it again
@@ -114,15 +115,21 @@ class GitRecorder:
             return [self._close]  # a hook's changes go into the next commit
         if kind == "step_finished":
             phase = f" (phase {data['phase']})" if data.get("phase") else ""
-            return [self._close, lambda: self.commit(f"docs({self.task}): {data['step']} complete{phase}"),
-                    self._publish]
+            done = f"docs({self.task}): {data['step']} complete{phase}"
+            if data.get("last"):  # the run ends next, whatever comes: one commit holds the step and the run's state
+                return [self._close, lambda: setattr(self, "finished", done)]
+            return [self._close, lambda: self.commit(done), self._publish]
         if kind == "run_finished":
             return [settle, self._close, lambda: self.commit(self._final(str(data["status"]))), self._end,
                     self._publish]
         return []
 
     def _final(self, status: str) -> str:
-        """The run's last commit: a run that stopped inside a step commits that step's work so far, and says so."""
+        """The run's last commit: the last step's, when it waited for it; else a run that stopped inside a step
+        commits that step's work so far, and says so."""
+        finished, self.finished = self.finished, ""
+        if finished:
+            return finished
         unfinished = self.made.labels(self.pending - self.barrier.held.keys()) if status != "COMPLETE" else []
         return f"docs({self.task}): run state {status}" + (
             f" (with the unfinished work of {', '.join(unfinished)})" if unfinished else "")

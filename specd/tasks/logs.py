@@ -30,7 +30,10 @@ def line(event: dict[str, Any]) -> str:
         "notice": lambda: f"note: {event.get('message')}",
         "warning": lambda: f"warning: {event.get('message')}",
         "run_finished": lambda: f"run finished: {event.get('status')}" + (
-            f" ({event['reason']})" if event.get("reason") else ""),
+            f" ({event['reason']})" if event.get("reason") else "") + (", waiting for its worker" if event.get(
+                "parked") else ""),
+        "run_parked": lambda: f"run {event.get('run_id')} waits for its worker to hand it the next step",
+        "run_resumed": lambda: f"run {event.get('run_id')} goes on: its worker handed it the next step",
     }.get(kind)
     if text is None:
         rest = {k: v for k, v in event.items() if k not in ("at", "kind")}

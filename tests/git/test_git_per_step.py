@@ -152,3 +152,40 @@ def test_the_commits_search_for_secret_files_serves_the_next_steps_jail(tmp_path
     assert searches <= STEPS + 5, searches
     commits = dict(gp.commits())
     assert all(f"out-s{i}.txt" in commits[f"docs(t): s{i} complete"] for i in range(STEPS))
+
+
+def test_a_one_step_run_makes_two_commits_and_the_second_holds_its_state(tmp_path: Path) -> None:
+    """A Temporal step's run (SPECD_STEPS=1): the step's "complete" commit waits for the run's end, which comes
+    next whatever happens, and holds the run's state with the step's work and its post hook's: two commits a
+    step, not three, and one git process fewer to push. A run that stops inside its step still says so."""
+    gp = GitProject(tmp_path, steps=("s1", "s2", "s3"))
+    pipeline = json.loads((gp.root / ".specd/pipeline.json").read_text())
+    pipeline["pipelines"]["main"][0]["hooks"] = {"post": {"run": "echo hooked > hooked.txt"}}
+    gp.write(".specd/pipeline.json", json.dumps(pipeline))
+    gp.git("add", "-A")
+    gp.git("commit", "-q", "-m", "a post hook")
+    gp.new("t")
+    before = len(gp.commits())
+    writer = "cmd:sh -c 'echo work > work-$SPECD_STEP.txt'"
+    for _ in range(3):
+        done = subprocess.run(gp.argv("continue", "t", "--auto", "--agent", writer), cwd=gp.root,
+                              env={**gp.env, "SPECD_STEPS": "1"}, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT, check=False)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    made = gp.commits()[before:]
+    assert [subject for subject, _ in made] == [
+        "docs(t): starting s1", "docs(t): s1 complete", "docs(t): starting s2", "docs(t): s2 complete",
+        "docs(t): starting s3", "docs(t): s3 complete"]
+    commits = dict(made)
+    assert {"work-s1.txt", "hooked.txt", ".specd/tasks/t/.pipeline-state.md"} <= set(commits["docs(t): s1 complete"])
+    state = json.loads(gp.git("show", "HEAD~2:.specd/tasks/t/.pipeline-state.json"))
+    assert (state["status"], state["cursor"][0]["step"]) == ("IN_PROGRESS", "s3")  # s2's commit: s3 next
+    assert json.loads(gp.git("show", "HEAD:.specd/tasks/t/.pipeline-state.json"))["status"] == "COMPLETE"
+    assert gp.git("status", "--porcelain") == ""
+
+    gp.new("u")  # a step that fails: its run's one commit says so, not that the step completed
+    failed = subprocess.run(gp.argv("continue", "u", "--auto", "--agent", "cmd:false"), cwd=gp.root,
+                            env={**gp.env, "SPECD_STEPS": "1"}, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT, check=False)
+    assert failed.returncode != 0
+    assert gp.commits()[-1][0].startswith("docs(u): run state ")

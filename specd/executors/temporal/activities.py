@@ -6,7 +6,7 @@ child process (the seam, with the same agents, jail, budgets and redaction as a 
 step commit before its next step starts, and the activity heartbeats the current step on a timer for its whole
 life (clone, push and step alike), so a dead worker is noticed within the heartbeat timeout and the step runs
 again elsewhere from the last pushed commit. A step's own activity (steps.py) does the same for one step: the
-child gets SPECD_STEPS=1, and its result names the next step.
+child gets SPECD_STEPS=1, its result names the next step, and it waits here for that step (parked.py).
 
 One attempt of a task at a time on a worker: Temporal starts a new attempt only once it holds the last one dead,
 so an older attempt still running here (its heartbeats were late) is stopped, and never pushes, before the new
@@ -14,9 +14,9 @@ one touches the clone they share. On another worker it cannot be stopped, so eac
 heartbeat timer renews (lease.py): once a renewal comes late, its child pushes nothing more and stops, and the
 attempt's result is not used.
 
-Every activity first verifies its job (``job.verify``): the task, key and needs it names, and nothing of how to
-run. The agent, mode and --max-cost of the child are this worker's own. A job that fails is refused as a
-non-retryable error naming the field and the rule, logged here, and nothing is cloned, run or touched.
+Every activity first verifies its job (``job.verify``): the task, key and needs it names, nothing of how to run
+(the agent, mode and --max-cost are this worker's own). One that fails is refused as a non-retryable error
+naming the field and the rule, logged here, and nothing is cloned, run or touched.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import os
 import signal
-import subprocess
 import tempfile
 import threading
 from collections.abc import Callable
@@ -39,10 +38,12 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from specd.engine import control, seam
 from specd.executors.temporal import answered, attempt, budget, clones
+from specd.executors.temporal import parked as parked_runs
 from specd.executors.temporal.job import REFUSED, Job, JobRefused, verify, within
 from specd.executors.temporal.lease import Lease
+from specd.executors.temporal.parked import LIMIT, Parked, Parking
 from specd.executors.temporal.settings import Behaviour
-from specd.executors.temporal.steps import StepActivities, label
+from specd.executors.temporal.steps import StepActivities, result
 from specd.git import publish
 from specd.state.checkpoint import Origin
 from specd.system import children
@@ -72,9 +73,12 @@ class Activities(StepActivities):
         self.running: set[attempt.Proc] = set()
         self.leases: set[Lease] = set()
         self.slots: dict[str, _Slot] = {}
+        self.parking = Parking()  # runs waiting for their task's next step here (parked.py)
 
     def stop_all(self) -> None:
-        """The worker is stopping: every child saves its state and ends ABORTED (nothing is pushed)."""
+        """The worker is stopping: every child saves its state and ends ABORTED (nothing is pushed); a parked one
+        just ends."""
+        self.parking.stop_all()
         for lease in list(self.leases):
             lease.give_up()
         for proc in list(self.running):
@@ -111,7 +115,7 @@ class Activities(StepActivities):
         if slot.proc is not None:  # an older attempt still runs here: Temporal has given up on it
             if slot.lease is not None:
                 slot.lease.give_up()
-            await asyncio.to_thread(self._stop, slot.proc)
+            await asyncio.to_thread(attempt.stop, slot.proc)
         lease = self._lease()
         ticker = asyncio.create_task(attempt.beat(beat, lease, lambda: self._lapsed(slot, lease)))
         try:
@@ -137,7 +141,7 @@ class Activities(StepActivities):
         """The lease lapsed: the child (if this attempt's) stops now, and pushes nothing."""
         lease.give_up()
         if slot.lease is lease and slot.proc is not None:
-            threading.Thread(target=self._stop, args=(slot.proc,), daemon=True).start()
+            threading.Thread(target=attempt.stop, args=(slot.proc,), daemon=True).start()
 
     async def _attempt(self, job: Job, slot: _Slot, mine: int, beat: dict[str, str], lease: Lease,
                        one: bool) -> dict[str, Any]:
@@ -146,54 +150,64 @@ class Activities(StepActivities):
                 raise Superseded
 
         task = job.task
+        parked = self.parking.take(f"{job.key}/{task}")  # the run of this task's last step here, if it waits
         try:
             current()
             # from the remote's branch, always: a commit this clone never pushed may be a superseded attempt's
-            clone = await asyncio.to_thread(self._clone, job, job.needs)
+            clone = await asyncio.to_thread(self._clone, job, job.needs, parked)
+            # the worker's --max-cost; with the run's budget, what the whole run has left when that is less
+            cap = await asyncio.to_thread(budget.cap, clone.path, task, job.budget, self.own.max_cost)
+            if parked is not None and (job.answer or not one or not clone.kept or cap != parked.cap):
+                await parked_runs.ended(parked)  # an answer, a moved clone or budget: a fresh run reads the files
+                parked = None
             if job.answer:  # sent from another clone; who sent it came with the signal
                 said = await asyncio.to_thread(answered.apply, Project(clone.path), task, job.answer, job.answer_id)
                 activity.logger.info("%s: %s", task, said)
-            # the worker's --max-cost; with the run's budget, what the whole run has left when that is less
-            cap = await asyncio.to_thread(budget.cap, clone.path, task, job.budget, self.own.max_cost)
             current()
-            stopped = await self._continue(clone, job, cap, slot, beat, lease, one)
+            stopped, parked = await self._continue(clone, job, cap, slot, beat, lease, one, parked)
             current()  # before the agent's result is used, and before the last push
             await asyncio.to_thread(clones.push, clone)
+            if parked is not None:  # pushed: its next step may go on from here
+                self.parking.park(f"{job.key}/{task}", parked)
+                parked = None
         except JobRefused as exc:
             raise self._refused(exc) from None
         except clones.Refused as exc:
             return {"task": task, "status": "BLOCKED", "reason": str(exc)}
         except OSError as exc:  # git or the disk on this worker: another worker may do better
             raise ApplicationError(str(exc)) from None
+        finally:
+            if parked is not None:  # not handed on: it ends, from a thread (this may be a cancel)
+                threading.Thread(target=parked.end, daemon=True).start()
         return stopped
 
-    def _clone(self, job: Job, needs: tuple[str, ...]) -> clones.Clone:
-        clone = clones.prepare(self.workdir, self.remote, job.key, job.task, list(needs))
+    async def _unpark(self, job: Job) -> None:
+        """Before anything else touches the task's clone: its parked run, if any, ends."""
+        await parked_runs.ended(self.parking.take(f"{job.key}/{job.task}"))
+
+    def _clone(self, job: Job, needs: tuple[str, ...], parked: Parked | None = None) -> clones.Clone:
+        clone = clones.prepare(self.workdir, self.remote, job.key, job.task, list(needs),
+                               parked.end if parked is not None else lambda: None)
         for folder in ("tasks", "features"):  # where the child looks for the task: a symlink out is refused
             within(clone.path, ".specd", folder, job.task)
         return clone
 
-    async def _continue(self, clone: clones.Clone, job: Job, cap: float | None, slot: _Slot,
-                        beat: dict[str, str], lease: Lease, one: bool) -> dict[str, Any]:
-        # how it runs is this worker's own; of the job, only the task (checked) reaches the command line
-        argv = ["--project", str(clone.path), "continue", job.task, "--json"]
-        argv += [f"--{self.own.mode}"] if self.own.mode else []
-        argv += ["--agent", self.own.agent] if self.own.agent else []
-        argv += ["--max-cost", f"{cap:.6f}"] if cap is not None else []
+    async def _continue(self, clone: clones.Clone, job: Job, cap: float | None, slot: _Slot, beat: dict[str, str],
+                        lease: Lease, one: bool, parked: Parked | None) -> tuple[dict[str, Any], Parked | None]:
+        """The step's run (``parked`` woken, else a fresh one) until it stops: its result, and the run itself
+        when it waits for the next step (the caller parks it once it pushed)."""
         loop, lines = asyncio.get_running_loop(), asyncio.Queue[attempt.Line]()
-        errors = tempfile.TemporaryFile()  # noqa: SIM115 (closed below); outside the clone: never committed
-        # One step (SPECD_STEPS=1): the run stops IN_PROGRESS naming the next, and this activity pushes the step's
-        # commits once, together, after checking the lease. Every step of an older workflow's `specd_run`
-        # (SPECD_GIT_PUSH): the run pushes each step commit itself, before its next step starts, under the lease.
-        env = {publish.LEASE: str(lease.path), **({seam.STEPS: "1"} if one else {"SPECD_GIT_PUSH": "origin"})}
-        try:
-            proc = await attempt.start(argv, clone.path, env, errors)
-        except asyncio.CancelledError as exc:
-            raise self._cancelled(exc, job, "", lease, errors) from None
+        proc = await parked_runs.wake(parked, loop, lines) if parked is not None else None
+        if parked is not None and proc is not None:
+            errors, feed = parked.errors, parked.feed
+        else:
+            errors, feed = tempfile.TemporaryFile(), attempt.Feed(loop, lines)  # noqa: SIM115 (closed below)
+            proc = await self._start(clone, job, cap, lease, one, errors)
+            threading.Thread(target=attempt.read, args=(proc, feed), daemon=True).start()
+        since = errors.seek(0, os.SEEK_END)  # this step's own words on stderr start here
         self.running.add(proc)
         slot.proc, slot.lease = proc, lease
-        threading.Thread(target=attempt.read, args=(proc, loop, lines), daemon=True).start()
-        step, finished = "", {}
+        step, finished, waits = "", {}, False
         try:
             while (event := await lines.get()) is not None:
                 kind = event.get("kind")
@@ -202,16 +216,25 @@ class Activities(StepActivities):
                     activity.heartbeat(dict(beat))
                 if kind == "run_finished":
                     finished = event
+                if kind == "run_parked":  # committed and saved: it waits for the next step
+                    waits = True
+                    break
         except asyncio.CancelledError as exc:
             lease.give_up()  # cancelled, or the worker stops: the child saves, ends ABORTED, and pushes nothing
-            self._stop(proc)
+            attempt.stop(proc)
             raise self._cancelled(exc, job, step, lease, errors) from None
         finally:
             self.running.discard(proc)
             if slot.proc is proc:
                 slot.proc, slot.lease = None, None
+        if waits:
+            held = Parked(proc, feed, errors, cap)
+            if not lease.held():
+                await asyncio.to_thread(held.end)
+                raise Superseded
+            return result(job.task, finished, step), held
         with errors:
-            errors.seek(0)
+            errors.seek(since)
             said = errors.read().decode("utf-8", "replace").strip()
         code = await asyncio.to_thread(proc.wait)
         children.ended(proc.pid)
@@ -222,9 +245,25 @@ class Activities(StepActivities):
                                    "it runs again on another worker")
         if not finished:
             return {"task": job.task, "status": "BLOCKED" if code != 2 else "FAILED",
-                    "reason": said.splitlines()[-1] if said else f"specd continue exited with {code}"}
-        return {"task": job.task, "status": str(finished.get("status")), "reason": str(finished.get("reason") or ""),
-                "step": step, **({"next": label(finished.get("next"))} if finished.get("next") else {})}
+                    "reason": said.splitlines()[-1] if said else f"specd continue exited with {code}"}, None
+        return result(job.task, finished, step), None
+
+    async def _start(self, clone: clones.Clone, job: Job, cap: float | None, lease: Lease, one: bool,
+                     errors: IO[bytes]) -> attempt.Proc:
+        # how it runs is this worker's own; of the job, only the task (checked) reaches the command line
+        argv = ["--project", str(clone.path), "continue", job.task, "--json"]
+        argv += [f"--{self.own.mode}"] if self.own.mode else []
+        argv += ["--agent", self.own.agent] if self.own.agent else []
+        argv += ["--max-cost", f"{cap:.6f}"] if cap is not None else []
+        # One step (SPECD_STEPS=1): the run stops IN_PROGRESS naming the next and waits (SPECD_PARK); this activity
+        # pushes the step's commits once, together, after checking the lease. Every step of an older workflow's
+        # `specd_run` (SPECD_GIT_PUSH): the run pushes each step commit itself, before its next step, under the lease.
+        env = {publish.LEASE: str(lease.path),
+               **({seam.STEPS: "1", seam.PARK: str(LIMIT)} if one else {"SPECD_GIT_PUSH": "origin"})}
+        try:
+            return await attempt.start(argv, clone.path, env, errors)
+        except asyncio.CancelledError as exc:
+            raise self._cancelled(exc, job, "", lease, errors) from None
 
     def _cancelled(self, exc: asyncio.CancelledError, job: Job, step: str, lease: Lease, errors: IO[bytes]
                    ) -> BaseException:
@@ -236,13 +275,6 @@ class Activities(StepActivities):
             return ApplicationError(f"{job.task}: the worker stopped during step {step or '?'}")
         return exc
 
-    def _stop(self, proc: attempt.Proc) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=30)
-        children.ended(proc.pid)
-
     @activity.defn(name="specd_cancel")
     async def cancel(self, raw: dict[str, Any]) -> str:
         """Mark the task CANCELLED where everyone reads it: on the remote's branch."""
@@ -250,6 +282,7 @@ class Activities(StepActivities):
         task = job.task
         ticker = asyncio.create_task(attempt.beat({"step": "cancel"}, None, lambda: None))
         try:
+            await self._unpark(job)
             clone = await asyncio.to_thread(self._clone, job, ())
             # a workflow's cancel carries no data: from another clone, by someone it cannot name
             said = await asyncio.to_thread(control.cancel, Project(clone.path), task, Origin("clone"))

@@ -70,6 +70,15 @@ def _stop_once_forked(forking: asyncio.Future[warm.Forked]) -> None:
     threading.Thread(target=reap, daemon=True).start()
 
 
+def stop(proc: Proc) -> None:
+    """SIGTERM the run (it saves its state and ends ABORTED; a parked one just ends) and reap it."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(proc.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=30)
+    children.ended(proc.pid)
+
+
 async def cancel_asked() -> bool:
     """Whether this workflow was asked to cancel: a retry must not run a step the cancel was meant to stop,
     though a dead worker may hold the workflow's own next move for a while. Read from its history, on a retry
@@ -101,7 +110,35 @@ async def beat(beat: dict[str, str], lease: Lease | None, lapsed: Callable[[], N
         await asyncio.sleep(every)
 
 
-def read(proc: Proc, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[Line]) -> None:
+class Feed:
+    """Where a run's events go: the queue of the activity that runs it now. A run parked between steps is taken
+    over by the next step's activity (parked.py), which points its feed at its own queue before waking it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[Line]) -> None:
+        self._lock = threading.Lock()
+        self._to, self._ended = (loop, lines), False
+
+    def to(self, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[Line]) -> None:
+        """From now on into ``lines``; at once the end (None) if the output already ended."""
+        with self._lock:
+            self._to = (loop, lines)
+            if self._ended:
+                loop.call_soon_threadsafe(lines.put_nowait, None)
+
+    def put(self, line: Line) -> None:
+        with self._lock:
+            loop, lines = self._to
+            self._ended = self._ended or line is None
+            loop.call_soon_threadsafe(lines.put_nowait, line)
+
+
+def alive(proc: Proc) -> bool:
+    """Whether the run has not ended (and been reaped): only then may it be signalled by its pid."""
+    return proc.returncode is None if isinstance(proc, warm.Forked) else proc.poll() is None
+
+
+def read(proc: Proc, feed: Feed) -> None:
+    """The run's events, from a thread of their own, until its output ends (then None)."""
     assert proc.stdout is not None
     with proc.stdout:
         for raw in proc.stdout:
@@ -110,5 +147,5 @@ def read(proc: Proc, loop: asyncio.AbstractEventLoop, lines: asyncio.Queue[Line]
             except ValueError:
                 continue
             if isinstance(event, dict) and "kind" in event:
-                loop.call_soon_threadsafe(lines.put_nowait, event)
-    loop.call_soon_threadsafe(lines.put_nowait, None)
+                feed.put(event)
+    feed.put(None)

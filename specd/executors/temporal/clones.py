@@ -9,6 +9,7 @@ nothing already pushed is ever lost.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +32,7 @@ class Clone:
     path: Path
     task: str
     remote: str
+    kept: bool = False  # found the remote's branch, untouched, and left as it was (no fetch, checkout or merge)
 
 
 def path_of(workdir: Path, key: str, task: str) -> Path:
@@ -38,17 +40,21 @@ def path_of(workdir: Path, key: str, task: str) -> Path:
     return within(workdir, key, task)
 
 
-def prepare(workdir: Path, remote: str, key: str, task: str, needs: list[str]) -> Clone:
+def prepare(workdir: Path, remote: str, key: str, task: str, needs: list[str],
+            changing: Callable[[], None] = lambda: None) -> Clone:
+    """The task's clone as the remote's branch has it, with its needs merged; ``changing`` is called before the
+    first thing that changes it (a fetch, a checkout, a merge), once."""
     tree = path_of(workdir, key, task)
-    clone = Clone(tree, task, remote)
+    clone, changing = Clone(tree, task, remote), _once(changing)
     if not (tree / ".git").exists():
+        changing()
         tree.parent.mkdir(parents=True, exist_ok=True)
         _run(tree.parent, "clone", "--quiet", "--no-checkout", remote, str(tree))
     elif _current(clone):
-        for need in needs:
-            _merge(clone, need)
-        return clone
+        merged = [need for need in needs if _merge(clone, need, changing)]
+        return clone if merged else Clone(tree, task, remote, kept=True)
     else:
+        changing()
         _run(tree, "fetch", "--quiet", "--prune", "origin")
     theirs = f"refs/remotes/origin/{branch(task)}"
     if not _exists(tree, theirs):
@@ -57,8 +63,18 @@ def prepare(workdir: Path, remote: str, key: str, task: str, needs: list[str]) -
     _run(tree, "checkout", "--quiet", "--force", "-B", branch(task), theirs)
     _run(tree, "clean", "--quiet", "-fd")  # what an interrupted step here left behind is not anyone's work
     for need in needs:
-        _merge(clone, need)
+        _merge(clone, need, changing)
     return clone
+
+
+def _once(call: Callable[[], None]) -> Callable[[], None]:
+    done: list[bool] = []
+
+    def first() -> None:
+        if not done:
+            done.append(True)
+            call()
+    return first
 
 
 def _current(clone: Clone) -> bool:
@@ -128,13 +144,15 @@ def commit_folder(clone: Clone, folder: str, message: str) -> None:
         _run(clone.path, *identity(clone.path), "commit", "--quiet", "--no-verify", "-m", message, "--", folder)
 
 
-def _merge(clone: Clone, need: str) -> None:
+def _merge(clone: Clone, need: str, changing: Callable[[], None]) -> bool:
+    """Whether the need's branch had to be merged (then it was, or Refused says why not)."""
     theirs = f"refs/remotes/origin/{branch(need)}"
     if not _exists(clone.path, theirs) or _ancestor(clone.path, theirs, "HEAD"):
-        return  # finished on the base branch itself, or merged before
+        return False  # finished on the base branch itself, or merged before
+    changing()
     merged = git(clone.path, *identity(clone.path), "merge", "--no-edit", "--quiet", theirs)
     if merged.returncode == 0:
-        return
+        return True
     files = git(clone.path, "diff", "--name-only", "--diff-filter=U").stdout.split()
     git(clone.path, "merge", "--abort")
     if files:

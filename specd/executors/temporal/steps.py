@@ -23,6 +23,7 @@ from temporalio.common import RawValue
 
 from specd.executors.temporal import answered, clones, lookup
 from specd.executors.temporal.job import Job, JobRefused
+from specd.executors.temporal.parked import Parked
 from specd.executors.temporal.workflow import FIRST, UNKNOWN
 from specd.tasks.project import Project
 from specd.tasks.status import task_status
@@ -36,6 +37,12 @@ def label(nxt: Any) -> str | None:
     return f"phase {phase} · {nxt['step']}" if phase else str(nxt["step"])
 
 
+def result(task: str, finished: dict[str, Any], step: str) -> dict[str, Any]:
+    """A step's activity result, from its run's ``run_finished``: the status, and the step after it, by name."""
+    return {"task": task, "status": str(finished.get("status")), "reason": str(finished.get("reason") or ""),
+            "step": step, **({"next": label(finished.get("next"))} if finished.get("next") else {})}
+
+
 class StepActivities:
     """The activities a per-step workflow schedules besides its steps; mixed into ``activities.Activities``."""
 
@@ -45,10 +52,13 @@ class StepActivities:
     def _refused(self, exc: JobRefused) -> Exception:
         raise NotImplementedError
 
-    def _clone(self, job: Job, needs: tuple[str, ...]) -> clones.Clone:
+    def _clone(self, job: Job, needs: tuple[str, ...], parked: Parked | None = None) -> clones.Clone:
         raise NotImplementedError
 
     async def _run(self, raw: Any, *, one: bool) -> dict[str, Any]:
+        raise NotImplementedError
+
+    async def _unpark(self, job: Job) -> None:
         raise NotImplementedError
 
     @activity.defn(dynamic=True)
@@ -63,6 +73,7 @@ class StepActivities:
         held gate) applied in the clone first: never pushed, and undone by the next activity's fresh checkout."""
         job = self._verified(raw)
         try:
+            await self._unpark(job)
             clone = await asyncio.to_thread(self._clone, job, ())
             if job.answer:
                 await asyncio.to_thread(answered.apply, Project(clone.path), job.task, job.answer, job.answer_id)
