@@ -71,9 +71,11 @@ def _stop_once_forked(forking: asyncio.Future[warm.Forked]) -> None:
 
 
 def stop(proc: Proc) -> None:
-    """SIGTERM the run (it saves its state and ends ABORTED; a parked one just ends) and reap it."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(proc.pid, signal.SIGTERM)
+    """SIGTERM the run (it saves its state and ends ABORTED; a parked one just ends) and reap it; one already
+    reaped is not signalled (its pid may be another process's by now)."""
+    if alive(proc):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=30)
     children.ended(proc.pid)
