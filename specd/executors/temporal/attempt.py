@@ -125,13 +125,14 @@ class Feed:
         with self._lock:
             self._to = (loop, lines)
             if self._ended:
-                loop.call_soon_threadsafe(lines.put_nowait, None)
+                lines.put_nowait(None)  # called on the loop's own thread
 
     def put(self, line: Line) -> None:
         with self._lock:
             loop, lines = self._to
             self._ended = self._ended or line is None
-            loop.call_soon_threadsafe(lines.put_nowait, line)
+            with contextlib.suppress(RuntimeError):  # the loop closed (the worker stopped): nobody listens
+                loop.call_soon_threadsafe(lines.put_nowait, line)
 
 
 def alive(proc: Proc) -> bool:
