@@ -4,9 +4,10 @@
    sides), run by `specd run` locally and by one `specd worker` on Temporal, in PAIRS alternating pairs (local
    first, then Temporal first) so a change in the machine's load falls on both; (wall time) / steps for each,
    and the median of the pairs' ratios. Goal (issue 33): <= 1.3x.
-2. The floor under (1), with no Temporal at all: a worker runs each step as a run of its own (`specd continue`
-   with SPECD_STEPS=1, forked from a warm zygote), so STEPS one-step runs against one run of STEPS steps, in a
-   clone like a worker's, alternately: what a step costs for being a run, before any round trip or push.
+2. The floor under (1), with no Temporal at all: a worker's run stops after each step (SPECD_STEPS=1), commits,
+   and waits to be handed the next (SPECD_PARK, SIGUSR1), forked from a warm zygote, against one run of STEPS
+   steps, in a clone like a worker's, alternately: what a step costs for stopping and being handed on, before
+   any round trip or push.
 3. Throughput: TASKS tasks x 3 steps, the agent sleeping SLEEP s per step, across WORKERS workers (one step
    at a time each) on Temporal against `specd run -j WORKERS` locally.
 
@@ -29,6 +30,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 AGENT = ("import os, sys, time; from pathlib import Path; sys.stdin.read(); "
          "time.sleep(float(os.environ['BENCH_SLEEP'])); "
@@ -143,34 +145,41 @@ def overhead(steps: int, pairs: int) -> None:
           f"{', '.join(f'{r:.2f}' for r in ratios)}; goal <= 1.3x: {'met' if ratio <= 1.3 else 'MISSED'})")
 
 
+def _handed_each_step(forked: Any) -> None:
+    """Read a parked run's events, handing it each next step (SIGUSR1) as a worker does, until its output ends."""
+    for line in forked.stdout:
+        if b'"kind": "run_parked"' in line:
+            os.kill(forked.pid, signal.SIGUSR1)
+
+
 def runs_floor(steps: int, pairs: int) -> None:
     from specd.executors import warm
 
     zygote = warm.Zygote()
-    took: dict[str, list[float]] = {"one run": [], "one-step runs": []}
+    took: dict[str, list[float]] = {"one run": [], "handed": []}
     try:
         for pair in range(pairs):
-            for side in ("one run", "one-step runs")[::1 if pair % 2 == 0 else -1]:
+            for side in ("one run", "handed")[::1 if pair % 2 == 0 else -1]:
                 with tempfile.TemporaryDirectory() as scratch:
                     root = project(Path(scratch), 1, steps)
                     sh(root, "git", "checkout", "-q", "-b", "specd/t000")  # a worker's clone: on the task branch,
                     sh(root, "rm", "-rf", ".specd/homes")  # with no home records (they are never committed)
-                    env = {**ENV, **({"SPECD_STEPS": "1"} if side != "one run" else {})}
+                    env = {**ENV, **({"SPECD_STEPS": "1", "SPECD_PARK": "60"} if side == "handed" else {})}
                     start = time.monotonic()
-                    for _ in range(1 if side == "one run" else steps + 1):  # the last one finds it complete
-                        with tempfile.TemporaryFile() as errors:
-                            forked = zygote.spawn(["continue", "t000", "--auto", "--agent", "cmd:true", "--json"],
-                                                  root, errors, env)
-                            forked.stdout.read()
-                            if forked.wait() != 0:
-                                errors.seek(0)
-                                sys.exit(f"specd continue failed: {errors.read().decode()[-2000:]}")
+                    with tempfile.TemporaryFile() as errors:
+                        forked = zygote.spawn(["continue", "t000", "--auto", "--agent", "cmd:true", "--json"],
+                                              root, errors, env)
+                        _handed_each_step(forked)
+                        if forked.wait() != 0:
+                            errors.seek(0)
+                            sys.exit(f"specd continue failed: {errors.read().decode()[-2000:]}")
                     took[side].append((time.monotonic() - start) / steps)
     finally:
         zygote.close()
-    one, each = statistics.median(took["one run"]), statistics.median(took["one-step runs"])
-    print(f"per step, no Temporal: a run of {steps} steps {one:.3f} s, {steps} one-step runs {each:.3f} s "
-          f"(+{each - one:.3f} s); one-step runs / one run: {each / one:.2f}x (the floor under the line above)")
+    one, each = statistics.median(took["one run"]), statistics.median(took["handed"])
+    print(f"per step, no Temporal: a run of {steps} steps {one:.3f} s, the same run stopping after each step and "
+          f"handed the next (as a worker's) {each:.3f} s (+{each - one:.3f} s); handed / one run: {each / one:.2f}x "
+          "(the floor under the line above)")
 
 
 def main() -> None:
