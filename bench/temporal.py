@@ -164,7 +164,8 @@ def runs_floor(steps: int, pairs: int) -> None:
                     root = project(Path(scratch), 1, steps)
                     sh(root, "git", "checkout", "-q", "-b", "specd/t000")  # a worker's clone: on the task branch,
                     sh(root, "rm", "-rf", ".specd/homes")  # with no home records (they are never committed)
-                    env = {**ENV, **({"SPECD_STEPS": "1", "SPECD_PARK": "60"} if side == "handed" else {})}
+                    parked = {"SPECD_STEPS": "1", "SPECD_PARK": f"60:{os.getpid()}"}  # handed on by this process
+                    env = {**ENV, **(parked if side == "handed" else {})}
                     start = time.monotonic()
                     with tempfile.TemporaryFile() as errors:
                         forked = zygote.spawn(["continue", "t000", "--auto", "--agent", "cmd:true", "--json"],

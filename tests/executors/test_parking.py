@@ -14,7 +14,7 @@ from typing import IO, Any
 import pytest
 from executor_harness import Repo
 
-PARKED = {"SPECD_STEPS": "1", "SPECD_PARK": "60"}
+PARKED = {"SPECD_STEPS": "1", "SPECD_PARK": f"60:{os.getpid()}"}  # this process hands it its steps
 
 
 class Run:
@@ -89,7 +89,7 @@ def test_a_parked_run_is_handed_each_next_step_and_runs_them_as_one_run(repo: Re
 
 @pytest.mark.parametrize("how", ["sigterm", "sigint", "timeout"])
 def test_a_parked_run_told_to_stop_or_left_alone_ends_writing_nothing(repo: Repo, how: str) -> None:
-    run = Run(repo, {**PARKED, "SPECD_PARK": "0.5" if how == "timeout" else "60"})
+    run = Run(repo, {**PARKED, "SPECD_PARK": f"{0.5 if how == 'timeout' else 60}:{os.getpid()}"})
     run.until("run_parked")
     before = untouched(repo), (repo.root / ".specd/tasks/t/.pipeline-state.json").read_bytes()
     if how != "timeout":
@@ -102,19 +102,26 @@ def test_a_parked_run_told_to_stop_or_left_alone_ends_writing_nothing(repo: Repo
     assert [line.split()[1] for line in (repo.root / "ledger-t.txt").read_text().splitlines()] == ["s1", "s2", "s3"]
 
 
-def test_a_next_step_handed_over_before_the_run_waits_is_kept(repo: Repo) -> None:
-    """SIGUSR1 the moment the step is reported, before the run commits its state and waits: not the signal's
-    default (the process killed), but the next step, once the run waits."""
-    run = Run(repo, PARKED)
-    run.until("run_finished")
-    run.signal(signal.SIGUSR1)
-    run.until("run_parked")
-    run.until("run_resumed")
-    assert run.until("step_started")["step"] == "s2"
-    run.until("run_parked")
-    run.signal(signal.SIGTERM)
-    assert run.end() == 0, run.stderr
-    assert [line.split()[1] for line in (repo.root / "ledger-t.txt").read_text().splitlines()] == ["s1", "s2"]
+def test_a_sigusr1_from_anyone_but_its_worker_hands_nothing_and_kills_nothing(repo: Repo) -> None:
+    """Only the worker named in SPECD_PARK hands a step on: another process's SIGUSR1 (an agent outside the jail,
+    say), while a step runs or while the run waits, is ignored, and is never the signal's default (the end)."""
+    worker = subprocess.Popen(["sleep", "60"])  # stands for the worker: a live pid that is not this process
+    try:
+        run = Run(repo, {**PARKED, "SPECD_PARK": f"60:{worker.pid}"})
+        run.until("step_started")
+        run.signal(signal.SIGUSR1)  # while the step's agent runs
+        run.until("run_finished")
+        run.signal(signal.SIGUSR1)  # as it commits and reports
+        run.until("run_parked")
+        run.signal(signal.SIGUSR1)  # as it waits
+        assert run.proc.poll() is None
+        run.signal(signal.SIGTERM)
+        assert run.end() == 0, run.stderr
+    finally:
+        worker.kill()
+        worker.wait()
+    assert [e.get("kind") for e in run.seen].count("step_started") == 1  # s2 never ran
+    assert "run_resumed" not in [e.get("kind") for e in run.seen]
 
 
 def test_specd_park_alone_changes_nothing_and_reaches_no_agent(repo: Repo) -> None:

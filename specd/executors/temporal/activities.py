@@ -259,7 +259,7 @@ class Activities(StepActivities):
         # pushes the step's commits once, together, after checking the lease. Every step of an older workflow's
         # `specd_run` (SPECD_GIT_PUSH): the run pushes each step commit itself, before its next step, under the lease.
         env = {publish.LEASE: str(lease.path),
-               **({seam.STEPS: "1", seam.PARK: str(LIMIT)} if one else {"SPECD_GIT_PUSH": "origin"})}
+               **({seam.STEPS: "1", seam.PARK: f"{LIMIT}:{os.getpid()}"} if one else {"SPECD_GIT_PUSH": "origin"})}
         try:
             return await attempt.start(argv, clone.path, env, errors)
         except asyncio.CancelledError as exc:
