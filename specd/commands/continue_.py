@@ -11,7 +11,6 @@ import click
 
 from specd.commands.common import complete_tasks, project_from, task_project
 from specd.commands.envelope import note_task
-from specd.engine.seam import run_task
 from specd.errors import UsageError
 from specd.events import Event, EventBus
 from specd.human import Human
@@ -101,6 +100,7 @@ def start_run(ctx: click.Context, task: str, *, mode: str | None, agent_spec: st
         raise UsageError("--quiet and --verbose contradict each other", fix="pass one of them")
     from specd.commands.terminal.human import StreamHuman
     from specd.commands.terminal.live import LiveView
+    from specd.engine.seam import run_task  # here: `specd run` takes this module's options, not always its engine
 
     def human_for(mode: str) -> Human:
         return StreamHuman()
