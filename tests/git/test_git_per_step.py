@@ -161,6 +161,7 @@ def test_a_one_step_run_makes_two_commits_and_the_second_holds_its_state(tmp_pat
     gp = GitProject(tmp_path, steps=("s1", "s2", "s3"))
     pipeline = json.loads((gp.root / ".specd/pipeline.json").read_text())
     pipeline["pipelines"]["main"][0]["hooks"] = {"post": {"run": "echo hooked > hooked.txt"}}
+    pipeline["pipelines"]["main"][1]["pause_in_semi_auto"] = True
     gp.write(".specd/pipeline.json", json.dumps(pipeline))
     gp.git("add", "-A")
     gp.git("commit", "-q", "-m", "a post hook")
@@ -182,6 +183,13 @@ def test_a_one_step_run_makes_two_commits_and_the_second_holds_its_state(tmp_pat
     assert (state["status"], state["cursor"][0]["step"]) == ("IN_PROGRESS", "s3")  # s2's commit: s3 next
     assert json.loads(gp.git("show", "HEAD:.specd/tasks/t/.pipeline-state.json"))["status"] == "COMPLETE"
     assert gp.git("status", "--porcelain") == ""
+
+    gp.new("v")  # in semi-auto, s2's gate stops the run once s1 is done: its one commit says both
+    held = subprocess.run(gp.argv("continue", "v", "--semi-auto", "--agent", writer), cwd=gp.root,
+                          env={**gp.env, "SPECD_STEPS": "1"}, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT, check=False)
+    assert "WAITING_FOR_HUMAN" in held.stdout + held.stderr, held.stdout + held.stderr
+    assert gp.commits()[-1][0] == "docs(v): s1 complete; run state WAITING_FOR_HUMAN"
 
     gp.new("u")  # a step that fails: its run's one commit says so, not that the step completed
     failed = subprocess.run(gp.argv("continue", "u", "--auto", "--agent", "cmd:false"), cwd=gp.root,

@@ -79,7 +79,7 @@ class Parking:
 
 
 async def ended(parked: Parked | None) -> None:
-    """End a parked run (``parked = await ended(parked)``: it is nobody's any more)."""
+    """End a parked run, if any, from a thread (it may wait for the run to end)."""
     if parked is not None:
         await asyncio.to_thread(parked.end)
 
