@@ -125,11 +125,12 @@ class GitRecorder:
         return []
 
     def _final(self, status: str) -> str:
-        """The run's last commit: the last step's, when it waited for it (saying how the run stopped, if not as
-        planned); else a run that stopped inside a step commits that step's work so far, and says so."""
+        """The run's last commit: the last step's, when it waited for it (its subject the step's, as every step
+        commit's is; how the run stopped is in the state it holds); else a run that stopped inside a step
+        commits that step's work so far, and says so."""
         finished, self.finished = self.finished, ""
         if finished:
-            return finished + ("" if status in ("IN_PROGRESS", "COMPLETE") else f"; run state {status}")
+            return finished
         unfinished = self.made.labels(self.pending - self.barrier.held.keys()) if status != "COMPLETE" else []
         return f"docs({self.task}): run state {status}" + (
             f" (with the unfinished work of {', '.join(unfinished)})" if unfinished else "")

@@ -184,12 +184,14 @@ def test_a_one_step_run_makes_two_commits_and_the_second_holds_its_state(tmp_pat
     assert json.loads(gp.git("show", "HEAD:.specd/tasks/t/.pipeline-state.json"))["status"] == "COMPLETE"
     assert gp.git("status", "--porcelain") == ""
 
-    gp.new("v")  # in semi-auto, s2's gate stops the run once s1 is done: its one commit says both
+    gp.new("v")  # in semi-auto, s2's gate stops the run once s1 is done: s1's commit holds that state
     held = subprocess.run(gp.argv("continue", "v", "--semi-auto", "--agent", writer), cwd=gp.root,
                           env={**gp.env, "SPECD_STEPS": "1"}, capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT, check=False)
     assert "WAITING_FOR_HUMAN" in held.stdout + held.stderr, held.stdout + held.stderr
-    assert gp.commits()[-1][0] == "docs(v): s1 complete; run state WAITING_FOR_HUMAN"
+    assert gp.commits()[-1][0] == "docs(v): s1 complete"  # a step's commit is named after it, as always
+    state = json.loads(gp.git("show", "HEAD:.specd/tasks/v/.pipeline-state.json"))
+    assert (state["status"], state["waiting"]["step"]) == ("WAITING_FOR_HUMAN", "s2")
 
     gp.new("u")  # a step that fails: its run's one commit says so, not that the step completed
     failed = subprocess.run(gp.argv("continue", "u", "--auto", "--agent", "cmd:false"), cwd=gp.root,
