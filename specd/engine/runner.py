@@ -23,6 +23,7 @@ from specd.engine.waiting import answers_text, held, hint, release_if_gone, what
 from specd.errors import ConfigError, TaskError, Waiting
 from specd.events import EventBus
 from specd.git import identity
+from specd.git.reporting import ReportingAgent
 from specd.git.shared_tree import TreeLock
 from specd.human import Human, NoHuman
 from specd.notify.spec import notify_spec
@@ -106,8 +107,8 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         recorder = git.attach(project, task, task_dir, events)
         if recorder is not None:
             recorder.barrier.approve(answers.approved_files(state))  # before run_started: it commits them
-            agents.wrap = lambda built: git.ReportingAgent(built, recorder)
-            dispatcher.agent = git.ReportingAgent(agent, recorder)
+            agents.wrap = lambda built: ReportingAgent(built, recorder)
+            dispatcher.agent = ReportingAgent(agent, recorder)
             dispatcher.extra = lambda step, phase: git.phase_context(project.root, task_dir, phase)
         events.emit("run_started", task=task, run_id=state.run_id, mode=mode, resumed=resumed,
                     agent=getattr(agent, "name", "agent"))

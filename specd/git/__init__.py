@@ -10,16 +10,17 @@ A machine with no git identity still gets commits, as "specd <specd@localhost>",
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specd.events import EventBus
-from specd.git.recorder import GitRecorder
 from specd.git.repo import FALLBACK_IDENTITY, Repo, git
-from specd.git.reporting import ReportingAgent
-from specd.git.settings import Settings, ensure_gitignore
 from specd.tasks.project import Project
 from specd.tasks.task import read_config
 
-__all__ = ["FALLBACK_IDENTITY", "GitRecorder", "ReportingAgent", "attach", "git", "is_repo", "phase_context"]
+if TYPE_CHECKING:  # imported where a run attaches one: a module that only asks git something stays light
+    from specd.git.recorder import GitRecorder
+
+__all__ = ["FALLBACK_IDENTITY", "attach", "git", "is_repo", "phase_context"]
 
 
 def is_repo(root: Path) -> bool:
@@ -28,6 +29,9 @@ def is_repo(root: Path) -> bool:
 
 def attach(project: Project, task: str, task_dir: Path, events: EventBus) -> GitRecorder | None:
     """A recorder listening to the run's events, or None outside a git repository."""
+    from specd.git.recorder import GitRecorder
+    from specd.git.settings import Settings, ensure_gitignore
+
     repo = Repo.open(project.root)
     if repo is None:
         return None
