@@ -148,3 +148,21 @@ def test_a_worker_keeps_few_runs_waiting_and_none_for_long(monkeypatch: pytest.M
     runs, kept = asyncio.run(fill())
     assert kept == [f"k/t{n}" for n in range(1, parked.MOST + 1)]
     assert all(run.proc.returncode is not None and run.ended for run in runs)
+
+
+def test_a_run_that_cannot_start_says_what_is_wrong_not_only_the_fix(
+        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker whose agent cannot run here (the anthropic backend with no key): the step's result names the
+    cause and its fix, as `specd continue` printed them, where it gave the fix line alone."""
+    from specd.executors.temporal.settings import Behaviour
+    from specd.executors.temporal.steps import refused
+
+    acts, job, _ = _setup(repo, tmp_path, monkeypatch)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    acts.own = Behaviour(agent="anthropic", mode="auto")
+    stopped = asyncio.run(_step(acts, job))
+    assert stopped["status"] in ("BLOCKED", "FAILED"), stopped
+    assert "needs ANTHROPIC_API_KEY" in stopped["reason"], stopped
+    assert "fix: " in stopped["reason"], stopped
+    assert refused("t", "", 1) == {"task": "t", "status": "BLOCKED", "reason": "specd continue exited with 1"}
+    assert refused("t", "a traceback\nValueError: x\n", 2)["reason"] == "ValueError: x"

@@ -43,7 +43,7 @@ from specd.executors.temporal.job import REFUSED, Job, JobRefused, verify, withi
 from specd.executors.temporal.lease import Lease
 from specd.executors.temporal.parked import LIMIT, Parked, Parking
 from specd.executors.temporal.settings import Behaviour
-from specd.executors.temporal.steps import StepActivities, result
+from specd.executors.temporal.steps import StepActivities, refused, result
 from specd.git import publish
 from specd.state.checkpoint import Origin
 from specd.system import children
@@ -243,10 +243,7 @@ class Activities(StepActivities):
         if activity.is_worker_shutdown() or (not finished and code == 130):
             raise ApplicationError(f"{job.task}: the worker stopped in the middle of step {step or '?'}; "
                                    "it runs again on another worker")
-        if not finished:
-            return {"task": job.task, "status": "BLOCKED" if code != 2 else "FAILED",
-                    "reason": said.splitlines()[-1] if said else f"specd continue exited with {code}"}, None
-        return result(job.task, finished, step), None
+        return (result(job.task, finished, step) if finished else refused(job.task, said, code)), None
 
     async def _start(self, clone: clones.Clone, job: Job, cap: float | None, lease: Lease, one: bool,
                      errors: IO[bytes]) -> attempt.Proc:
