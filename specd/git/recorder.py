@@ -125,9 +125,8 @@ class GitRecorder:
         return []
 
     def _final(self, status: str) -> str:
-        """The run's last commit: the last step's, when it waited for it (its subject the step's, as every step
-        commit's is; how the run stopped is in the state it holds); else a run that stopped inside a step
-        commits that step's work so far, and says so."""
+        """The run's last commit: the last step's, named after it, when it waited for it; else a run that stopped
+        inside a step commits that step's work so far, and says so."""
         finished, self.finished = self.finished, ""
         if finished:
             return finished
