@@ -105,3 +105,15 @@ def closest(name: str, known: list[str], n: int = 1) -> list[str]:
     import difflib
 
     return difflib.get_close_matches(name, known, n=n)
+
+
+def said(stderr: str) -> str:
+    """What a specd child printed as its error, for one line elsewhere: ``specd: error: MESSAGE`` and the ``fix:``
+    line under it, not the fix alone; else its last line ("" for none)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    starts = [n for n, line in enumerate(lines) if line.startswith("specd: error:")]
+    if not starts:
+        return lines[-1] if lines else ""
+    message = lines[starts[-1]].removeprefix("specd: error:").strip()
+    fix = [line for line in lines[starts[-1] + 1:starts[-1] + 2] if line.startswith("fix:")]
+    return f"{message}; {fix[0]}" if fix else message

@@ -13,6 +13,7 @@ import sys
 import tempfile
 
 from specd.errors import UsageError
+from specd.errors import said as printed_error
 from specd.executors import claim
 from specd.executors.child import EXIT_STATUS
 from specd.executors.plane import READY, fix_for
@@ -59,9 +60,9 @@ def background(project: Project, task: str, verb: str) -> str:
             return (f"no control plane runs for this project, so `specd {verb} {task}` was started in the background "
                     f"(pid {proc.pid}); follow it with the show_task and logs tools")
         errors.seek(0)
-        said = errors.read().decode("utf-8", "replace").strip()
+        printed = printed_error(errors.read().decode("utf-8", "replace"))
     if code == 2:
-        raise UsageError(f"`specd {verb} {task}` refused: {said.splitlines()[-1] if said else 'bad input'}",
+        raise UsageError(f"`specd {verb} {task}` refused: {printed or 'bad input'}",
                          fix=f"see `specd {verb} {task}` in a terminal")
     status = EXIT_STATUS.get(code, f"exit {code}")
     return f"no control plane runs, so `specd {verb} {task}` ran in the background and stopped at once: {status}"

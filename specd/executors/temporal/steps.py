@@ -21,6 +21,7 @@ from typing import Any
 from temporalio import activity
 from temporalio.common import RawValue
 
+from specd.errors import said
 from specd.executors.temporal import answered, clones, lookup
 from specd.executors.temporal.job import Job, JobRefused
 from specd.executors.temporal.parked import Parked
@@ -43,18 +44,11 @@ def result(task: str, finished: dict[str, Any], step: str) -> dict[str, Any]:
             "step": step, **({"next": label(finished.get("next"))} if finished.get("next") else {})}
 
 
-def refused(task: str, said: str, code: int | None) -> dict[str, Any]:
+def refused(task: str, stderr: str, code: int | None) -> dict[str, Any]:
     """The result of a run that ended before it ran (bad input, exit 2: FAILED; else BLOCKED), with the reason its
-    error gave: ``specd: error: MESSAGE`` and the ``fix:`` line under it, not the fix alone."""
-    lines = [line.strip() for line in said.splitlines() if line.strip()]
-    starts = [n for n, line in enumerate(lines) if line.startswith("specd: error:")]
-    if starts:
-        message = lines[starts[-1]].removeprefix("specd: error:").strip()
-        fix = [line for line in lines[starts[-1] + 1:starts[-1] + 2] if line.startswith("fix:")]
-        reason = f"{message}; {fix[0]}" if fix else message
-    else:
-        reason = lines[-1] if lines else f"specd continue exited with {code}"
-    return {"task": task, "status": "FAILED" if code == 2 else "BLOCKED", "reason": reason}
+    error gave (``errors.said``)."""
+    return {"task": task, "status": "FAILED" if code == 2 else "BLOCKED",
+            "reason": said(stderr) or f"specd continue exited with {code}"}
 
 
 class StepActivities:
