@@ -22,7 +22,9 @@ from specd.git import identity
 def cancel(ctx: click.Context, /, task: str, as_json: bool, **temporal: str | None) -> int:
     """Cancel TASK: a running task is stopped gracefully (SIGTERM to the specd
     process holding its lock, which stops its agent and saves), then marked
-    CANCELLED. CANCELLED is final; `specd rerun TASK --from STEP` starts again."""
+    CANCELLED, and in a git repository that record is committed (the task's
+    folder alone). CANCELLED is final; `specd rerun TASK --from STEP` starts
+    again."""
     said = answer_on_temporal(project_from(ctx), task, "cancel", "", temporal)
     if said is None:
         project = task_project(ctx, task)

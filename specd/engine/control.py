@@ -100,12 +100,28 @@ def cancel(project: Project, task: str, origin: Origin) -> str:
     settle = time.monotonic() + STOP_WAIT
     while True:
         try:
-            return stopped + edit(project, task, mark, create=True, needs_pipeline=False)
+            said = edit(project, task, mark, create=True, needs_pipeline=False)
+            break
         except LockHeld:
             # The stopped run removes its owner file just before it lets go of the lock: wait out that moment.
             if not stopped or time.monotonic() > settle:
                 raise
             time.sleep(0.05)
+    return stopped + said + _committed(project, task, "CANCELLED")
+
+
+def _committed(project: Project, task: str, status: str) -> str:
+    """The final record committed as a run commits its own (``docs(<task>): run state CANCELLED``): no run follows
+    to commit it, and left in the tree it would ride into the user's next commit. What git refused is said after
+    the answer, which stands either way."""
+    from specd import git
+    from specd.events import EventBus
+
+    refused: list[str] = []
+    listen = EventBus(lambda event: refused.append(str(event.data["message"]))
+                      if event.kind == "warning" and str(event.data.get("message", "")).startswith("git:") else None)
+    git.commit_finished(project, task, existing_task(project, task), listen, status)
+    return "".join(f" ({message})" for message in refused)
 
 
 def retry(project: Project, task: str, origin: Origin, *, hand_over: bool = False) -> str:

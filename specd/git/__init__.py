@@ -48,16 +48,17 @@ def attach(project: Project, task: str, task_dir: Path, events: EventBus) -> Git
     return recorder
 
 
-def commit_finished(project: Project, task: str, task_dir: Path, events: EventBus) -> None:
-    """A COMPLETE task's record, committed if a kill came between saving it and committing it: the journaled
-    work of its steps first (under their names, without the record), then ``run state COMPLETE``, which ends the
-    task's branch. Nothing to commit, nothing made."""
+def commit_finished(project: Project, task: str, task_dir: Path, events: EventBus, status: str = "COMPLETE") -> None:
+    """A finished task's record (COMPLETE, or CANCELLED from outside any run), committed: the journaled work of
+    its steps first (under their names, without the record), then ``run state STATUS``, which ends the task's
+    branch. Run after a kill came between saving the record and committing it, or by `specd cancel`, whose
+    record no run commits. Nothing to commit, nothing made."""
     quiet = EventBus(lambda event: events.emit(event.kind, **event.data) if event.kind in ("warning", "notice")
                      else None)
     if attach(project, task, task_dir, quiet) is None:
         return
     quiet.emit("run_started", task=task, resumed=True, finished=True)
-    quiet.emit("run_finished", task=task, status="COMPLETE")
+    quiet.emit("run_finished", task=task, status=status)
 
 
 def phase_context(root: Path, task_dir: Path, phase: str | None) -> dict[str, str]:

@@ -281,10 +281,9 @@ class Activities(StepActivities):
         try:
             await self._unpark(job)
             clone = await asyncio.to_thread(self._clone, job, ())
-            # a workflow's cancel carries no data: from another clone, by someone it cannot name
+            # a workflow's cancel carries no data: from another clone, by someone it cannot name; the cancel commits
+            # its record (`run state CANCELLED`), which is pushed
             said = await asyncio.to_thread(control.cancel, Project(clone.path), task, Origin("clone"))
-            folder = str(Path(".specd") / "tasks" / task)
-            await asyncio.to_thread(clones.commit_folder, clone, folder, f"docs({task}): run state CANCELLED")
             await asyncio.to_thread(clones.push, clone)
         except JobRefused as exc:
             raise self._refused(exc) from None

@@ -137,13 +137,6 @@ def _only_ours(clone: Clone) -> bool:
     return done.returncode == 0 and bool(subjects) and all(s.startswith(f"docs({clone.task}): ") for s in subjects)
 
 
-def commit_folder(clone: Clone, folder: str, message: str) -> None:
-    """Commit the task folder alone (a state the run itself did not commit: a cancel)."""
-    git(clone.path, "add", "--", folder)
-    if git(clone.path, "diff", "--cached", "--quiet", "--", folder).returncode != 0:
-        _run(clone.path, *identity(clone.path), "commit", "--quiet", "--no-verify", "-m", message, "--", folder)
-
-
 def _merge(clone: Clone, need: str, changing: Callable[[], None]) -> bool:
     """Whether the need's branch had to be merged (then it was, or Refused says why not)."""
     theirs = f"refs/remotes/origin/{branch(need)}"
