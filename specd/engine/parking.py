@@ -54,12 +54,13 @@ def _ignored(signum: int, frame: FrameType | None) -> None:
     return None
 
 
-def from_env() -> Parking | None:
+def from_env(steps: bool) -> Parking | None:
     """SPECD_PARK, taken out of the environment (nothing the run starts inherits it); None when it is not
-    ``SECONDS:PID`` with a positive number of seconds."""
+    ``SECONDS:PID`` with a positive number of seconds, or when the run has no allowed ``steps`` (SPECD_STEPS)
+    to stop after: such a run never waits, and keeps SIGUSR1's default."""
     seconds, _, by = os.environ.pop(PARK, "").partition(":")
     try:
         limit = float(seconds)
     except ValueError:
         return None
-    return Parking(limit, int(by)) if math.isfinite(limit) and limit > 0 and by.isdigit() else None
+    return Parking(limit, int(by)) if steps and math.isfinite(limit) and limit > 0 and by.isdigit() else None

@@ -115,8 +115,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         store.save(state)
         brain = Brain(project, task, config, mode, human, events, store, dispatcher, limits)
         brain.steps = _steps_allowed()
-        parked = parking.from_env()  # taken out of the environment either way; it only means anything with steps
-        parked = parked if brain.steps is not None else None
+        parked = parking.from_env(brain.steps is not None)  # taken out of the environment either way
         brain.parks = parked is not None
         if recorder is not None:
             brain.secrets = recorder.barrier.holds

@@ -145,3 +145,21 @@ def test_the_steps_of_a_parked_run_see_no_specd_park_either(repo: Repo) -> None:
         seen = (repo.root / f"agent-env-{step}.txt").read_text()
         assert "SPECD_PARK" not in seen
         assert "SPECD_STEPS" not in seen
+
+
+def test_specd_park_without_steps_is_taken_away_and_leaves_sigusr1_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    from specd.engine import parking
+
+    monkeypatch.setenv("SPECD_PARK", f"60:{os.getpid()}")
+    before = signal.getsignal(signal.SIGUSR1)
+    try:
+        assert parking.from_env(False) is None  # a run with no SPECD_STEPS never waits
+        assert "SPECD_PARK" not in os.environ
+        assert signal.getsignal(signal.SIGUSR1) is before
+        monkeypatch.setenv("SPECD_PARK", f"60:{os.getpid()}")
+        parked = parking.from_env(True)
+        assert parked is not None
+        assert (parked.limit, parked.by) == (60.0, os.getpid())
+        assert signal.getsignal(signal.SIGUSR1) is not before  # a waiting run is never ended by a stray SIGUSR1
+    finally:
+        signal.signal(signal.SIGUSR1, before)
