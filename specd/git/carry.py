@@ -24,12 +24,18 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pathspec import GitIgnoreSpec
 
-from specd.git.repo import Repo
+from specd.git import paths, tree
+from specd.git.repo import GitFailed, Repo
 from specd.git.tree import Snapshot, inside
+from specd.redact import redact
 from specd.tasks.setup import GITIGNORE
+
+if TYPE_CHECKING:
+    from specd.git.recorder import GitRecorder
 
 # Events after which the carried tree still holds: nothing outside specd ran and nobody was waited for.
 # A parked run is handed its next step only in a clone its worker found untouched (engine/parking.py).
@@ -104,3 +110,27 @@ class Carry:
                 text = GITIGNORE
             self._ignore = GitIgnoreSpec.from_lines(text.splitlines())
         return self._ignore
+
+
+def commit_carried(rec: GitRecorder, message: str, carried: Snapshot) -> bool:
+    """The commit from the carried tree: the task folder whole, with `git add` only for files new in it. False
+    when git must be asked after all (a new file git ignores, a failed command)."""
+    now, files = dict(carried), rec.carry.files()
+    if files is None:
+        return False
+    if rec.settings.commit_docs:  # with nothing pending, the task folder is all this commit could hold
+        new = rec.carry.new_files(files)
+        secrets = rec.barrier.named({p for p in new if tree.is_secret(p)})
+        rec.warn_barrier()
+        try:
+            if set(new) - secrets:  # `git add`, which refuses a file git ignores (see ``Carry.new_files``)
+                rec.repo.run_paths("add", paths=[p for p in new if p not in secrets])
+            if paths.commit(rec.repo, redact(message), [rec.folder]):
+                rec.after_commit(set())
+        except GitFailed:
+            return False
+        now = {p: e for p, e in now.items() if not (e.tracked and tree.inside(p, rec.folder))}
+        now |= {p: tree.Entry("??", rec.hasher(rec.repo.top / p)) for p in secrets}
+    rec.carried_to(now)
+    rec.carry.keep(now, files)
+    return True

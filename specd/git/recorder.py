@@ -26,7 +26,7 @@ from typing import Any
 from specd.events import Event, EventBus
 from specd.git import paths, publish, recovery, tree
 from specd.git.barrier import Barrier
-from specd.git.carry import HARMLESS, Carry
+from specd.git.carry import HARMLESS, Carry, commit_carried
 from specd.git.journal import Journal, Pending, short_name
 from specd.git.repo import GitFailed, Repo
 from specd.git.settings import Settings
@@ -197,7 +197,7 @@ class GitRecorder:
 
     def commit(self, message: str) -> None:
         carried, self._carried = self._carried, None
-        if carried is not None and self._commit_carried(message, carried):
+        if carried is not None and commit_carried(self, message, carried):
             return
         after = self.snapshot()
         docs = self.settings.commit_docs and self.docs
@@ -212,7 +212,7 @@ class GitRecorder:
         secrets = self.barrier.named({p for p in chosen if tree.untracked_secret(p, after)})
         chosen = {p for p in chosen - secrets if tree.committable(self.repo.top, p, after)}
         chosen -= self.barrier.look({p for p in chosen if p in after}, after)  # they stay pending
-        self._warn_barrier()
+        self.warn_barrier()
         self._now = None  # adding and committing change the statuses
         paths.stage(self.repo, forced)  # transcripts are git-ignored: staged as `git add -f` would
         # Only untracked paths need staging: a commit of only some paths takes a tracked path's content (or
@@ -221,35 +221,12 @@ class GitRecorder:
         dirty = {p for p in chosen if p in after}
         chosen |= set(forced)
         if (dirty or forced) and paths.commit(self.repo, redact(message), sorted(chosen)):
-            self._after_commit(dirty)
+            self.after_commit(dirty)
             # The committed paths are clean now: the step opened next starts from this, without a status.
             self._now = {p: e for p, e in after.items() if p not in chosen}
             self.carry.keep(self._now)
         self.pending -= chosen | secrets
         self._journal_done(chosen | secrets)
-
-    def _commit_carried(self, message: str, carried: Snapshot) -> bool:
-        """The commit from the carried tree (see ``carry``): the task folder whole, with `git add` only for files
-        new in it. False when git must be asked after all (a new file git ignores, a failed command)."""
-        now, files = dict(carried), self.carry.files()
-        if files is None:
-            return False
-        if self.settings.commit_docs:  # with nothing pending, the task folder is all this commit could hold
-            new = self.carry.new_files(files)
-            secrets = self.barrier.named({p for p in new if tree.is_secret(p)})
-            self._warn_barrier()
-            try:
-                if set(new) - secrets:  # `git add`, which refuses a file git ignores (see carry.new_files)
-                    self.repo.run_paths("add", paths=[p for p in new if p not in secrets])
-                if paths.commit(self.repo, redact(message), [self.folder]):
-                    self._after_commit(set())
-            except GitFailed:
-                return False
-            now = {p: e for p, e in now.items() if not (e.tracked and tree.inside(p, self.folder))}
-            now |= {p: tree.Entry("??", self.hasher(self.repo.top / p)) for p in secrets}
-        self._now = now
-        self.carry.keep(now, files)
-        return True
 
     def _publish(self) -> None:
         """With SPECD_GIT_PUSH=<remote> (a Temporal worker's run), each commit is pushed at once; the "starting"
@@ -269,12 +246,15 @@ class GitRecorder:
     def forget_tree(self) -> None:
         self._now = None  # specd itself changed the index: the next snapshot asks git again
 
+    def carried_to(self, now: Snapshot) -> None:
+        self._now = now  # the tree after a commit made from the carried one (``carry.commit_carried``)
+
     def snapshot(self) -> Snapshot:
         if self._now is None:
             self._now = tree.take(self.repo, self.scope, self.hasher)
         return self._now
 
-    def _after_commit(self, committed: set[str]) -> None:
+    def after_commit(self, committed: set[str]) -> None:
         edited = sorted(committed & self.had_edits)
         self.had_edits -= committed
         if edited:
@@ -285,7 +265,7 @@ class GitRecorder:
             self._warn("no git identity configured; committed as specd <specd@localhost> "
                        "(set one with `git config user.email you@example.com`)")
 
-    def _warn_barrier(self) -> None:
+    def warn_barrier(self) -> None:
         for message in self.barrier.news(self.task):
             self._warn(message)
 
