@@ -65,13 +65,16 @@ def current_status(project: Project, task: str, broken: dict[str, str] | None = 
 
 
 def targets(project: Project, names: list[str], graph: graphs.Graph,
-            broken: dict[str, str] | None = None) -> list[str]:
-    """The named tasks (checked) or, with none named, every unfinished task."""
+            broken: dict[str, str] | None = None, known: dict[str, str] | None = None) -> list[str]:
+    """The named tasks (checked) or, with none named, every unfinished task; ``known`` keeps each status read."""
     for name in names:
         existing_task(project, name)
     if names:
         return names
-    return [t for t in graph if current_status(project, t, broken) not in FINAL]
+    known = {} if known is None else known
+    for task in graph:
+        known[task] = current_status(project, task, broken)
+    return [t for t in graph if known[t] not in FINAL]
 
 
 class LocalExecutor:
@@ -100,8 +103,9 @@ class LocalExecutor:
             worktrees.check(self.project)
             leftovers.settle(self.project, graph, self.listener)  # a killed run's processes and last commits
         broken: dict[str, str] = {}
-        order = graphs.closure(graph, self._targets(names, broken))
-        status = {t: current_status(self.project, t, broken) for t in order}
+        known: dict[str, str] = {}  # read once: a task's status takes its files and its plan
+        order = graphs.closure(graph, self._targets(names, broken, known))
+        status = {t: known[t] if t in known else current_status(self.project, t, broken) for t in order}
         pending = [t for t in order if status[t] not in (*FINAL, BROKEN)]
         if pending:  # its imports overlap with the first worktrees made here, rather than follow them
             warm.start_shared()
@@ -132,8 +136,8 @@ class LocalExecutor:
     def _graph(self) -> graphs.Graph:
         return graphs.load(self.project)
 
-    def _targets(self, names: list[str], broken: dict[str, str]) -> list[str]:
-        return targets(self.project, names, self.graph, broken)
+    def _targets(self, names: list[str], broken: dict[str, str], known: dict[str, str]) -> list[str]:
+        return targets(self.project, names, self.graph, broken, known)
 
     def _serving(self) -> bool:
         """The run goes on with nothing to run or wait for (a control plane, until it is stopped)."""

@@ -50,8 +50,8 @@ class ControlPlane(LocalExecutor):
             self.listener("", {"kind": "task_broken", "reason": str(exc)})
             return {}
 
-    def _targets(self, names: list[str], broken: dict[str, str]) -> list[str]:
-        return super()._targets(names, broken) if names or not self.serve else []  # `ui` starts nothing by itself
+    def _targets(self, names: list[str], broken: dict[str, str], known: dict[str, str]) -> list[str]:
+        return super()._targets(names, broken, known) if names or not self.serve else []  # `ui` starts nothing itself
 
     def _serving(self) -> bool:
         return self.serve and not self.stopping

@@ -24,6 +24,7 @@ import selectors
 import signal
 import socket
 import sys
+import time
 from collections.abc import Callable
 
 # Everything a `specd continue --json` with a command or scripted agent imports, loaded once here.
@@ -32,13 +33,19 @@ PRELOAD = ("specd.cli", "specd.commands.continue_", "specd.engine.seam", "specd.
            "specd.pipeline.load", "specd.state.store", "specd.tasks.status", "filelock", "frontmatter", "jsonschema",
            "specd.commands.terminal.human", "specd.commands.terminal.live", "specd.commands.examples",
            "specd.pipeline.schema", "specd.tasks.markdown", "specd.system.probe", "markdown_it", "psutil",
-           "specd.tasks.readmodel.own", "specd.tasks.readmodel.rows", "specd.system.fanout",
+           "specd.tasks.readmodel.own", "specd.tasks.readmodel.rows", "specd.system.fanout", "specd.system.binds",
            "rich._emoji_codes")  # the read model: the run's own row, written as it stops
 # What every run builds once and keeps (each is cached where it is made): the markdown parser, the compiled
 # pipeline schema, and whether bubblewrap can start a jail here (a `bwrap true` of its own). Made here, the
 # forked runs inherit them instead of each making its own.
 WARM = (("specd.tasks.markdown", "_parser"), ("specd.pipeline.schema", "_validator"),
         ("specd.system.probe", "bwrap_usable"))
+# The same for what the machine may change while a zygote lives (a control plane's lives for days): what in /etc
+# only root may read, which every jail covers with empty files (a walk of /etc). It is made again before a run is
+# forked once it is FRESH seconds old, so a forked run's view is never older than that at its start, as a run of
+# its own has it.
+AGING = (("specd.system.binds", "_etc_secrets"),)
+FRESH = 60.0
 BUFSIZE = 1 << 16
 
 
@@ -51,6 +58,24 @@ def preload() -> None:
     for module, function in WARM:
         with contextlib.suppress(Exception):  # whatever fails here fails again, and is reported, in the run
             getattr(sys.modules[module], function)()
+    refresh()
+
+
+_made = -FRESH  # when AGING was last made (monotonic)
+
+
+def refresh(now: float | None = None) -> None:
+    """Make AGING again when it is older than FRESH (see there) at ``now`` (monotonic seconds)."""
+    global _made
+    now = time.monotonic() if now is None else now
+    if now - _made < FRESH:
+        return
+    for module, function in AGING:
+        with contextlib.suppress(Exception):  # as in WARM: the run makes it, and reports, itself
+            made = getattr(sys.modules[module], function)
+            made.cache_clear()
+            made()
+    _made = now
 
 
 def run(argv: list[str], cwd: str, out: int, err: int, die: Callable[[], None] | None,
@@ -111,6 +136,7 @@ def serve(sock: socket.socket) -> None:
             if not data:  # the executor is gone: its runs go with this process (PDEATHSIG)
                 return
             request = json.loads(data)
+            refresh()
             sys.stdout.flush()
             pid = os.fork()
             if pid == 0:

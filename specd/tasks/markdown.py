@@ -138,5 +138,7 @@ def _flush() -> None:
         files = {k: v for k, v in _memos[store].items() if Path(k.partition(":")[2]).exists()}  # forget deleted
         with contextlib.suppress(OSError, TypeError, ValueError):  # a read-only checkout parses every time
             atomic.make_folder(store.parent)
-            atomic.write_text(store, json.dumps({"version": __version__, "files": files}, separators=(",", ":")))
+            # A cache: whole or not at all, even after a kill, but worth no fsync (lost or torn, it is parsed again)
+            atomic.write_text(store, json.dumps({"version": __version__, "files": files}, separators=(",", ":")),
+                              durable=False)
     _dirty.clear()

@@ -121,3 +121,44 @@ def test_a_forked_run_imports_nothing_the_zygote_did_not(tmp_path: Path) -> None
     assert '"status": "COMPLETE"' in done.stdout
     after = done.stdout.rsplit("imported after the fork:", 1)[1].split()
     assert after == [], f"add these to zygote.PRELOAD: {after}"
+
+
+def test_what_the_machine_may_change_is_handed_on_no_older_than_fresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A control plane's zygote lives for days: its view of /etc (what only root may read, covered in every jail)
+    is made again before a fork once it is FRESH seconds old; a burst of forks shares one walk."""
+    import sys
+    from functools import cache
+    from types import ModuleType
+
+    from specd.executors import zygote
+
+    walks: list[int] = []
+    fake = ModuleType("fake_etc")
+
+    @cache
+    def secrets() -> tuple[str, ...]:
+        walks.append(1)
+        return (f"view {len(walks)}",)
+
+    fake.secrets = secrets  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "fake_etc", fake)
+    monkeypatch.setattr(zygote, "AGING", (("fake_etc", "secrets"),))
+    now = 1000.0
+    monkeypatch.setattr(zygote, "_made", now - zygote.FRESH)
+    zygote.refresh(now)  # as the zygote starts
+    assert secrets() == ("view 1",)
+    for _ in range(20):  # twenty forks within a second: one walk
+        now += 0.05
+        zygote.refresh(now)
+    assert len(walks) == 1
+    now += zygote.FRESH  # a minute later, the next fork gets a fresh view
+    zygote.refresh(now)
+    assert secrets() == ("view 2",)
+    assert len(walks) == 2
+
+
+def test_the_zygote_makes_the_etc_view_its_runs_inherit() -> None:
+    from specd.executors import zygote
+
+    assert ("specd.system.binds", "_etc_secrets") in zygote.AGING
+    assert "specd.system.binds" in zygote.PRELOAD  # what AGING names is imported before it is made
