@@ -24,18 +24,17 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pathspec import GitIgnoreSpec
 
 from specd.git import paths, tree
+from specd.git.barrier import Barrier
 from specd.git.repo import GitFailed, Repo
-from specd.git.tree import Snapshot, inside
+from specd.git.settings import Settings
+from specd.git.tree import Hasher, Snapshot, inside
 from specd.redact import redact
 from specd.tasks.setup import GITIGNORE
-
-if TYPE_CHECKING:
-    from specd.git.recorder import GitRecorder
 
 # Events after which the carried tree still holds: nothing outside specd ran and nobody was waited for.
 # A parked run is handed its next step only in a clone its worker found untouched (engine/parking.py).
@@ -110,6 +109,24 @@ class Carry:
                 text = GITIGNORE
             self._ignore = GitIgnoreSpec.from_lines(text.splitlines())
         return self._ignore
+
+
+class GitRecorder(Protocol):
+    """What of ``recorder.GitRecorder`` ``commit_carried`` uses (named here, not imported: the recorder imports
+    this)."""
+
+    folder: str
+    settings: Settings
+    repo: Repo
+    barrier: Barrier
+    carry: Carry
+    hasher: Hasher
+
+    def warn_barrier(self) -> None: ...
+
+    def after_commit(self, committed: set[str]) -> None: ...
+
+    def carried_to(self, now: Snapshot) -> None: ...
 
 
 def commit_carried(rec: GitRecorder, message: str, carried: Snapshot) -> bool:
