@@ -201,7 +201,7 @@ class TemporalExecutor:
                                self.repo.agent(), env=env)
         self.fetch()
         if done.returncode not in (0, 1, 3):
-            done.stderr += "\n".join(log.read_text(errors="replace")[-3000:] for log in self.logs)
+            done.stderr += self.said()
         return done
 
     def view(self, task: str) -> dict[str, Any]:
@@ -239,9 +239,14 @@ class TemporalExecutor:
 
     def wait_held(self, held: list[str]) -> None:
         deadline = time.monotonic() + TIMEOUT
-        while not all(any((c / f"held-{n}").exists() for c in self.clones()) for n in held):
-            assert time.monotonic() < deadline, "the held steps never started"
+        while missing := [n for n in held if not any((c / f"held-{n}").exists() for c in self.clones())]:
+            assert time.monotonic() < deadline, f"the held steps {missing} never started; {self.said()}"
             time.sleep(0.1)
+
+    def said(self) -> str:
+        """The end of every worker's log: what a failure that waited in vain needs to be understood."""
+        return "\n".join(f"--- {log.name}:\n{log.read_text(errors='replace')[-4000:]}" for log in self.logs
+                         if log.exists())
 
     def submit(self, *args: str) -> subprocess.CompletedProcess[str]:
         self.for_mode(args)
