@@ -112,7 +112,8 @@ def cancel(project: Project, task: str, origin: Origin) -> str:
 
 def _committed(project: Project, task: str, status: str) -> str:
     """The final record committed as a run commits its own (``docs(<task>): run state CANCELLED``): no run follows
-    to commit it, and left in the tree it would ride into the user's next commit. What git refused is said after
+    to commit it, and left in the tree it would ride into the user's next commit. Under the task's lock, as a run
+    commits: a run that took the task meanwhile (a rerun) commits the record itself. What git refused is said after
     the answer, which stands either way."""
     from specd import git
     from specd.events import EventBus
@@ -120,7 +121,12 @@ def _committed(project: Project, task: str, status: str) -> str:
     refused: list[str] = []
     listen = EventBus(lambda event: refused.append(str(event.data["message"]))
                       if event.kind == "warning" and str(event.data.get("message", "")).startswith("git:") else None)
-    git.commit_finished(project, task, existing_task(project, task), listen, status)
+    task_dir = existing_task(project, task)
+    try:
+        with TaskLock(task_dir, task):
+            git.commit_finished(project, task, task_dir, listen, status)
+    except LockHeld:
+        return ""
     return "".join(f" ({message})" for message in refused)
 
 
