@@ -116,6 +116,8 @@ def project_of(main: Project, task: str, home: Home) -> Project:
         return Project(tree)
     if (tree / ".git").exists():
         return main  # the worktree was made but the task's folder not brought yet (a merge stopped it)
+    if not _branch_made(main, home.branch):
+        return main  # recorded, its worktree not made yet: `specd run` is placing it, from the main tree's copy
     raise WorktreeGone(f"task {task!r} lives in worktree {home.path} (recorded in {main.rel(_file(main, task))}), "
                        "which is gone",
                        fix=f"`specd run {task}` makes it again from branch {home.branch}; or, to go on in the main "
@@ -171,6 +173,23 @@ def runner(project: Project, task: str) -> Iterator[None]:
     finally:
         with contextlib.suppress(OSError, TaskError):
             running(main, task, None)
+
+
+def _branch_made(main: Project, branch: str) -> bool:
+    """Whether the main repository has ``branch`` (read from its files, no git process: `status` comes here). A
+    repository whose files cannot say (the main tree is itself a linked worktree) counts as having it."""
+    git_dir = main.root / ".git"
+    if not git_dir.is_dir():
+        return True
+    if (git_dir / "refs" / "heads" / branch).is_file():
+        return True
+    try:
+        packed = (git_dir / "packed-refs").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return f" refs/heads/{branch}\n" in packed
 
 
 def _file(main: Project, task: str) -> Path:

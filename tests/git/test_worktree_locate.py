@@ -74,3 +74,26 @@ def test_cancel_from_the_main_tree_reaches_the_worktree(tmp_path: Path) -> None:
     live = json.loads((tree / ".specd" / "tasks" / "t" / ".pipeline-state.json").read_text())
     assert live["status"] == "CANCELLED"
     assert not (gp.root / ".specd" / "tasks" / "t" / ".pipeline-state.json").exists()
+
+
+def test_a_task_whose_worktree_is_being_made_shows_from_the_main_tree_and_one_gone_says_so(tmp_path: Path) -> None:
+    """`specd run` records a task's worktree home before git makes the worktree: a `status` in that moment shows
+    the main tree's copy (a CI run once got "which is gone" there). Once the branch exists, a missing worktree is
+    gone, and said so with its fix."""
+    from specd.tasks import home
+    from specd.tasks.project import Project
+
+    gp = GitProject(tmp_path, steps=("discuss",))
+    gp.new("t")
+    home.settle(Project(gp.root), "t", home.worktree("t"))  # recorded; `worktree add` has not run yet
+    placing = gp.specd("status", "t", "--json")
+    assert placing.returncode == 0, placing.stderr
+    assert json.loads(placing.stdout)["status"] == "NOT_STARTED"
+
+    gp.git("branch", "specd/t")  # made once, then its folder deleted: gone
+    gone = gp.specd("status", "t", "--json")
+    assert gone.returncode == 2
+    assert "which is gone" in gone.stderr
+    assert "`specd run t` makes it again from branch specd/t" in gone.stderr
+    gp.git("pack-refs", "--all")  # the same when git keeps the branch in packed-refs
+    assert gp.specd("status", "t", "--json").returncode == 2
