@@ -90,10 +90,10 @@ def _on_temporal(project: Project, settings: Any, task: str, look: Callable[[Pro
     """The task as its workers last pushed it, with its workflow's state, and the command that answers it."""
     from specd.executors.temporal import pushed
     from specd.executors.temporal.ids import repo_key, workflow_id
+    from specd.executors.temporal.shown import as_workflow_says
 
     data = pushed.read(project, settings.remote, task, look) or {"task": task, "status": found["status"]}
-    if data.get("status") == "WAITING_FOR_HUMAN":
-        data["hint"] = f"specd approve {task}"  # signals the workflow (this clone knows where it runs)
+    data = as_workflow_says(task, data, found)
     wid = workflow_id(repo_key(project.root), task)
     return data | {"branch": f"specd/{task}", "temporal": {
         "workflow_id": wid, "running": found["running"], "status": found["status"], "reason": found["reason"],

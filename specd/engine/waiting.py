@@ -50,7 +50,11 @@ def what(state: RunState) -> str:
     }.get(str(wait.get("kind")), f"a person to look at {where}")
 
 
-def answers_text(task: str) -> str:
+def answers_text(task: str, go_on: bool = True) -> str:
+    """The commands that answer a waiting task; ``go_on=False`` leaves out `continue --approve`, for a task
+    that runs elsewhere (on Temporal, where an answer is a signal and a worker goes on)."""
     name = shlex.quote(task)
+    if not go_on:
+        return f"`specd approve {name} [--note TEXT]`, `specd reject {name} --note TEXT` or `specd skip {name}`"
     return (f"`specd approve {name} [--note TEXT]`, `specd reject {name} --note TEXT`, `specd skip {name}`, "
             f"or `specd continue {name} --approve` to answer and go on in one command")

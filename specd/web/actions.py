@@ -63,6 +63,28 @@ ACTIONS: dict[str, Action] = {
 }
 
 
+def lives_on_temporal(main: Project, task: str) -> bool:
+    from specd.tasks import home
+
+    found = home.read(main, task)
+    return found is not None and found.kind == "temporal"
+
+
+def signal(main: Project, task: str, verb: str, note: str, origin: Origin) -> str:
+    """An answer or a cancel for a task on Temporal: a signal to its workflow, as `specd approve` sends it; this
+    clone's copy of the task is never touched (it would be a second copy)."""
+    if verb not in (*ANSWERS, "cancel"):
+        raise UsageError(f"task {task!r} runs on Temporal, whose workers run it: {verb} is not sent there",
+                         fix=f"follow it with `specd status {task}`; to run it here instead, cancel it first")
+    from specd.executors.temporal.signals import answer_on_temporal
+
+    said = answer_on_temporal(main, task, verb, note if verb != "skip" else "", {}, by=origin.by)
+    if said is None:
+        raise UsageError(f"task {task!r}'s workflow no longer runs, so it waits for no answer",
+                         fix=f"`specd status {task}` says how it ended")
+    return said
+
+
 def ask(plane: Plane | None, task: str) -> str:
     if plane is None:
         raise UsageError("this server runs no control plane, so it cannot start tasks",
@@ -70,10 +92,12 @@ def ask(plane: Plane | None, task: str) -> str:
     return plane.ask(task)
 
 
-def then(verb: str, task: str, plane: bool = True) -> str:
-    """What happens next, said after the answer."""
+def then(verb: str, task: str, plane: bool = True, temporal: bool = False) -> str:
+    """What happens next, said after the answer (``temporal``: sent to the task's workflow as a signal)."""
     if verb == "cancel":
         return ""
+    if temporal:
+        return "Sent to its workflow on Temporal: a worker goes on with it, and this page shows what it pushes."
     if verb in ASKS:
         return "This page follows it as it runs."
     if plane:

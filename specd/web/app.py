@@ -60,7 +60,8 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         done, task_name = request.query_params.get("done", ""), request.query_params.get("task", "")
         if done not in actions.ANSWERS or not SLUG.match(task_name):
             return ""
-        return f"{task_name}: {done} recorded. {actions.then(done, task_name, plane is not None)}"
+        return (f"{task_name}: {done} recorded. "
+                f"{actions.then(done, task_name, plane is not None, actions.lives_on_temporal(project, task_name))}")
 
     async def tasks(request: Request) -> Response:
         started, cpu = time.perf_counter(), time.process_time()
@@ -110,7 +111,9 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
     async def task(request: Request) -> Response:
         done = request.query_params.get("done", "")
         task_name = request.path_params["task"]
-        said = f"{done}: recorded. {actions.then(done, task_name, plane is not None)}" if done in actions.ACTIONS \
+        temporal = done in actions.ACTIONS and actions.lives_on_temporal(project, task_name)
+        said = f"{done}: recorded. {actions.then(done, task_name, plane is not None, temporal)}" \
+            if done in actions.ACTIONS \
             else f"{done}: asked. {actions.then(done, task_name)}" if done in actions.ASKS else ""
         return await asyncio.to_thread(_task_page, request, said)
 
@@ -168,7 +171,9 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
             return PlainTextResponse("403: the form's CSRF token is missing or wrong; reload the page\n", 403)
         fields = {k: str(form.get(k) or "") for k in ("note", "step", "phase", "back")}
         try:
-            if verb in actions.ASKS:
+            if await asyncio.to_thread(actions.lives_on_temporal, project, task_name):
+                await asyncio.to_thread(actions.signal, project, task_name, verb, fields["note"], actions.page())
+            elif verb in actions.ASKS:
                 await asyncio.to_thread(actions.ask, plane, task_name)
             else:
                 await asyncio.to_thread(actions.ACTIONS[verb], where, task_name, fields["note"], fields["step"],
@@ -195,14 +200,16 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
             return JSONResponse(api.failure("the body must be a JSON object {note, by}", ""), 400)
         note, by = str(body.get("note") or ""), str(body.get("by") or "")
         try:
-            if verb in actions.ASKS:
+            if await asyncio.to_thread(actions.lives_on_temporal, project, task_name):
+                said = await asyncio.to_thread(actions.signal, project, task_name, verb, note, actions.clone(by))
+            elif verb in actions.ASKS:
                 said = await asyncio.to_thread(actions.ask, plane, task_name)
             else:
                 said = await asyncio.to_thread(control.answer, where, task_name, verb, note if verb != "skip" else "",
                                                actions.clone(by))
         except SpecdError as exc:
             return JSONResponse(api.failure(redact(exc.message), redact(exc.fix or "")), 400)
-        after = actions.then(verb, task_name, plane is not None)
+        after = actions.then(verb, task_name, plane is not None, actions.lives_on_temporal(project, task_name))
         return JSONResponse({"ok": True, "task": task_name, "said": redact(said), "next": after, "error": None})
 
     routes = [

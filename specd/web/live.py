@@ -23,6 +23,7 @@ from specd.tasks import idle, locate, logs
 from specd.tasks.follow import Ended, Follower, Item, Output
 from specd.tasks.project import Project
 from specd.tasks.readmodel.signature import task_folders
+from specd.web import temporal_rows
 
 POLL = 0.2  # seconds between looks
 KEEPALIVE = 15.0  # a comment line now and then, so proxies and the browser keep the stream open
@@ -131,6 +132,8 @@ def fingerprint(project: Project) -> tuple[tuple[str, int, int], ...]:
             except OSError:
                 continue
             marks.append((name + "/" + file, st.st_mtime_ns, st.st_size))
+    # tasks on Temporal: their rows as last asked (asked again in the background once old), which no file marks
+    marks += [(f"temporal/{task}/{status}/{step}", 0, 0) for task, status, step in temporal_rows.mark(project)]
     return tuple(sorted(marks))
 
 

@@ -2,7 +2,8 @@
 
 ``SOURCES`` is the one list of where tasks come from. The local source reads the status index (so a project
 of a thousand finished tasks lists in milliseconds) and covers tasks in the main tree and in `specd run`'s
-worktrees. Another executor (Temporal, issue 18) adds a function here returning rows of the same shape:
+worktrees; the Temporal source (``temporal_rows``) the tasks this clone submitted there. A source gives rows
+of the same shape:
 ``task``, ``status`` and whatever of ``next``, ``waiting``, ``usage``, ``started_at``, ``updated_at``,
 ``running``, ``needs`` it knows, plus ``source`` naming where the task runs.
 """
@@ -19,6 +20,7 @@ from specd.redact import redact
 from specd.tasks import graph, idle
 from specd.tasks.project import Project
 from specd.tasks.status import all_status
+from specd.web.temporal_rows import temporal_rows
 
 Source = Callable[[Project], list[dict[str, Any]]]
 WAIT_WORDS = {"gate": "approval at the gate", "outcome": "a decision on an outcome", "budget": "more budget",
@@ -37,7 +39,7 @@ def local_rows(project: Project) -> list[dict[str, Any]]:
     return rows
 
 
-SOURCES: list[Source] = [local_rows]
+SOURCES: list[Source] = [temporal_rows, local_rows]  # a task on Temporal is its workflow's, not this copy
 
 
 def task_rows(project: Project, status: str | None = None) -> list[dict[str, Any]]:

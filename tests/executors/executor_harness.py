@@ -45,7 +45,8 @@ TIMEOUT = 300.0  # a safety net only
 
 
 class Repo:
-    def __init__(self, tmp_path: Path, steps: tuple[str, ...] = ("s1", "s2", "s3"), pause: str = "") -> None:
+    def __init__(self, tmp_path: Path, steps: tuple[str, ...] = ("s1", "s2", "s3"),
+                 pause: str | tuple[str, ...] = "") -> None:
         self.root, self.dir = tmp_path / "proj", tmp_path / "harness"
         self.root.mkdir(parents=True)
         self.dir.mkdir(parents=True)
@@ -56,7 +57,8 @@ class Repo:
         for key, value in (("user.email", "t@example.com"), ("user.name", "T"), ("commit.gpgsign", "false")):
             self.git("config", key, value)
         assert self.specd("init").returncode == 0
-        steps_json = [{"name": s, "workflow": "work.md", **({"pause_in_semi_auto": True} if s == pause else {})}
+        paused = pause if isinstance(pause, tuple) else (pause,)
+        steps_json = [{"name": s, "workflow": "work.md", **({"pause_in_semi_auto": True} if s in paused else {})}
                       for s in steps]
         self.write(".specd/pipeline.json", json.dumps({"schema_version": "1.0", "pipelines": {"main": steps_json}}))
         self.write(".specd/workflows/work.md", "---\ndescription: work\noutcomes: [\"done\"]\n---\n\n# work\n")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,47 @@ def test_a_worker_killed_just_after_an_answer_is_replaced_and_the_answer_is_used
         logs = "\n".join(log.read_text(errors="replace") for log in cluster.logs)
         assert "not waiting for an answer" not in logs
     finally:
+        cluster.close()
+
+
+def test_two_answers_to_one_gate_never_answer_the_next_one_and_status_says_what_the_workflow_does(
+        tmp_path: Path, temporal_server: DevServer) -> None:
+    """Two people approve one gate while no worker has taken the first answer up (both saw it waiting): the
+    second is dropped, so the next gate still waits for a person. Meanwhile `status` tells the truth of the
+    workflow: a step running on a worker is IN_PROGRESS (no process here runs it, yet it is not STOPPED), and
+    a waiting task is answered by signals, never by `specd continue`, which refuses a task on Temporal."""
+    repo = Repo(tmp_path, pause=("s2", "s3"))
+    repo.new("g")
+    cluster = TemporalExecutor(repo, temporal_server, workers=1)
+    try:
+        assert cluster.run("g", "--semi-auto").returncode == 3
+        waiting = cluster.view("g")
+        assert (waiting["status"], waiting["hint"]) == ("WAITING_FOR_HUMAN", "specd approve g")
+        assert "`specd skip g`" in waiting["reason"]
+        assert "continue" not in waiting["reason"], waiting["reason"]
+        cluster.close()  # no worker: nothing takes an answer up, so the memo says waiting to both people
+        (repo.dir / "hold-g-s2").write_text("")
+        for note in ("first", "second"):
+            answered = cluster.approve("g", "--note", note)
+            assert answered.returncode == 0, answered.stderr
+        cluster.start_workers()
+        cluster.wait_held(["g-s2"])
+        running = cluster.view("g")  # the pushed copy still says waiting; the workflow took the answer
+        assert (running["status"], running.get("idle"), running.get("hint")) == ("IN_PROGRESS", None, None)
+        assert "runs on Temporal" in running["status_note"], running["status_note"]
+        (repo.dir / "hold-g-s2").unlink()
+        deadline = time.monotonic() + 120
+        while (view := cluster.view("g"))["status"] != "WAITING_FOR_HUMAN" or view["next"]["step"] != "s3":
+            assert time.monotonic() < deadline, f"g never waited at s3: {view['status']}"
+            time.sleep(0.3)
+        assert view["temporal"]["running"]
+        assert [(row["step"], row["note"]) for row in cluster.state("g")["checkpoints"]
+                if row["answer"] == "approve"] == [("s2", "first")]
+        assert cluster.approve("g", "--note", "third").returncode == 0
+        assert cluster.ended("g")["status"] == "COMPLETE"
+        assert branch_ledger(repo, "g") == ["s1", "s2", "s3"]
+    finally:
+        (repo.dir / "hold-g-s2").unlink(missing_ok=True)
         cluster.close()
 
 
@@ -130,3 +172,40 @@ def memo(cluster: TemporalExecutor, workflow_id: str) -> dict[str, Any]:
         return dict(await (await client.get_workflow_handle(workflow_id).describe()).memo())
 
     return asyncio.run(read())
+
+
+def test_the_page_shows_a_task_on_temporal_as_its_workflow_does_and_answers_it_with_a_signal(
+        tmp_path: Path, temporal_server: DevServer) -> None:
+    """The page's row of a task submitted to Temporal is what its workers pushed (not this clone's copy, which
+    `specd new` left NOT_STARTED), offers no Run, and an answer given there is a signal to its workflow: the
+    task goes on on a worker, and this clone's copy is never touched (it would be a second copy)."""
+    from starlette.testclient import TestClient
+
+    from specd.tasks.project import Project
+    from specd.web.app import create_app
+
+    repo = Repo(tmp_path, pause="s2")
+    repo.new("p")
+    cluster = TemporalExecutor(repo, temporal_server, workers=1)
+    try:
+        assert cluster.run("p", "--semi-auto").returncode == 3
+        with TestClient(create_app(Project(repo.root), "tok"), base_url="http://127.0.0.1:8765") as page:
+            auth = {"Authorization": "Bearer tok"}
+            rows = {row["task"]: row for row in page.get("/tasks.json", headers=auth).json()["tasks"]}
+            assert (rows["p"]["status"], rows["p"]["source"], rows["p"]["step"]) == (
+                "WAITING_FOR_HUMAN", "temporal", "s2")
+            html = page.get("/", headers=auth).text
+            assert "on Temporal" in html
+            assert 'class="run"' not in html
+            answered = page.post("/api/tasks/p/approve", headers=auth, json={"note": "from my phone", "by": "P <p@x>"})
+            assert answered.status_code == 200, answered.text
+            assert "Temporal" in answered.json()["next"]
+            refused = page.post("/api/tasks/p/run", headers=auth, json={})
+            assert refused.status_code == 400
+            assert "runs on Temporal" in refused.json()["error"]["message"], refused.json()
+        assert cluster.ended("p")["status"] == "COMPLETE"
+        approvals = [(row["note"], row["by"]) for row in cluster.state("p")["checkpoints"] if row["answer"] == "approve"]
+        assert approvals == [("from my phone", "P <p@x>")]
+        assert not (repo.root / ".specd" / "tasks" / "p" / ".pipeline-state.json").exists()  # the copy here
+    finally:
+        cluster.close()

@@ -54,7 +54,8 @@ def handle(client: Client, key: str, task: str) -> WorkflowHandle[Any, Any]:
 
 
 async def state(client: Client, key: str, task: str) -> dict[str, Any] | None:
-    """How the task's latest workflow stands: {"running", "status", "reason", "step"}; None when none exists."""
+    """How the task's latest workflow stands: {"running", "status", "reason", "step", "wait"} (``wait``: which of
+    its waits it is in, named by an answer); None when none exists."""
     try:
         info = await handle(client, key, task).describe(rpc_timeout=RPC)
     except RPCError as exc:
@@ -64,7 +65,7 @@ async def state(client: Client, key: str, task: str) -> dict[str, Any] | None:
     memo = await info.memo()
     running = info.status == WorkflowExecutionStatus.RUNNING
     found: dict[str, Any] = {"running": running, "status": str(memo.get("status") or "IN_PROGRESS"),
-                             "reason": str(memo.get("reason") or ""), "step": ""}
+                             "reason": str(memo.get("reason") or ""), "step": "", "wait": memo.get("wait")}
     for pending in info.raw_description.pending_activities:
         if pending.heartbeat_details.payloads:
             details = await client.data_converter.decode(pending.heartbeat_details.payloads)

@@ -24,8 +24,10 @@ def settings_from(project: Project | None, options: dict[str, Any], task: str | 
                    remote=options.get("remote") or recorded.get("remote"))
 
 
-def answer_on_temporal(project: Project, task: str, verb: str, note: str, options: dict[str, Any]) -> str | None:
-    """Signal the task's workflow when it runs on Temporal; None when it does not (answer it locally)."""
+def answer_on_temporal(project: Project, task: str, verb: str, note: str, options: dict[str, Any],
+                       by: str = "") -> str | None:
+    """Signal the task's workflow when it runs on Temporal; None when it does not (answer it locally). ``by``:
+    who answers, when not this clone's git identity (a person on the page, or another clone through it)."""
     settings = settings_from(project, options, task)
     if settings is None:
         return None
@@ -48,7 +50,7 @@ def answer_on_temporal(project: Project, task: str, verb: str, note: str, option
             return None
         handle = lookup.handle(client, key, task)
         if verb == "cancel":  # a signal the workflow keeps until it acts on it: during a step, between, waiting
-            await handle.signal("cancel", {"by": who(project.root)}, rpc_timeout=lookup.RPC)
+            await handle.signal("cancel", {"by": by or who(project.root)}, rpc_timeout=lookup.RPC)
             # as a local cancel waits for the run to stop: the step stops at its next heartbeat
             for _ in range(int(STOP_WAIT / 0.5)):
                 found = await lookup.state(client, key, task)
@@ -60,7 +62,9 @@ def answer_on_temporal(project: Project, task: str, verb: str, note: str, option
             raise UsageError(f"task {task!r} runs on Temporal ({found['status']}) and waits for nothing",
                              fix=f"answer it once `specd status {task}` shows it waiting")
         # who answers travels with the answer: the worker that records it runs in a clone of its own
-        given = {"answer": verb, "note": note, "by": who(project.root)}
+        given = {"answer": verb, "note": note, "by": by or who(project.root)}
+        if found.get("wait") is not None:  # the wait it answers: one sent for a wait over when it arrives is dropped
+            given["wait"] = found["wait"]  # (only where the memo numbers waits: an older worker refuses the field)
         await handle.signal("answer", given, rpc_timeout=lookup.RPC)
         return f"{verb} sent to workflow {handle.id}; the answer is recorded as a checkpoint as the task goes on"
 

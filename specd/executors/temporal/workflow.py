@@ -48,14 +48,19 @@ class Cancelled(Exception):
 class TaskWorkflow:
     def __init__(self) -> None:
         self.answers: list[dict[str, Any]] = []
+        self.waits = 0  # how many times the task has waited: the wait an answer names (``answer``)
         self.nudged = False
         self.cancelled: dict[str, Any] | None = None
         self.job: dict[str, Any] = {}
 
     @workflow.signal
     def answer(self, given: dict[str, Any]) -> None:
-        """A held gate's answer: {"answer": "approve" | "reject" | "skip", "note": "...", "by": "who sent it"}."""
-        self.answers.append(given)
+        """A held gate's answer: {"answer": "approve" | "reject" | "skip", "note": "...", "by": "who sent it",
+        "wait": the wait it answers, as the memo said when it was sent}. An answer to a wait that is over (two
+        people answered one gate, the second before the workflow took the first) is dropped, never kept for the
+        next gate: each gate is answered by a person who saw it."""
+        if given.get("wait") in (None, self.waits):  # None: from a specd that did not name the wait
+            self.answers.append(given)
 
     @workflow.signal
     def cancel(self, given: dict[str, Any] | None = None) -> None:
@@ -118,11 +123,15 @@ class TaskWorkflow:
                 continue
             if stopped["status"] != "WAITING_FOR_HUMAN":
                 return stopped
+            self.waits += 1
+            self.answers = [given for given in self.answers if given.get("wait") is None]  # sent for a wait over
             self._status("WAITING_FOR_HUMAN", stopped.get("reason", ""))
             await self._tell(job.get("next") or [], job)
             await workflow.wait_condition(lambda: bool(self.answers) or self.cancelled is not None)
             self._check()
-            given = {**self.answers.pop(0), "id": str(workflow.uuid4())}
+            taken = {key: value for key, value in self.answers.pop(0).items() if key != "wait"}
+            given = {**taken, "id": str(workflow.uuid4())}  # the job's answer: what the person said, and its id
+            self.answers.clear()  # any other was sent for this same wait: one answer a wait
             if per_step:  # the step the answer leads to: the held one, the one after, or the one sent back to
                 name = await self._name({**job, "answer": given}, naming)
 
@@ -137,8 +146,9 @@ class TaskWorkflow:
         in the job: upserting an attribute the server lacks would fail the workflow)."""
         task = self.job.get("task")
         answer = f"specd approve {task} --temporal HOST:PORT [--note TEXT] (or reject --note TEXT, or skip)"
-        workflow.upsert_memo({"status": status, "reason": reason,
-                              "answer": answer if status == "WAITING_FOR_HUMAN" else None})
+        waiting = status == "WAITING_FOR_HUMAN"
+        workflow.upsert_memo({"status": status, "reason": reason, "answer": answer if waiting else None,
+                              "wait": self.waits if waiting else None})
         if self.job.get("search"):
             workflow.upsert_search_attributes([STATUS.value_set(status)])
 

@@ -1,0 +1,87 @@
+"""The page's rows of tasks that live on Temporal (submitted from this clone): as `specd status` shows them,
+what their workers pushed corrected by their workflows, never this clone's copy (which `specd new` left
+NOT_STARTED, and which no answer here should touch).
+
+Asking Temporal and fetching each pushed branch takes a tenth of a second or more a task, and the page asks for
+its rows on every change, so the rows are kept and asked again in the background once ``FRESH`` seconds old;
+only the first look waits for them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from specd.errors import SpecdError
+from specd.tasks.project import Project
+
+FRESH = 5.0  # seconds the rows are shown as they were asked, before they are asked again (in the background)
+_kept: dict[Path, tuple[float, list[dict[str, Any]]]] = {}
+_asking: set[Path] = set()
+_lock = threading.Lock()
+
+
+def on_temporal(project: Project) -> list[str]:
+    """The tasks this clone submitted to Temporal."""
+    from specd.executors.temporal import record
+
+    return sorted(record.load(project))
+
+
+def temporal_rows(project: Project) -> list[dict[str, Any]]:
+    names = on_temporal(project)
+    if not names:
+        return []
+    kept = _kept.get(project.root)
+    if kept is None or {row["task"] for row in kept[1]} != set(names):
+        _ask(project, names)  # the first look (or a task submitted since): waited for
+    else:
+        _refresh(project, names)
+    return [dict(row) for row in _kept.get(project.root, (0.0, []))[1]]
+
+
+def mark(project: Project) -> tuple[tuple[str, str, str], ...]:
+    """What the tasks page's change mark takes of the rows (task, status, next step), as kept: never waits for
+    Temporal, but has the rows asked again once they are old, so a step done on a worker reaches an open page."""
+    names = on_temporal(project)
+    if not names:
+        return ()
+    _refresh(project, names)
+    rows = _kept.get(project.root, (0.0, []))[1]
+    return tuple((str(r["task"]), str(r.get("status")), str((r.get("next") or {}).get("step"))) for r in rows)
+
+
+def _refresh(project: Project, names: list[str]) -> None:
+    """Ask again in the background when the rows are older than ``FRESH`` (or missing), once at a time."""
+    kept = _kept.get(project.root)
+    if kept is not None and time.monotonic() - kept[0] <= FRESH:
+        return
+    with _lock:
+        if project.root in _asking:
+            return
+        _asking.add(project.root)
+    threading.Thread(target=_ask, args=(project, names), daemon=True, name="specd-temporal-rows").start()
+
+
+def _ask(project: Project, names: list[str]) -> None:
+    from specd.commands.temporal import listing_on_temporal
+    from specd.tasks.status import task_status
+
+    try:
+        rows = [task_status(project, name) for name in names]
+        unreached = ""
+        try:
+            listing_on_temporal(project, rows, lambda where, name: task_status(where, name), {})
+        except (SpecdError, OSError) as exc:
+            unreached = str(exc)
+        for row in rows:
+            row["source"] = "temporal"
+            if "temporal" not in row:  # Temporal did not answer for it: this clone's copy, and the page says so
+                row["reason"] = (f"runs on Temporal, which did not answer ({unreached or 'unreachable'}): this is "
+                                 "this clone's copy, not what its workers pushed")
+        _kept[project.root] = (time.monotonic(), rows)
+    finally:
+        with _lock:
+            _asking.discard(project.root)
