@@ -93,9 +93,17 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         return StreamingResponse(live.tasks_stream(project, request.is_disconnected), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
 
+    def _details(where: Project, folder: Path, name: str) -> dict[str, Any]:
+        data = detail.task_page(where, folder, name)
+        if actions.lives_on_temporal(project, name):  # its pushed copy: answered by signals, not `continue`
+            from specd.executors.temporal.shown import answered_by_signals
+
+            data["view"] = answered_by_signals(name, data["view"])
+        return data
+
     def _task_page(request: Request, said: str = "", error: str = "", status: int = 200) -> Response:
         where, folder = paths.task_home(project, request.path_params["task"])
-        data = detail.task_page(where, folder, request.path_params["task"])
+        data = _details(where, folder, request.path_params["task"])
         if replies.wants_json(request.scope):
             return replies.reply(data["task"], **{k: v for k, v in data.items() if k != "task" and "svg" not in k})
         return page(request, "task.html", {**data, "said": said, "error": error, "plane": plane is not None}, status)
@@ -103,7 +111,7 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
     async def task_live(request: Request) -> Response:
         """The task page's live parts alone, which its script fetches again whenever the run moves."""
         where, folder = paths.task_home(project, request.path_params["task"])
-        data = await asyncio.to_thread(detail.task_page, where, folder, request.path_params["task"])
+        data = await asyncio.to_thread(_details, where, folder, request.path_params["task"])
         if replies.wants_json(request.scope):  # the same data as the whole page: the live parts are drawn from it
             return replies.reply(data["task"], **{k: v for k, v in data.items() if k != "task" and "svg" not in k})
         return page(request, "_task_live.html", {**data, "plane": plane is not None})

@@ -16,14 +16,16 @@ from specd.errors import SpecdError
 from specd.tasks import locate
 from specd.tasks.project import Project
 from specd.tasks.task import SLUG
+from specd.web import temporal_rows
 
 
 def task_home(project: Project, task: str) -> tuple[Project, Path]:
-    """The project the task lives in now (its worktree while `specd run` runs it) and its folder; else 404."""
+    """The project the task lives in now (its worktree while `specd run` runs it; for a task on Temporal, the copy
+    its workers pushed) and its folder; else 404."""
     if not SLUG.match(task):  # one plain name: no "/", no leading "." (so never ".."), nothing encoded
         raise HTTPException(404)
     try:
-        where = locate.locate(project, task)
+        where = temporal_rows.pushed_copy(project, task) or locate.locate(project, task)
     except SpecdError as exc:  # a task in two places, a broken home record: said, never one copy picked
         raise HTTPException(409, detail=str(exc)) from None
     for root in (where.tasks_dir, where.features_dir):

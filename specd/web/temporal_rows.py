@@ -1,10 +1,12 @@
-"""The page's rows of tasks that live on Temporal (submitted from this clone): as `specd status` shows them,
-what their workers pushed corrected by their workflows, never this clone's copy (which `specd new` left
-NOT_STARTED, and which no answer here should touch).
+"""The page's view of tasks that live on Temporal (submitted from this clone): never this clone's copy (which
+`specd new` left NOT_STARTED, and which no answer here should touch).
 
-Asking Temporal and fetching each pushed branch takes a tenth of a second or more a task, and the page asks for
-its rows on every change, so the rows are kept and asked again in the background once ``FRESH`` seconds old;
-only the first look waits for them.
+- Their rows are as `specd status` shows them: what their workers pushed, corrected by their workflows.
+- A task's own pages read the pushed copy of its ``.specd/`` (``pushed_copy``), unpacked under
+  ``.specd/.cache/temporal/<task>/``: its steps, transcripts, documents and events as the workers committed them.
+
+Asking Temporal and fetching a pushed branch takes a tenth of a second or more a task, and the page asks on every
+change, so both are kept and asked again in the background once ``FRESH`` seconds old; only the first look waits.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from specd.tasks.project import Project
 
 FRESH = 5.0  # seconds the rows are shown as they were asked, before they are asked again (in the background)
 _kept: dict[Path, tuple[float, list[dict[str, Any]]]] = {}
-_asking: set[Path] = set()
+_asking: set[Path | tuple[Path, str]] = set()  # what is being asked again now: a project's rows, a task's copy
+_copied: dict[tuple[Path, str], float] = {}  # when each task's pushed copy was last fetched
 _lock = threading.Lock()
 
 
@@ -85,3 +88,38 @@ def _ask(project: Project, names: list[str]) -> None:
     finally:
         with _lock:
             _asking.discard(project.root)
+
+
+def pushed_copy(project: Project, task: str) -> Project | None:
+    """The pushed copy of a task on Temporal, as a project whose ``.specd/`` the page reads; None for any other
+    task (and for one whose branch the remote does not have yet)."""
+    if task not in on_temporal(project):
+        return None
+    into = project.root / ".specd" / ".cache" / "temporal" / task
+    key = (project.root, task)
+    if key not in _copied or not into.is_dir():
+        _unpack(project, task, into)  # the first look: waited for
+    elif time.monotonic() - _copied[key] > FRESH:
+        with _lock:
+            if key in _asking:
+                return Project(into)
+            _asking.add(key)
+        threading.Thread(target=_unpack, args=(project, task, into), daemon=True, name="specd-temporal-copy").start()
+    return Project(into) if into.is_dir() else None
+
+
+def _unpack(project: Project, task: str, into: Path) -> None:
+    from specd.executors.temporal import pushed
+    from specd.executors.temporal.signals import settings_from
+
+    key = (project.root, task)
+    try:
+        settings = settings_from(project, {}, task)
+        if settings is not None:
+            pushed.unpack(project, settings.remote, task, into)
+    except (SpecdError, OSError):
+        pass  # the page shows the copy it has, or this clone's; `specd status TASK` says what went wrong
+    finally:
+        _copied[key] = time.monotonic()
+        with _lock:
+            _asking.discard(key)

@@ -194,6 +194,11 @@ def test_the_page_shows_a_task_on_temporal_as_its_workflow_does_and_answers_it_w
             rows = {row["task"]: row for row in page.get("/tasks.json", headers=auth).json()["tasks"]}
             assert (rows["p"]["status"], rows["p"]["source"], rows["p"]["step"]) == (
                 "WAITING_FOR_HUMAN", "temporal", "s2")
+            one = page.get("/tasks/p.json", headers=auth).json()  # its page reads the copy its workers pushed
+            assert one["view"]["status"] == "WAITING_FOR_HUMAN"
+            assert [row["step"] for row in one["steps"]] == ["s1"]
+            assert "`specd skip p`" in one["view"]["reason"]
+            assert "continue" not in one["view"]["reason"]
             html = page.get("/", headers=auth).text
             assert "on Temporal" in html
             assert 'class="run"' not in html
@@ -204,7 +209,8 @@ def test_the_page_shows_a_task_on_temporal_as_its_workflow_does_and_answers_it_w
             assert refused.status_code == 400
             assert "runs on Temporal" in refused.json()["error"]["message"], refused.json()
         assert cluster.ended("p")["status"] == "COMPLETE"
-        approvals = [(row["note"], row["by"]) for row in cluster.state("p")["checkpoints"] if row["answer"] == "approve"]
+        checkpoints = cluster.state("p")["checkpoints"]
+        approvals = [(row["note"], row["by"]) for row in checkpoints if row["answer"] == "approve"]
         assert approvals == [("from my phone", "P <p@x>")]
         assert not (repo.root / ".specd" / "tasks" / "p" / ".pipeline-state.json").exists()  # the copy here
     finally:

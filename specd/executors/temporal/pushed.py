@@ -6,6 +6,7 @@ folder unpacked in a scratch folder, where the ordinary status code reads it.
 from __future__ import annotations
 
 import io
+import shutil
 import subprocess
 import tarfile
 import tempfile
@@ -20,15 +21,37 @@ from specd.tasks.project import Project
 
 def read(project: Project, remote: str, task: str, look: Callable[[Project], dict[str, Any]]) -> dict[str, Any] | None:
     """``look`` applied to the pushed ``.specd/`` of the task; None when the remote has no such branch."""
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / "copy"
+        return look(Project(copy)) if unpack(project, remote, task, copy) else None
+
+
+def unpack(project: Project, remote: str, task: str, into: Path) -> bool:
+    """The task's branch fetched and its ``.specd/`` unpacked at ``into`` (a project's root), replacing what was
+    there whole (unpacked beside it, then renamed: a reader sees the old copy or the new one); left as it is when
+    the branch has not moved since. False when the remote has no such branch."""
     ref = f"refs/specd-temporal/{task}"
     if git(project.root, "fetch", "--quiet", remote, f"+refs/heads/{branch(task)}:{ref}").returncode != 0:
-        return None
+        return False
+    commit = git(project.root, "rev-parse", ref).stdout.strip()
+    mark = into.with_name(into.name + ".commit")
+    if into.is_dir() and mark.is_file() and mark.read_text(encoding="utf-8") == commit:
+        return True
     done = git_bytes(project.root, "archive", "--format=tar", ref, ".specd")
     if done is None:
-        return None
-    with tempfile.TemporaryDirectory() as scratch, tarfile.open(fileobj=io.BytesIO(done)) as archive:
-        archive.extractall(scratch, filter="data")
-        return look(Project(Path(scratch)))
+        return False
+    fresh, old = into.with_name(into.name + ".new"), into.with_name(into.name + ".old")
+    for leftover in (fresh, old):
+        shutil.rmtree(leftover, ignore_errors=True)
+    fresh.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(done)) as archive:
+        archive.extractall(fresh, filter="data")
+    if into.exists():
+        into.rename(old)
+    fresh.rename(into)
+    shutil.rmtree(old, ignore_errors=True)
+    mark.write_text(commit, encoding="utf-8")
+    return True
 
 
 def git_bytes(root: Path, *args: str) -> bytes | None:

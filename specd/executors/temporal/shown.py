@@ -33,9 +33,15 @@ def as_workflow_says(task: str, data: dict[str, Any], found: dict[str, Any]) -> 
         data.update(idle=None, running=None, hint=None,
                     status_note=f"runs on Temporal{step}: a worker goes on by itself, and a worker that died is "
                                 f"replaced after the heartbeat timeout; stop it with `specd cancel {task}`")
-    reason = str(data.get("reason") or "")
     if data.get("status") == "WAITING_FOR_HUMAN":
         data["hint"] = f"specd approve {task}"  # signals the workflow (this clone knows where it runs)
-        if reason.endswith(answers_text(task)):
-            data["reason"] = reason[: -len(answers_text(task))] + answers_text(task, go_on=False)
+    return answered_by_signals(task, data)
+
+
+def answered_by_signals(task: str, data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` whose reason names the answers that signal a workflow, not `continue --approve` (the page's view
+    of a pushed copy uses it too)."""
+    reason = str(data.get("reason") or "")
+    if data.get("status") == "WAITING_FOR_HUMAN" and reason.endswith(answers_text(task)):
+        data = data | {"reason": reason[: -len(answers_text(task))] + answers_text(task, go_on=False)}
     return data
