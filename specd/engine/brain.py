@@ -37,8 +37,7 @@ from specd.git.shared_tree import TreeLock
 from specd.human import Human
 from specd.pipeline import cursor, progress
 from specd.pipeline.model import PipelineConfig, Step
-from specd.state import rounds
-from specd.state.lock import CANCEL_MARK
+from specd.state import checkpoint, rounds
 from specd.state.model import STAGES, Current, Frame, RunState
 from specd.state.store import Heartbeat, StateStore
 from specd.tasks import handoff, phases
@@ -111,8 +110,8 @@ class Brain:
         except Stop as stop:
             return self._end(stop.status, stop.reason, stop.waiting)
         except KeyboardInterrupt:
-            if (self.store.task_dir / CANCEL_MARK).exists():  # stopped by `specd cancel`: final, not resumable
-                return self._end("CANCELLED", f"cancelled; `specd rerun {self.task} --from STEP` starts again")
+            if (reason := checkpoint.cancelled(self.state, self.store.task_dir)) is not None:  # `specd cancel`:
+                return self._end("CANCELLED", reason)  # final, not resumable
             return self._end("ABORTED", f"interrupted; `specd continue {self.task}` re-runs the interrupted part")
         return self._end("COMPLETE", "")
 

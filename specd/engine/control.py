@@ -18,7 +18,7 @@ from specd.pipeline.load import last_loaded_pipeline
 from specd.pipeline.model import PipelineConfig
 from specd.state import checkpoint
 from specd.state.checkpoint import Origin
-from specd.state.lock import CANCEL_MARK, TaskLock, read_owner
+from specd.state.lock import TaskLock, read_owner
 from specd.state.model import Frame, RunState
 from specd.state.store import StateStore
 from specd.tasks import phases
@@ -55,13 +55,20 @@ def edit(project: Project, task: str, change: Callable[[RunState, PipelineConfig
             state = RunState(task=task, pipeline_source=str(config.source) if config else "",
                              pipeline_digest=config.digest if config else "",
                              cursor=cursor.start(config) if config else [])
-        said = change(state, config)  # type: ignore[arg-type]  # None only where needs_pipeline is False
+        try:
+            said = change(state, config)  # type: ignore[arg-type]  # None only where needs_pipeline is False
+        except Unchanged as same:
+            return str(same)
         store.history_changed()  # a rerun marks saved rows superseded in place; answers are rare, so rewrite
         store.save(state)
     if broken is not None:
         used = "the copy of it this run last loaded was used" if config else "it was not needed"
         said += f" (the pipeline file is broken, and {used}: {broken.message.splitlines()[0]})"
     return said
+
+
+class Unchanged(Exception):  # noqa: N818 - not an error: what an edit that writes nothing says
+    """Raised by an edit's change that leaves the state as it is: nothing is saved; its text is the answer."""
 
 
 def answer(project: Project, task: str, verb: str, note: str, origin: Origin) -> str:
@@ -79,7 +86,7 @@ def cancel(project: Project, task: str, origin: Origin) -> str:
         pid = owner.get("pid")
         if isinstance(pid, int) and pid != os.getpid():
             # Told first, so the stopping run ends as CANCELLED rather than as an interruption to resume.
-            (task_dir / CANCEL_MARK).touch()
+            checkpoint.ask_cancel(task_dir, origin)  # the run records who cancelled, in its own last commit
             os.kill(pid, signal.SIGTERM)
             stopped = f"stopped the run (pid {pid}); "
         deadline = time.monotonic() + STOP_WAIT
@@ -91,10 +98,12 @@ def cancel(project: Project, task: str, origin: Origin) -> str:
 
     def mark(state: RunState, config: PipelineConfig) -> str:
         if state.status == "CANCELLED" and not stopped:
-            return "it was already cancelled"
+            raise Unchanged("it was already cancelled")  # nothing written, so nothing to commit
+        if state.status == "CANCELLED" and state.checkpoints and state.checkpoints[-1]["answer"] == "cancel":
+            raise Unchanged("it is CANCELLED")  # the stopped run recorded the cancel itself, and committed it
         checkpoint.record(state, origin, "cancel", state.current.step if state.current else None, was=state.status)
         state.status, state.waiting, state.answered = "CANCELLED", None, ""  # (the stopped run may have set it)
-        state.reason = f"cancelled; `specd rerun {task} --from STEP` starts again from a step"
+        state.reason = checkpoint.cancel_reason(task)
         return "it is CANCELLED"
 
     settle = time.monotonic() + STOP_WAIT

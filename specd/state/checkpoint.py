@@ -8,9 +8,12 @@ Rows saved before specd kept these have neither field: they read as unknown, and
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from specd.state.lock import CANCEL_MARK
 from specd.state.model import RunState, now
 
 # terminal: an answer typed (or piped) at a gate; cli: `specd approve|reject|skip|cancel|retry|rerun` here;
@@ -54,3 +57,29 @@ def line(row: dict[str, Any]) -> str:
     note = " ".join(str(row.get("note") or "").split())
     return f"{row.get('at') or '-'}  {where}  {row.get('answer') or '-'}  by {who(row)}" + (
         f"  note: {note[:120]}" if note else "")
+
+
+def ask_cancel(task_dir: Path, origin: Origin) -> None:
+    """Leave `specd cancel`'s mark for the run it stops, saying who cancels and from where."""
+    (task_dir / CANCEL_MARK).write_text(json.dumps({"via": origin.via, "by": origin.by}), encoding="utf-8")
+
+
+def cancelled(state: RunState, task_dir: Path) -> str | None:
+    """A run stopped by `specd cancel` (its mark, ``ask_cancel``): the cancel's row recorded as the cancel asked,
+    and the reason the run ends with. The run's own last commit then holds the whole record, and the cancel has
+    nothing left to write (so no second commit). None when no cancel asked."""
+    try:
+        asked = json.loads((task_dir / CANCEL_MARK).read_text(encoding="utf-8") or "{}")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        asked = {}
+    asked = asked if isinstance(asked, dict) else {}
+    via = asked.get("via") if asked.get("via") in VIAS else "cli"
+    record(state, Origin(str(via), str(asked.get("by") or "")), "cancel",
+           state.current.step if state.current else None, was=state.status)
+    return cancel_reason(state.task)
+
+
+def cancel_reason(task: str) -> str:
+    return f"cancelled; `specd rerun {task} --from STEP` starts again from a step"

@@ -37,9 +37,10 @@ def test_a_cancel_at_a_gate_is_committed_and_leaves_the_users_edits_alone(gp: Gi
     assert record["checkpoints"][-1]["answer"] == "cancel"
     assert gp.git("status", "--porcelain").splitlines() == [" M src/app.py"]
 
-    again = gp.specd("cancel", "t")  # nothing new to say; whatever it saved is committed all the same
+    commits = len(gp.commits())
+    again = gp.specd("cancel", "t")  # nothing new to say, so nothing written and nothing committed
     assert "already cancelled" in again.stdout
-    assert gp.commits()[-1][0] == "docs(t): run state CANCELLED"
+    assert len(gp.commits()) == commits
     assert gp.git("status", "--porcelain").splitlines() == [" M src/app.py"]
 
 
@@ -59,5 +60,11 @@ def test_cancelling_a_running_task_leaves_the_tree_clean(gp: GitProject) -> None
     assert cancelled.returncode == 0, cancelled.stderr
     assert "it is CANCELLED" in cancelled.stdout
     assert gp.git("status", "--porcelain") == ""
+    # one commit of the final record: the stopped run's, holding who cancelled (no second one by the cancel)
+    assert [s for s, _ in gp.commits()].count("docs(r): run state CANCELLED") == 1
     assert gp.commits()[-1][0] == "docs(r): run state CANCELLED"
-    assert json.loads(gp.git("show", "HEAD:.specd/tasks/r/.pipeline-state.json"))["status"] == "CANCELLED"
+    record = json.loads(gp.git("show", "HEAD:.specd/tasks/r/.pipeline-state.json"))
+    assert record["status"] == "CANCELLED"
+    assert [(row["answer"], row["via"], row["was"]) for row in record["checkpoints"]] == [
+        ("cancel", "cli", "IN_PROGRESS")]
+    assert "starts again from a step" in record["reason"]
