@@ -29,6 +29,7 @@ class GateInfo:
 class GateAnswer:
     action: GateAction
     target: str | None = None  # the step name for "jump"
+    unanswered: bool = False  # a "stop" because nobody answered (end of input, no human): no one's decision
 
 
 class Human(Protocol):
@@ -50,7 +51,7 @@ class NoHuman:
     present = False
 
     def gate(self, info: GateInfo) -> GateAnswer:
-        return GateAnswer("stop")
+        return GateAnswer("stop", unanswered=True)
 
     def ask(self, question: str) -> str | None:
         return None

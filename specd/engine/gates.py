@@ -41,10 +41,12 @@ def ask(brain: Loop, frame: Frame, step: Step) -> bool:
     brain.events.emit("gate", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
                       description=info.description)
     answer = brain.human.gate(info)
-    # Whoever sits at this run's terminal (or pipes its stdin) answers as the project's git identity.
-    checkpoint.record(state, identity.here("terminal", brain.project.root),
-                      answer.action + (f" {answer.target}" if answer.target else ""), step.name,
-                      pipeline=frame.pipeline, phase=frame.phase)
+    # Whoever sits at this run's terminal (or pipes its stdin) answers as the project's git identity; a gate
+    # nobody answered (end of input, a Temporal worker's run) is a wait, not someone's decision to stop.
+    if not answer.unanswered:
+        checkpoint.record(state, identity.here("terminal", brain.project.root),
+                          answer.action + (f" {answer.target}" if answer.target else ""), step.name,
+                          pipeline=frame.pipeline, phase=frame.phase)
     if answer.action == "proceed":
         return True
     if answer.action == "stop":

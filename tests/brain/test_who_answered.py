@@ -71,6 +71,25 @@ def test_an_answer_piped_at_a_semi_auto_gate_records_terminal(h: Harness) -> Non
     assert "execute — proceed — by Grace Hopper <grace@example.com> via terminal" in state_md
 
 
+def test_a_gate_nobody_answered_records_no_decision_and_a_typed_stop_does(h: Harness) -> None:
+    """End of input at a gate (a script, a Temporal worker's run) is a wait, not someone's decision: no checkpoint
+    names the machine's git identity as having stopped the run. A person typing `q` did decide, and is named."""
+    repository(h, "Grace Hopper", "grace@example.com")
+    builtin_shaped(h)
+    h.new("t")
+    (h.task_dir("t") / "ROADMAP.md").write_text("# Roadmap\n\n### Phase 1: Only\n\nThe one phase.\n", encoding="utf-8")
+
+    ended = h.cont("t", "--semi-auto", input="")
+
+    assert ended.returncode == 3, ended.stderr
+    assert h.status("t")["status"] == "WAITING_FOR_HUMAN"
+    assert h.status("t")["checkpoints"] == []
+    typed = h.cont("t", "--semi-auto", input="q\n")
+    assert typed.returncode == 3, typed.stderr
+    [row] = answers(h, "stop")
+    assert (row["step"], row["via"], row["by"]) == ("execute", "terminal", "Grace Hopper <grace@example.com>")
+
+
 @pytest.mark.parametrize("login", ["ada-login", None])
 def test_with_no_git_identity_an_answer_works_and_records_the_login_name(h: Harness, tmp_path: Path,
                                                                          login: str | None) -> None:

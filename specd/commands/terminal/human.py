@@ -52,8 +52,8 @@ class StreamHuman:
         err().print(f"  workflow: {info.workflow}", markup=False)
         while True:
             line = self._line(f"  {escape(CHOICES)} > ")
-            if line is None:
-                return GateAnswer("stop")
+            if line is None:  # end of input: nobody answered, so no one's decision is recorded
+                return GateAnswer("stop", unanswered=True)
             word, _, rest = line.partition(" ")
             action = ACTIONS.get(word.lower())
             if action == "jump":
