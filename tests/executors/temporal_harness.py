@@ -240,8 +240,30 @@ class TemporalExecutor:
     def wait_held(self, held: list[str]) -> None:
         deadline = time.monotonic() + TIMEOUT
         while missing := [n for n in held if not any((c / f"held-{n}").exists() for c in self.clones())]:
-            assert time.monotonic() < deadline, f"the held steps {missing} never started; {self.said()}"
+            assert time.monotonic() < deadline, (f"the held steps {missing} never started; {self.said()}"
+                                                 f"{self.where_they_are(missing)}")
             time.sleep(0.1)
+
+    def where_they_are(self, held: list[str]) -> str:
+        """Each missing step's workflow, as the server has it: its last events and what is pending (a CI run once
+        waited in vain for one task's step with every worker's log silent about it)."""
+        from specd.executors.temporal.ids import repo_key, workflow_id
+
+        said = []
+        for task in sorted({name.rsplit("-", 1)[0] for name in held}):
+            wid = workflow_id(repo_key(self.repo.root), task)
+            try:
+                events = json.loads(self.server.history(wid)).get("events", [])
+            except (AssertionError, ValueError, subprocess.SubprocessError) as exc:
+                said.append(f"--- {wid}: no history ({exc})")
+                continue
+            kinds = [f"{e.get('eventId')} {e.get('eventType')}" for e in events[-25:]]
+            described = subprocess.run([self.server.binary, "workflow", "describe", "--address", self.server.address,
+                                        "-w", wid], capture_output=True, text=True, check=False, timeout=60)
+            said.append(f"--- {wid}, last events:\n" + "\n".join(kinds) + "\n" + described.stdout[-3000:])
+        clones = "\n".join(f"{c}: {sorted(p.name for p in c.iterdir() if p.name.startswith('held-'))}"
+                           for c in self.clones())
+        return "\n" + "\n".join(said) + "\n--- clones and their held marks:\n" + clones
 
     def said(self) -> str:
         """The end of every worker's log: what a failure that waited in vain needs to be understood."""
