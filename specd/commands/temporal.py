@@ -64,6 +64,10 @@ def run_on_temporal(project: Project, names: list[str], options: dict[str, Any],
 def status_on_temporal(project: Project, task: str, look: Callable[[Project], dict[str, Any]],
                        options: dict[str, Any]) -> dict[str, Any] | None:
     """The task as its workers pushed it, plus its workflow's state; None when it does not run on Temporal."""
+    from specd.executors.temporal import record
+
+    if not any(options.values()) and record.lives_here(project, task):
+        return None  # moved here from Temporal: this copy is its truth (asked for by flag, Temporal's is shown)
     settings = settings_from(project, options, task)
     if settings is None:
         return None
@@ -107,7 +111,8 @@ def listing_on_temporal(project: Project, rows: list[dict[str, Any]], look: Call
     from specd.executors.temporal import record
 
     asked, recorded = any(options.values()), record.load(project)
-    names = [row["task"] for row in rows if asked or row["task"] in recorded]
+    names = [row["task"] for row in rows
+             if asked or (row["task"] in recorded and not record.lives_here(project, row["task"]))]
     if not names:
         return False
     from specd.commands.common import warn

@@ -64,10 +64,9 @@ ACTIONS: dict[str, Action] = {
 
 
 def lives_on_temporal(main: Project, task: str) -> bool:
-    from specd.tasks import home
+    from specd.executors.temporal import record
 
-    found = home.read(main, task)
-    return found is not None and found.kind == "temporal"
+    return record.on_temporal(main, task)
 
 
 def signal(main: Project, task: str, verb: str, note: str, origin: Origin) -> str:

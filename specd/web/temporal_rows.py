@@ -27,10 +27,10 @@ _lock = threading.Lock()
 
 
 def on_temporal(project: Project) -> list[str]:
-    """The tasks this clone submitted to Temporal."""
+    """The tasks this clone submitted to Temporal that still live there (not moved here since)."""
     from specd.executors.temporal import record
 
-    return sorted(record.load(project))
+    return sorted(task for task in record.load(project) if record.on_temporal(project, task))
 
 
 def temporal_rows(project: Project) -> list[dict[str, Any]]:

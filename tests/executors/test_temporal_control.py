@@ -125,6 +125,17 @@ def test_a_cancel_while_waiting_ends_the_task(tmp_path: Path, temporal_server: D
         assert done.returncode == 0, done.stderr
         assert cluster.ended("w")["temporal"]["status"] == "CANCELLED"
         assert cluster.state("w")["status"] == "CANCELLED"
+        # moved here, as the refusal's fix says: its home record deleted, then run in this tree. From then on
+        # this copy is its truth: status (one task and the listing) no longer shows Temporal's cancelled one
+        (repo.root / ".specd" / "homes" / "w.json").unlink()
+        here = repo.specd("continue", "w", "--semi-auto", "--agent", repo.agent())
+        assert here.returncode == 3, here.stdout + here.stderr
+        one = json.loads(repo.specd("status", "w", "--json").stdout)
+        assert (one["status"], one.get("temporal")) == ("WAITING_FOR_HUMAN", None), one
+        rows = {row["task"]: row for row in json.loads(repo.specd("status", "--json").stdout)["tasks"]}
+        assert (rows["w"]["status"], rows["w"].get("temporal")) == ("WAITING_FOR_HUMAN", None), rows["w"]
+        asked = cluster.view("w")  # asked for by flag: Temporal's copy, as before
+        assert asked["temporal"]["status"] == "CANCELLED"
     finally:
         cluster.close()
 
