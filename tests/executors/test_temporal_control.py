@@ -63,6 +63,9 @@ def test_two_answers_to_one_gate_never_answer_the_next_one_and_status_says_what_
         assert (waiting["status"], waiting["hint"]) == ("WAITING_FOR_HUMAN", "specd approve g")
         assert "`specd skip g`" in waiting["reason"]
         assert "continue" not in waiting["reason"], waiting["reason"]
+        said = memo(cluster, waiting["temporal"]["workflow_id"])["reason"]  # what Temporal's UI shows
+        assert "`specd skip g`" in said
+        assert "continue" not in said, said
         cluster.close()  # no worker: nothing takes an answer up, so the memo says waiting to both people
         (repo.dir / "hold-g-s2").write_text("")
         for note in ("first", "second"):

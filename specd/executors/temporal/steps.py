@@ -25,6 +25,7 @@ from specd.errors import said
 from specd.executors.temporal import answered, clones, lookup
 from specd.executors.temporal.job import Job, JobRefused
 from specd.executors.temporal.parked import Parked
+from specd.executors.temporal.shown import answered_by_signals
 from specd.executors.temporal.workflow import FIRST, UNKNOWN
 from specd.tasks.project import Project
 from specd.tasks.status import task_status
@@ -39,8 +40,11 @@ def label(nxt: Any) -> str | None:
 
 
 def result(task: str, finished: dict[str, Any], step: str) -> dict[str, Any]:
-    """A step's activity result, from its run's ``run_finished``: the status, and the step after it, by name."""
-    return {"task": task, "status": str(finished.get("status")), "reason": str(finished.get("reason") or ""),
+    """A step's activity result, from its run's ``run_finished``: the status, and the step after it, by name. The
+    reason (the workflow's memo, Temporal's UI) names the answers that signal the workflow, never `continue`."""
+    status, reason = str(finished.get("status")), str(finished.get("reason") or "")
+    reason = answered_by_signals(task, {"status": status, "reason": reason})["reason"]
+    return {"task": task, "status": status, "reason": reason,
             "step": step, **({"next": label(finished.get("next"))} if finished.get("next") else {})}
 
 
