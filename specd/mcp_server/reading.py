@@ -34,6 +34,10 @@ def list_tasks(project: Project, args: dict[str, Any]) -> Answer:
     load_project_secrets(project.root)
     config, broken = pipeline_or_problem(project)
     rows = all_status(project, config, broken, full=True)
+    from specd.commands.temporal import listing_on_temporal
+
+    # a task on Temporal: what its workers pushed, corrected by its workflow (as `specd status` lists it)
+    listing_on_temporal(project, rows, lambda where, name: task_status(where, name, broken=broken), {})
     problem = graph.annotate(rows)
     rows = by_attention(rows)  # what waits for a person first, as the terminal's table shows it
     wanted = str(args.get("status") or "").upper()
@@ -48,6 +52,14 @@ def show_task(project: Project, args: dict[str, Any]) -> Answer:
     """`specd status TASK --json`: where it stands, the plan left, what it waits for, its cost and checkpoints."""
     task = args["task"]
     load_project_secrets(project.root)
+    from specd.executors.temporal import record
+
+    if record.maybe_in_use(project, task, {}):  # on Temporal: as `specd status TASK` shows it
+        from specd.commands.temporal import status_on_temporal
+
+        remote = status_on_temporal(project, task, lambda where: task_status(where, task), {})
+        if remote is not None:
+            return envelope(task, **{k: v for k, v in remote.items() if k != "task"}), redact(task_text(remote))
     where = locate(project, task)
     existing_task(where, task)  # an unknown name: the error with "did you mean"
     config, broken = pipeline_or_problem(where)

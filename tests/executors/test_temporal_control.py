@@ -222,7 +222,16 @@ def test_the_page_shows_a_task_on_temporal_as_its_workflow_does_and_answers_it_w
             refused = page.post("/api/tasks/p/run", headers=auth, json={})
             assert refused.status_code == 400
             assert "runs on Temporal" in refused.json()["error"]["message"], refused.json()
+        from specd.mcp_server import reading  # `specd mcp`'s reading tools say the same as the page
+
+        listed, _ = reading.list_tasks(Project(repo.root), {})
+        [row] = listed["tasks"]  # the workflow's word (this clone's copy says NOT_STARTED), wherever it is now
+        assert row["temporal"]["workflow_id"].endswith("-p")
+        assert row["status"] in ("WAITING_FOR_HUMAN", "IN_PROGRESS", "COMPLETE"), row
         assert cluster.ended("p")["status"] == "COMPLETE"
+        one, text = reading.show_task(Project(repo.root), {"task": "p"})
+        assert (one["status"], one["temporal"]["status"]) == ("COMPLETE", "COMPLETE")
+        assert text.startswith("p  COMPLETE")
         checkpoints = cluster.state("p")["checkpoints"]
         approvals = [(row["note"], row["by"]) for row in checkpoints if row["answer"] == "approve"]
         assert approvals == [("from my phone", "P <p@x>")]
