@@ -13,6 +13,7 @@ from specd.redact import redact
 from specd.state.lock import TaskLock
 from specd.state.store import StateStore
 from specd.tasks import logs as log
+from specd.tasks.project import Project
 from specd.tasks.secrets import load_project_secrets
 from specd.tasks.task import existing_task
 
@@ -32,6 +33,7 @@ def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow:
     agent's and hook's output as it is printed, and where each transcript is
     once its step ends."""
     project = task_project(ctx, task)
+    _on_temporal(project, task)
     load_project_secrets(project.root)  # transcripts written before a .env value existed are masked now too
     task_dir = existing_task(project, task)
     store = StateStore(task_dir, task)
@@ -55,6 +57,18 @@ def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow:
         except OSError as exc:
             click.echo(f"(transcript unreadable: {exc.strerror})")
     return 0
+
+
+def _on_temporal(project: Project, task: str) -> None:
+    """Said on stderr for a task run by Temporal workers: its events and transcripts stay in their clones (git
+    ignores them, so they are never pushed), and this clone's copy has none of them."""
+    from specd.executors.temporal import record
+
+    if record.on_temporal(project, task):
+        from specd.commands.common import warn
+
+        warn([f"task {task!r} runs on Temporal: its events and transcripts stay in the workers' clones (under "
+              f"their --workdir), so none are shown here; `specd status {task}` shows its steps as they pushed them"])
 
 
 def _follow(task: str, task_dir: Path, store: StateStore, step: str | None, as_json: bool) -> int:

@@ -236,5 +236,8 @@ def test_the_page_shows_a_task_on_temporal_as_its_workflow_does_and_answers_it_w
         approvals = [(row["note"], row["by"]) for row in checkpoints if row["answer"] == "approve"]
         assert approvals == [("from my phone", "P <p@x>")]
         assert not (repo.root / ".specd" / "tasks" / "p" / ".pipeline-state.json").exists()  # the copy here
+        logs = repo.specd("logs", "p")  # its events are on the workers: said, not an empty answer
+        assert logs.returncode == 0, logs.stderr
+        assert "runs on Temporal" in logs.stderr
     finally:
         cluster.close()
