@@ -93,29 +93,30 @@ def maybe_in_use(project: Project, task: str | None, flags: dict[str, Any]) -> b
             or (task is not None and bool(where(project, task))) or "temporal" in read_settings(project))
 
 
+
 def lives_here(project: Project, task: str) -> bool:
     """Whether the task's home is recorded and is not Temporal: a task this clone once submitted, then cancelled
     there and moved here (its home record deleted, then `specd continue`). Its copy here is then its truth,
-    whatever this clone's record of submissions or the environment's Temporal settings say. A home record that
-    cannot be read says nothing here (the verbs that use it say what is wrong with it)."""
-    from specd.errors import SpecdError
-    from specd.tasks import home
-
-    try:
-        found = home.read(project, task)
-    except SpecdError:
-        return False
-    return found is not None and found.kind != "temporal"
+    whatever this clone's record of submissions or the environment's Temporal settings say."""
+    kind = _home_kind(project, task)
+    return kind is not None and kind != "temporal"
 
 
 def on_temporal(project: Project, task: str) -> bool:
     """Whether the task lives on Temporal as far as this clone knows: its home says so, or this clone submitted
     it and no home was recorded (a submission by a specd from before homes)."""
+    kind = _home_kind(project, task)
+    return kind == "temporal" if kind is not None else bool(where(project, task))
+
+
+def _home_kind(project: Project, task: str) -> str | None:
+    """The kind of the task's recorded home; None when none is recorded, or when its record cannot be read (the
+    verbs that use it say what is wrong with it)."""
     from specd.errors import SpecdError
     from specd.tasks import home
 
     try:
         found = home.read(project, task)
     except SpecdError:
-        found = None
-    return found.kind == "temporal" if found is not None else bool(where(project, task))
+        return None
+    return found.kind if found is not None else None
