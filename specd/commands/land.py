@@ -21,6 +21,8 @@ def land(ctx: click.Context, /, task: str, with_deps: bool, as_json: bool) -> in
     nothing (exit 0). Refuses, changing nothing, when the merge would conflict
     or would overwrite a file of yours that is not committed: changed,
     untracked or git-ignored (exit 2); a change of yours elsewhere stays.
+    A task run on Temporal lands from its workers' branch, fetched from the
+    remote they push to.
 
     \b
     Examples:

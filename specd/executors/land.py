@@ -15,6 +15,7 @@ file, say) stays as it is, where `git merge` would refuse.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from specd.errors import UsageError
@@ -31,6 +32,8 @@ def land(project: Project, task: str, with_deps: bool = False) -> list[str]:
     """Merge ``specd/<task>`` (and, ``with_deps``, the unlanded tasks it needs first) into the checked-out
     branch; the lines to report."""
     name = worktrees.branch(task)
+    for each in graphs.closure(graphs.load(project), [task]):
+        _from_temporal(project, each)
     if not _has_branch(project, name):
         raise UsageError(f"task {task!r} has no branch {name}", fix=f"run it first: `specd run {task}`")
     if _landed(project, name):
@@ -50,7 +53,8 @@ def land(project: Project, task: str, with_deps: bool = False) -> list[str]:
 
 def _land_one(project: Project, task: str) -> list[str]:
     name = worktrees.branch(task)
-    status = task_status(worktrees.task_project(project, task), task, listing=True)["status"]
+    status = (_branch_status(project, name, task) if _on_temporal(project, task)
+              else task_status(worktrees.task_project(project, task), task, listing=True)["status"])
     if status != "COMPLETE":
         raise UsageError(f"task {task!r} is {status}, not COMPLETE; only finished work is landed",
                          fix=f"finish it: `specd run {task}` (see `specd status {task}`)")
@@ -89,6 +93,38 @@ def _merge(project: Project, merged: str, name: str, message: str) -> None:
         moved = git(project.root, "update-ref", "-m", message, "HEAD", made.stdout.strip(), old)
     if moved.returncode != 0:
         raise UsageError(f"merging {name} failed: {(moved.stderr or moved.stdout).strip()}", fix="see `git status`")
+
+
+def _on_temporal(project: Project, task: str) -> bool:
+    from specd.executors.temporal import record
+
+    return record.on_temporal(project, task)
+
+
+def _from_temporal(project: Project, task: str) -> None:
+    """A task that lives on Temporal: its branch fetched from the remote its workers push to, into specd/<task>
+    here, which it replaces (the workers' branch is the task's truth; this clone's copy never ran)."""
+    if not _on_temporal(project, task):
+        return
+    from specd.executors.temporal import record
+
+    remote, name = record.where(project, task).get("remote") or "origin", worktrees.branch(task)
+    fetched = git(project.root, "fetch", "--quiet", remote, f"+refs/heads/{name}:refs/heads/{name}")
+    if fetched.returncode != 0:
+        raise UsageError(f"task {task!r} runs on Temporal, and its branch {name} could not be fetched from {remote}: "
+                         f"{(fetched.stderr or fetched.stdout).strip()}",
+                         fix=f"check that {remote} is reachable and that `specd status {task}` shows it COMPLETE")
+
+
+def _branch_status(project: Project, name: str, task: str) -> str:
+    """The status the run state on the task's branch holds (a task its workers ran: no copy here says it)."""
+    folder = project.tasks_dir.relative_to(project.root).as_posix()
+    shown = git(project.root, "show", f"{name}:{folder}/{task}/.pipeline-state.json")
+    try:
+        state = json.loads(shown.stdout) if shown.returncode == 0 else {}
+    except ValueError:
+        state = {}
+    return str(state.get("status") or "NOT_STARTED") if isinstance(state, dict) else "NOT_STARTED"
 
 
 def _has_branch(project: Project, name: str) -> bool:

@@ -239,5 +239,11 @@ def test_the_page_shows_a_task_on_temporal_as_its_workflow_does_and_answers_it_w
         logs = repo.specd("logs", "p")  # its events are on the workers: said, not an empty answer
         assert logs.returncode == 0, logs.stderr
         assert "runs on Temporal" in logs.stderr
+        landed = repo.specd("land", "p")  # its work comes back from the remote's branch, and so does its home
+        assert landed.returncode == 0, landed.stdout + landed.stderr
+        assert "landed p: specd/p merged into main" in landed.stdout
+        assert repo.git("status", "--porcelain") == ""
+        here = json.loads(repo.specd("status", "p", "--json").stdout)
+        assert (here["status"], here.get("temporal")) == ("COMPLETE", None), here
     finally:
         cluster.close()
