@@ -117,10 +117,12 @@ class LocalExecutor:
                 self.listener(task, {"kind": "task_broken", "reason": broken[task]})
         try:
             while pending or self.running or self.waiting or self._serving():
-                pending = self._start_ready(pending, graph, status)
+                before, pending = len(pending), self._start_ready(pending, graph, status)
                 self._resume_answered(status)
                 self._look(status)
                 if not self.running and not self.waiting and not self._serving():
+                    if len(pending) < before:  # the slots went to tasks that could not start (broken, blocked)
+                        continue
                     break
                 if self.running:
                     self._receive(status)
@@ -137,7 +139,16 @@ class LocalExecutor:
         return graphs.load(self.project)
 
     def _targets(self, names: list[str], broken: dict[str, str], known: dict[str, str]) -> list[str]:
-        return targets(self.project, names, self.graph, broken, known)
+        """As ``targets``; of every unfinished task (no names), those that live on Temporal are left to its
+        workers, and said so (named, one is refused: it would be a second copy)."""
+        found = targets(self.project, names, self.graph, broken, known)
+        from specd.executors.temporal import record
+
+        away = [] if names else [task for task in found if record.on_temporal(self.project, task)]
+        for task in away:
+            self.listener(task, {"kind": "notice", "message": f"runs on Temporal: its workers run it, not this "
+                                                              f"run (`specd status {task}` shows where it stands)"})
+        return [task for task in found if task not in away]
 
     def _serving(self) -> bool:
         """The run goes on with nothing to run or wait for (a control plane, until it is stopped)."""

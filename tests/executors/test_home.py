@@ -159,6 +159,30 @@ def test_a_task_homed_on_temporal_is_not_run_here_as_a_second_copy(tmp_path: Pat
     assert _home(repo, "t")["kind"] == "temporal"
 
 
+def test_a_task_on_temporal_is_left_to_its_workers_by_run_all_and_never_takes_another_tasks_turn(
+        tmp_path: Path) -> None:
+    """`specd run --all` leaves a task that lives on Temporal to its workers (said, not BROKEN, not exit 2); named,
+    it is refused, and the slot it was given goes to the next task at once: with -j 1, a run that placed the
+    Temporal task first used to end with the other never started ("the run's --max-cost is spent")."""
+    repo = Repo(tmp_path, steps=("s1",))
+    repo.new("a")
+    repo.new("b")
+    record = {"kind": "temporal", "address": "127.0.0.1:7233", "workflow_id": "specd-abc-a"}
+    repo.write(".specd/homes/a.json", json.dumps(record))
+    named = repo.specd("run", "a", "b", "-j", "1", "--auto", "--agent", repo.agent())
+    said = named.stdout + named.stderr
+    assert named.returncode == 2, said  # a named task on Temporal is bad input here
+    assert "runs on Temporal" in said
+    assert _status(repo, "b")["status"] == "COMPLETE", said
+    repo.new("c")
+    every = repo.specd("run", "--all", "-j", "1", "--auto", "--agent", repo.agent())
+    said = every.stdout + every.stderr
+    assert every.returncode == 0, said
+    assert "a: runs on Temporal: its workers run it, not this run" in said
+    assert _status(repo, "c")["status"] == "COMPLETE", said
+    assert _states(repo, "a") == []  # nothing ran anywhere
+
+
 ORDERS = ["continue run answer", "continue answer run", "run continue answer", "run answer continue"]
 
 

@@ -48,6 +48,8 @@ class RunView:
             self._say(f"{task}: {event.get('status')}{reason}")
         elif kind == "task_held":
             self._say(f"{task}: not started, waits for {', '.join(event.get('waiting_for') or [])}")
+        elif kind == "notice":
+            self._say(f"{task}: {event.get('message')}")
         elif kind == "task_broken":
             self.rows.pop(task, None)
             self._say(f"{task}: not run, its files do not load (the others run): {event.get('reason')}")
