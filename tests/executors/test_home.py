@@ -183,6 +183,22 @@ def test_a_task_on_temporal_is_left_to_its_workers_by_run_all_and_never_takes_an
     assert _states(repo, "a") == []  # nothing ran anywhere
 
 
+def test_a_task_moved_here_from_temporal_is_answered_here_even_with_temporal_down(tmp_path: Path) -> None:
+    """This clone once submitted the task to Temporal (its record names it, at an address nothing serves now);
+    the task was moved here since (its home is the main tree). An answer goes to this copy, as `status` reads
+    it, and never tries the Temporal server first."""
+    repo = Repo(tmp_path, steps=("s1", "s2"), pause="s2")
+    repo.new("t")
+    waits = repo.specd("continue", "t", *_flags(repo))
+    assert waits.returncode == 3, waits.stdout + waits.stderr
+    assert _home(repo, "t")["kind"] == "main"
+    gone = {"address": "127.0.0.1:1", "namespace": "default", "task_queue": "specd", "remote": "origin"}
+    (repo.root / ".git" / "specd-temporal.json").write_text(json.dumps({"t": gone}))
+    answered = repo.specd("approve", "t", "--note", "here")
+    assert answered.returncode == 0, answered.stdout + answered.stderr
+    assert _status(repo, "t")["checkpoints"][-1]["note"] == "here"
+
+
 ORDERS = ["continue run answer", "continue answer run", "run continue answer", "run answer continue"]
 
 

@@ -28,6 +28,10 @@ def answer_on_temporal(project: Project, task: str, verb: str, note: str, option
                        by: str = "") -> str | None:
     """Signal the task's workflow when it runs on Temporal; None when it does not (answer it locally). ``by``:
     who answers, when not this clone's git identity (a person on the page, or another clone through it)."""
+    from specd.executors.temporal import record
+
+    if not any(options.values()) and record.lives_here(project, task):
+        return None  # moved here from Temporal: answered here, whether Temporal is up or not
     settings = settings_from(project, options, task)
     if settings is None:
         return None
