@@ -190,7 +190,7 @@ class LocalExecutor:
         if isinstance(error, TaskError):  # where it lives says it cannot run here (home.py): bad input, with its fix
             status[task] = BROKEN
             self.results[task] = Result(task, BROKEN, str(error))
-            self.listener(task, {"kind": "task_broken", "reason": str(error)})
+            self.listener(task, {"kind": "task_broken", "reason": str(error), "refused": True})
             return True
         if error is not None or tree is None:  # a need's branch does not merge, or git refused the worktree
             status[task] = "BLOCKED"

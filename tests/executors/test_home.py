@@ -172,7 +172,7 @@ def test_a_task_on_temporal_is_left_to_its_workers_by_run_all_and_never_takes_an
     named = repo.specd("run", "a", "b", "-j", "1", "--auto", "--agent", repo.agent())
     said = named.stdout + named.stderr
     assert named.returncode == 2, said  # a named task on Temporal is bad input here
-    assert "runs on Temporal" in said
+    assert "a: not run here (the others run): task 'a' runs on Temporal" in said
     assert _status(repo, "b")["status"] == "COMPLETE", said
     repo.new("c")
     every = repo.specd("run", "--all", "-j", "1", "--auto", "--agent", repo.agent())

@@ -52,7 +52,8 @@ class RunView:
             self._say(f"{task}: {event.get('message')}")
         elif kind == "task_broken":
             self.rows.pop(task, None)
-            self._say(f"{task}: not run, its files do not load (the others run): {event.get('reason')}")
+            why = "not run here" if event.get("refused") else "not run, its files do not load"  # refused: its home
+            self._say(f"{task}: {why} (the others run): {event.get('reason')}")
 
     def _say(self, line: str) -> None:
         if self.live is not None:
