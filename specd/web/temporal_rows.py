@@ -85,6 +85,9 @@ def _ask(project: Project, names: list[str]) -> None:
                 row["reason"] = (f"runs on Temporal, which did not answer ({unreached or 'unreachable'}): this is "
                                  "this clone's copy, not what its workers pushed")
         _kept[project.root] = (time.monotonic(), rows)
+        for name in names:  # each task's own page then reads a copy made here, off the server's event loop
+            if (project.root, name) not in _copied:
+                _unpack(project, name, _copy_path(project, name))
     finally:
         with _lock:
             _asking.discard(project.root)
@@ -95,8 +98,7 @@ def pushed_copy(project: Project, task: str) -> Project | None:
     task (and for one whose branch the remote does not have yet)."""
     if task not in on_temporal(project):
         return None
-    into = project.root / ".specd" / ".cache" / "temporal" / task
-    key = (project.root, task)
+    into, key = _copy_path(project, task), (project.root, task)
     if key not in _copied or not into.is_dir():
         _unpack(project, task, into)  # the first look: waited for
     elif time.monotonic() - _copied[key] > FRESH:
@@ -106,6 +108,10 @@ def pushed_copy(project: Project, task: str) -> Project | None:
             _asking.add(key)
         threading.Thread(target=_unpack, args=(project, task, into), daemon=True, name="specd-temporal-copy").start()
     return Project(into) if into.is_dir() else None
+
+
+def _copy_path(project: Project, task: str) -> Path:
+    return project.root / ".specd" / ".cache" / "temporal" / task
 
 
 def _unpack(project: Project, task: str, into: Path) -> None:

@@ -208,6 +208,8 @@ def test_the_page_shows_a_task_on_temporal_as_its_workflow_does_and_answers_it_w
             rows = {row["task"]: row for row in page.get("/tasks.json", headers=auth).json()["tasks"]}
             assert (rows["p"]["status"], rows["p"]["source"], rows["p"]["step"]) == (
                 "WAITING_FOR_HUMAN", "temporal", "s2")
+            # the list's first look also unpacked its copy, so a task's page never fetches on the server's loop
+            assert (repo.root / ".specd" / ".cache" / "temporal" / "p" / ".specd" / "tasks" / "p").is_dir()
             one = page.get("/tasks/p.json", headers=auth).json()  # its page reads the copy its workers pushed
             assert one["view"]["status"] == "WAITING_FOR_HUMAN"
             assert [row["step"] for row in one["steps"]] == ["s1"]
