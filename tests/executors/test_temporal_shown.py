@@ -43,5 +43,6 @@ def test_a_waiting_task_is_answered_by_signals_and_an_answered_one_shows_taken_u
     assert waiting["hint"] == "specd approve t"
     assert waiting["reason"] == "stopped at the gate before 's2'; answer with " + answers_text("t", go_on=False)
     assert "continue" not in waiting["reason"]
-    taken = as_workflow_says("t", pushed("WAITING_FOR_HUMAN", reason=reason), workflow("IN_PROGRESS"))
-    assert (taken["status"], taken["reason"], taken["hint"]) == ("IN_PROGRESS", None, None)
+    gate = {"kind": "gate", "step": "s2"}
+    taken = as_workflow_says("t", pushed("WAITING_FOR_HUMAN", reason=reason, waiting=gate), workflow("IN_PROGRESS"))
+    assert (taken["status"], taken["reason"], taken["hint"], taken["waiting"]) == ("IN_PROGRESS", None, None, None)

@@ -27,7 +27,7 @@ def as_workflow_says(task: str, data: dict[str, Any], found: dict[str, Any]) -> 
     if not found["running"]:
         return data
     if data.get("status") == "WAITING_FOR_HUMAN" and found["status"] == "IN_PROGRESS":
-        data.update(status="IN_PROGRESS", reason=None)  # answered: the workflow took the answer up
+        data.update(status="IN_PROGRESS", reason=None, waiting=None)  # answered: the workflow took it up
     if data.get("status") == "IN_PROGRESS":
         step = f" ({found['step']})" if found.get("step") else ""
         data.update(idle=None, running=None, hint=None,
