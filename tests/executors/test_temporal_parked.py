@@ -166,3 +166,33 @@ def test_a_run_that_cannot_start_says_what_is_wrong_not_only_the_fix(
     assert "fix: " in stopped["reason"], stopped
     assert refused("t", "", 1) == {"task": "t", "status": "BLOCKED", "reason": "specd continue exited with 1"}
     assert refused("t", "a traceback\nValueError: x\n", 2)["reason"] == "ValueError: x"
+
+
+def test_a_run_still_ending_after_nobody_took_it_over_is_gone_before_the_next_step_starts_here(
+        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parked run ends from a thread of its own (no one took it over in IDLE seconds, or it made room). The
+    next step of its task on this worker must not start its run while that one still holds the task's lock:
+    under load its end came late, and the new run was refused ("already being run by pid ...") and FAILED."""
+    from specd.executors.temporal import parked
+
+    acts, job, clone = _setup(repo, tmp_path, monkeypatch)
+    slow, ending = parked.Parked.end, []
+
+    def late_end(self: parked.Parked) -> None:  # the thread that ends it has not been scheduled yet
+        ending.append(self.proc.pid)
+
+    async def steps() -> tuple[int | None, dict[str, Any]]:
+        await _step(acts, job)
+        waiting = _parked_pid(acts)
+        monkeypatch.setattr(parked.Parked, "end", late_end)
+        acts.parking.drop(f"{job['key']}/a")  # as the IDLE timer does
+        await asyncio.sleep(0.2)
+        monkeypatch.setattr(parked.Parked, "end", slow)
+        return waiting, await _step(acts, job)
+
+    waiting, result = asyncio.run(steps())
+    assert ending == [waiting]
+    assert result["status"] == "IN_PROGRESS", result
+    assert result["next"] == "s3", result
+    ledger = (clone / "ledger-a.txt").read_text().splitlines()
+    assert [line.split()[1] for line in ledger] == ["s1", "s2"]

@@ -8,11 +8,10 @@ life (clone, push and step alike), so a dead worker is noticed within the heartb
 again elsewhere from the last pushed commit. A step's own activity (steps.py) does the same for one step: the
 child gets SPECD_STEPS=1, its result names the next step, and it waits here for that step (parked.py).
 
-One attempt of a task at a time on a worker: Temporal starts a new attempt only once it holds the last one dead,
-so an older attempt still running here (its heartbeats were late) is stopped, and never pushes, before the new
-one touches the clone they share. On another worker it cannot be stopped, so each attempt holds a lease its
-heartbeat timer renews (lease.py): once a renewal comes late, its child pushes nothing more and stops, and the
-attempt's result is not used.
+One attempt of a task at a time on a worker: an older attempt still running here (Temporal holds it dead: its
+heartbeats were late), and every run of the task still ending, is stopped before the new one touches the clone
+(runs.py), and never pushes. On another worker it cannot be stopped, so each attempt holds a lease its heartbeat
+timer renews (lease.py): once a renewal comes late, its child pushes nothing more and the result is not used.
 
 Every activity first verifies its job (``job.verify``): the task, key and needs it names, nothing of how to run
 (the agent, mode and --max-cost are this worker's own). One that fails is refused as a non-retryable error
@@ -37,7 +36,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from specd.engine import control, seam
-from specd.executors.temporal import answered, attempt, budget, clones
+from specd.executors.temporal import answered, attempt, budget, clones, runs
 from specd.executors.temporal import parked as parked_runs
 from specd.executors.temporal.job import REFUSED, Job, JobRefused, verify, within
 from specd.executors.temporal.lease import Lease
@@ -74,6 +73,7 @@ class Activities(StepActivities):
         self.leases: set[Lease] = set()
         self.slots: dict[str, _Slot] = {}
         self.parking = Parking()  # runs waiting for their task's next step here (parked.py)
+        self.runs = runs.Runs()  # every run started here, until it is gone
 
     def stop_all(self) -> None:
         """The worker is stopping: every child saves its state and ends ABORTED (nothing is pushed); a parked one
@@ -108,7 +108,7 @@ class Activities(StepActivities):
         job = self._verified(raw)
         if activity.info().attempt > 1 and await attempt.cancel_asked():  # the workflow may not have seen it yet
             return {"task": job.task, "status": "CANCELLED", "reason": "cancelled"}
-        key = f"{job.key}/{job.task}"
+        key = job.here
         slot = self.slots.setdefault(key, _Slot())
         slot.latest += 1
         mine, beat = slot.latest, {"step": ""}
@@ -149,9 +149,10 @@ class Activities(StepActivities):
             if slot.latest != mine or not lease.held():
                 raise Superseded
 
-        task = job.task
-        parked = self.parking.take(f"{job.key}/{task}")  # the run of this task's last step here, if it waits
+        task, key = job.task, job.here
+        parked = self.parking.take(key)  # the run of this task's last step here, if it waits
         try:
+            await self.runs.settle(key, keep=parked.proc if parked is not None else None)
             current()
             # from the remote's branch, always: a commit this clone never pushed may be a superseded attempt's
             clone = await asyncio.to_thread(self._clone, job, job.needs, parked)
@@ -168,7 +169,7 @@ class Activities(StepActivities):
             current()  # before the agent's result is used, and before the last push
             await asyncio.to_thread(clones.push, clone)
             if parked is not None:  # pushed: its next step may go on from here
-                self.parking.park(f"{job.key}/{task}", parked)
+                self.parking.park(key, parked)
                 parked = None
         except JobRefused as exc:
             raise self._refused(exc) from None
@@ -182,8 +183,9 @@ class Activities(StepActivities):
         return stopped
 
     async def _unpark(self, job: Job) -> None:
-        """Before anything else touches the task's clone: its parked run, if any, ends."""
-        await parked_runs.ended(self.parking.take(f"{job.key}/{job.task}"))
+        """Before anything else touches the task's clone: its parked run, and every other, has ended."""
+        await parked_runs.ended(self.parking.take(job.here))
+        await self.runs.settle(job.here)
 
     def _clone(self, job: Job, needs: tuple[str, ...], parked: Parked | None = None) -> clones.Clone:
         clone = clones.prepare(self.workdir, self.remote, job.key, job.task, list(needs),
@@ -258,7 +260,9 @@ class Activities(StepActivities):
         env = {publish.LEASE: str(lease.path),
                **({seam.STEPS: "1", seam.PARK: f"{LIMIT}:{os.getpid()}"} if one else {"SPECD_GIT_PUSH": "origin"})}
         try:
-            return await attempt.start(argv, clone.path, env, errors)
+            proc = await attempt.start(argv, clone.path, env, errors, lambda fork: self.runs.forked(job.here, fork))
+            self.runs.started(job.here, proc)
+            return proc
         except asyncio.CancelledError as exc:
             raise self._cancelled(exc, job, "", lease, errors) from None
 

@@ -34,16 +34,19 @@ Line = dict[str, Any] | None
 Proc = subprocess.Popen[bytes] | warm.Forked
 
 
-async def start(args: list[str], cwd: Path, env: dict[str, str], errors: IO[bytes]) -> Proc:
+async def start(args: list[str], cwd: Path, env: dict[str, str], errors: IO[bytes],
+                forked: Callable[[asyncio.Future[warm.Forked]], None] = lambda _: None) -> Proc:
     """`specd ARGS` in ``cwd`` with ``env`` added to the worker's environment, forked from the warm zygote; a
     fresh Python when no zygote can be had (it could not start, or died). Call on the worker's main thread,
     which the zygote (or the fresh child) dies with. The fork is asked for from a thread: a zygote still warming
-    up must not hold back this attempt's heartbeats and lease."""
+    up must not hold back this attempt's heartbeats and lease; ``forked`` is told of the fork as it is asked for
+    (runs.py: the run exists even if this attempt stops before it is told)."""
     try:
         zygote = warm.shared()
         # the environment a started child would get: the worker's as it is now, and the run's owner marker
         environ = children.child_env({**os.environ, **env})
         forking = asyncio.ensure_future(asyncio.to_thread(zygote.spawn, args, cwd, errors, environ))
+        forked(forking)
         try:
             return await asyncio.shield(forking)
         except asyncio.CancelledError:  # the attempt is stopped: so is its run, once it exists

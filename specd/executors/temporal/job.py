@@ -45,6 +45,11 @@ class Job:
     budget: dict[str, Any] | None = None  # the run's --max-cost; it can only lower what the worker allows
     answer_id: str = ""  # the workflow's id of that answer: applied once, however many attempts carry it
 
+    @property
+    def here(self) -> str:
+        """The task among every repository's on a worker: its slot, parked run and runs are kept by it."""
+        return f"{self.key}/{self.task}"
+
 
 def verify(raw: Any, own: Behaviour) -> Job:
     if not isinstance(raw, dict):
