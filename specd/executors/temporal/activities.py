@@ -223,7 +223,7 @@ class Activities(StepActivities):
                     break
         except asyncio.CancelledError as exc:
             lease.give_up()  # cancelled, or the worker stops: the child saves, ends ABORTED, and pushes nothing
-            attempt.stop(proc)
+            await attempt.stopped(proc)
             raise self._cancelled(exc, job, step, lease, errors) from None
         finally:
             self.running.discard(proc)

@@ -84,6 +84,15 @@ def stop(proc: Proc) -> None:
     children.ended(proc.pid)
 
 
+async def stopped(proc: Proc) -> None:
+    """``stop`` from a thread, waited for even if this task is cancelled again: the worker's event loop, which
+    heartbeats every other attempt here, must never wait for a run to save and end (up to 30 s)."""
+    stopping = asyncio.ensure_future(asyncio.to_thread(stop, proc))
+    while not stopping.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(stopping)
+
+
 async def cancel_asked() -> bool:
     """Whether this workflow was asked to cancel: a retry must not run a step the cancel was meant to stop,
     though a dead worker may hold the workflow's own next move for a while. Read from its history, on a retry
