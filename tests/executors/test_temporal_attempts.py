@@ -199,6 +199,11 @@ def test_a_clone_that_is_the_remotes_branch_is_reused_without_a_fetch(
     monkeypatch.setattr(clones, "git", counted)
     step = clones.prepare(tmp_path / "w0", remote, "k", "a", [])
     _commit(step, "four.txt", "docs(a): execute complete")
-    clones.push(step)
-    assert calls == ["ls-remote", "status", "merge-base", "push"]
+    head = clones.push(step)
+    assert calls == ["ls-remote", "status", "rev-parse", "merge-base", "push"]
     assert repo.git("ls-remote", remote, "specd/a").split()[0] == repo.git("rev-parse", "HEAD", cwd=step.path).strip()
+    assert head == repo.git("rev-parse", "HEAD", cwd=step.path).strip()  # what the push left on the remote
+    calls.clear()  # the step after it, told that head by the workflow: the remote is not asked
+    after = clones.prepare(tmp_path / "w0", remote, "k", "a", [], head=head)
+    assert after.kept
+    assert calls == ["status"]

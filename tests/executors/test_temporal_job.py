@@ -25,6 +25,8 @@ def test_a_well_formed_job_gives_only_what_names_the_work() -> None:
     signed = {"answer": "approve", "note": "", "by": "Ada <ada@example.com>"}
     assert verify({"task": "api", "key": KEY, "answer": signed}, Behaviour()).answer == (
         "approve", "", "Ada <ada@example.com>")
+    assert verify({"task": "api", "key": KEY, "head": "0f" * 20}, Behaviour()).head == "0f" * 20  # sha-1
+    assert verify({"task": "api", "key": KEY, "head": "ab" * 32}, Behaviour()).head == "ab" * 32  # sha-256
 
 
 @pytest.mark.parametrize(("change", "words"), [
@@ -53,6 +55,10 @@ def test_a_well_formed_job_gives_only_what_names_the_work() -> None:
                                 "--auto", "never a job's"]),
     ({"mode": "agent=cmd:env > pwned.txt"}, ["field mode:"]),
     ({"mode": "semi-auto"}, ["field mode: this job asks for mode 'semi-auto'"]),
+    ({"head": "HEAD"}, ["field head: 'HEAD' is not a commit id (40 or 64 lowercase hex digits)"]),
+    ({"head": "--upload-pack=touch pwned"}, ["field head:", "is not a commit id"]),
+    ({"head": "a" * 39}, ["field head:"]),
+    ({"head": ["a" * 40]}, ["field head:"]),
     ({"max_cost": 1000.0}, ["field 'max_cost': not something a job carries"]),
     ({"env": {"PATH": "/evil"}}, ["field 'env': not something a job carries", "worker's own settings"]),
 ])

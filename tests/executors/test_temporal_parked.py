@@ -196,3 +196,55 @@ def test_a_run_still_ending_after_nobody_took_it_over_is_gone_before_the_next_st
     assert result["next"] == "s3", result
     ledger = (clone / "ledger-a.txt").read_text().splitlines()
     assert [line.split()[1] for line in ledger] == ["s1", "s2"]
+
+
+def test_the_step_after_a_step_checks_its_clone_against_the_head_the_last_one_pushed_without_asking_the_remote(
+        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each step's result names the commit its push left on the remote's branch; the workflow hands it to the step
+    right after, whose clone is then checked with a `git status` alone (no `ls-remote`: a round trip to the remote
+    each step). Should the branch have moved meanwhile, that step's push is refused and its next attempt starts
+    from the remote's branch."""
+    from temporalio.exceptions import ApplicationError
+
+    acts, job, clone = _setup(repo, tmp_path, monkeypatch)
+    remote, called = str(tmp_path / "remote.git"), []
+    real = clones.git
+
+    def seen(where: Path, *args: str) -> Any:
+        called.append(args[0])
+        return real(where, *args)
+
+    monkeypatch.setattr(clones, "git", seen)
+
+    def remote_head() -> str:
+        return subprocess.run(["git", "--git-dir", remote, "rev-parse", "specd/a"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+
+    async def steps() -> tuple[dict[str, Any], list[str], dict[str, Any], BaseException | None, dict[str, Any]]:
+        first = await _step(acts, job)
+        called.clear()
+        second = await _step(acts, {**job, "head": first["head"]})
+        asked = list(called)
+        assert second["head"] == remote_head()  # the result names what the remote holds after its push
+        elsewhere = clones.prepare(tmp_path / "w9", remote, "k", "a", [])  # another worker moves the branch
+        _commit(elsewhere, "theirs.txt", "docs(a): by another worker")
+        clones.push(elsewhere)
+        stale: BaseException | None = None
+        try:
+            await _step(acts, {**job, "head": second["head"]})
+        except ApplicationError as exc:
+            stale = exc
+        again = await _step(acts, {**job, "head": second["head"]})  # Temporal's retry: the same job
+        return first, asked, second, stale, again
+
+    first, asked, second, stale, again = asyncio.run(steps())
+    assert first["head"] != second["head"]
+    assert "ls-remote" not in asked, asked
+    assert "status" in asked
+    assert stale is not None, "a step on a clone the remote had moved from pushed"
+    assert "pushed" in str(stale), stale
+    assert again["status"] in ("IN_PROGRESS", "COMPLETE"), again
+    assert again["head"] == remote_head()
+    assert (clone / "theirs.txt").exists()  # the retry started from the remote's branch
+    ledger = (clone / "ledger-a.txt").read_text().splitlines()
+    assert [line.split()[1] for line in ledger] == ["s1", "s2", "s3"]

@@ -167,7 +167,7 @@ class Activities(StepActivities):
             current()
             stopped, parked = await self._continue(clone, job, cap, slot, beat, lease, one, parked)
             current()  # before the agent's result is used, and before the last push
-            await asyncio.to_thread(clones.push, clone)
+            stopped["head"] = await asyncio.to_thread(clones.push, clone)  # the next step's clone is checked by it
             if parked is not None:  # pushed: its next step may go on from here
                 self.parking.park(key, parked)
                 parked = None
@@ -189,7 +189,7 @@ class Activities(StepActivities):
 
     def _clone(self, job: Job, needs: tuple[str, ...], parked: Parked | None = None) -> clones.Clone:
         clone = clones.prepare(self.workdir, self.remote, job.key, job.task, list(needs),
-                               parked.end if parked is not None else lambda: None)
+                               parked.end if parked is not None else lambda: None, job.head)
         for folder in ("tasks", "features"):  # where the child looks for the task: a symlink out is refused
             within(clone.path, ".specd", folder, job.task)
         return clone

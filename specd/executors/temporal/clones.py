@@ -41,16 +41,17 @@ def path_of(workdir: Path, key: str, task: str) -> Path:
 
 
 def prepare(workdir: Path, remote: str, key: str, task: str, needs: list[str],
-            changing: Callable[[], None] = lambda: None) -> Clone:
+            changing: Callable[[], None] = lambda: None, head: str = "") -> Clone:
     """The task's clone as the remote's branch has it, with its needs merged; ``changing`` is called before the
-    first thing that changes it (a fetch, a checkout, a merge), once."""
+    first thing that changes it (a fetch, a checkout, a merge), once. ``head``: the commit the task's last step
+    pushed, as the workflow was told (then the remote is not asked where its branch is)."""
     tree = path_of(workdir, key, task)
     clone, changing = Clone(tree, task, remote), _once(changing)
     if not (tree / ".git").exists():
         changing()
         tree.parent.mkdir(parents=True, exist_ok=True)
         _run(tree.parent, "clone", "--quiet", "--no-checkout", remote, str(tree))
-    elif _current(clone):
+    elif _current(clone, head):
         merged = [need for need in needs if _merge(clone, need, changing)]
         return clone if merged else Clone(tree, task, remote, kept=True)
     else:
@@ -77,15 +78,19 @@ def _once(call: Callable[[], None]) -> Callable[[], None]:
     return first
 
 
-def _current(clone: Clone) -> bool:
+def _current(clone: Clone, head: str = "") -> bool:
     """Whether this clone already is the remote's branch, so the step needs no fetch and no checkout: the task did
     not change worker since this clone pushed (or fetched) it, and nothing was left behind here. A `git ls-remote`
-    and a `status` instead of a fetch, a checkout and a clean; the status names the remote-tracking branch the
-    checkout set up and how far HEAD is from it (``+0 -0``: the same commit), else a `rev-parse` reads it. Any doubt
-    takes the long way."""
+    (none when the workflow says where its last step left the branch: ``head``, a round trip to the remote saved
+    each step) and a `status` instead of a fetch, a checkout and a clean; the status names the remote-tracking
+    branch the checkout set up and how far HEAD is from it (``+0 -0``: the same commit), else a `rev-parse` reads
+    it. Any doubt takes the long way. Should the remote have moved since (someone pushed the branch between two
+    steps), the step's push, which expects what this clone last saw there, is refused."""
     name = branch(clone.task)
-    said = git(clone.path, "ls-remote", "--quiet", "origin", f"refs/heads/{name}")
-    theirs = said.stdout.split()[0] if said.returncode == 0 and said.stdout.strip() else ""
+    theirs = head
+    if not theirs:
+        said = git(clone.path, "ls-remote", "--quiet", "origin", f"refs/heads/{name}")
+        theirs = said.stdout.split()[0] if said.returncode == 0 and said.stdout.strip() else ""
     left = git(clone.path, "status", "--porcelain=v2", "--branch", "--untracked-files=all")
     lines = left.stdout.splitlines()
     if not theirs or left.returncode != 0 or lines[:2] != [f"# branch.oid {theirs}", f"# branch.head {name}"] \
@@ -96,10 +101,12 @@ def _current(clone: Clone) -> bool:
     return git(clone.path, "rev-parse", "--verify", "--quiet", f"refs/remotes/origin/{name}").stdout.strip() == theirs
 
 
-def push(clone: Clone) -> None:
+def push(clone: Clone) -> str:
     """Push the task branch as a fast-forward of exactly what the remote was last seen to hold (the
-    remote-tracking branch): when HEAD descends from it, one `merge-base` says so before the push."""
+    remote-tracking branch): when HEAD descends from it, one `merge-base` says so before the push. The commit the
+    remote's branch holds now, once pushed."""
     name = branch(clone.task)
+    head = git(clone.path, "rev-parse", "--verify", "--quiet", "HEAD").stdout.strip()
     tracking = f"refs/remotes/origin/{name}"
     if _ancestor(clone.path, tracking, "HEAD"):
         seen = tracking  # the lease names the ref; git reads its commit, which only this clone's fetch or push moves
@@ -111,7 +118,7 @@ def push(clone: Clone) -> None:
     expect = [f"--force-with-lease=refs/heads/{name}:{seen}"] if seen else []  # a fast-forward of exactly that
     done = git(clone.path, "push", "--quiet", "--no-verify", *expect, "origin", f"{name}:refs/heads/{name}")
     if done.returncode == 0:
-        return
+        return head
     said = [line.strip() for line in (done.stderr or done.stdout).strip().splitlines() if line.strip()]
     rejected = [line for line in said if "rejected" in line]
     why = (rejected or said or [f"git push exited with {done.returncode}"])[0]

@@ -13,6 +13,7 @@ the rule. Every path made from a job is checked to stay inside the worker's work
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,8 @@ from specd.executors.temporal.ids import KEY_RULE, is_key, workflow_id
 from specd.executors.temporal.settings import Behaviour
 from specd.tasks.task import check_name
 
-DATA = ("task", "key", "needs", "after", "dependants", "next", "answer", "budget", "heartbeat_timeout", "search")
+DATA = ("task", "key", "needs", "after", "dependants", "next", "answer", "budget", "heartbeat_timeout", "search",
+        "head")
 ASKED = ("agent", "mode")  # what the submitter asked for: compared with the worker's own, never obeyed
 ANSWERS = ("approve", "reject", "skip")
 SHOWN = 60  # characters of a refused value quoted back: enough to recognise it, never a flood in the logs
@@ -44,6 +46,7 @@ class Job:
     answer: tuple[str, str, str] | None = None  # a held gate's (verb, note, who sent it: "" when unsaid)
     budget: dict[str, Any] | None = None  # the run's --max-cost; it can only lower what the worker allows
     answer_id: str = ""  # the workflow's id of that answer: applied once, however many attempts carry it
+    head: str = ""  # the commit the task's last step pushed, as its result said: where the branch should be now
 
     @property
     def here(self) -> str:
@@ -75,7 +78,7 @@ def verify(raw: Any, own: Behaviour) -> Job:
     _asked_mode(raw.get("mode"), own.mode)
     given = _answer(raw.get("answer"))
     return Job(task, str(key), needs, given[:3] if given else None, _budget(raw.get("budget")),
-               given[3] if given else "")
+               given[3] if given else "", _head(raw.get("head")))
 
 
 def within(workdir: Path, *parts: str) -> Path:
@@ -95,6 +98,16 @@ def _task(field: str, value: Any) -> str:
         check_name(value)  # the one rule for task names, as `specd new` and every verb apply it
     except TaskError as exc:
         raise JobRefused(f"field {field}: " + exc.message.replace(repr(value), _shown(value), 1)) from None
+    return value
+
+
+def _head(value: Any) -> str:
+    """A commit id, or "": only ever compared with the clone's own HEAD (never given to git), so a wrong one can at
+    most skip a look at the remote, and the step's push, which expects what the remote held, is then refused."""
+    if value is None:
+        return ""
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", value):
+        raise JobRefused(f"field head: {_shown(value)} is not a commit id (40 or 64 lowercase hex digits)")
     return value
 
 

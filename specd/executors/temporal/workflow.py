@@ -113,11 +113,14 @@ class TaskWorkflow:
         given: dict[str, Any] | None = None
         per_step = workflow.patched(PER_STEP)
         name = await self._name({**job, "answer": None}, naming) if per_step else "specd_run"
+        head: dict[str, str] = {}  # where the last step left the branch, for the step right after it only
         while True:
             self._check()
             self._status("IN_PROGRESS", "")
-            stopped = await self._one_run(name, {**job, "answer": given}, options)
+            stopped = await self._one_run(name, {**job, "answer": given, **head}, options)
             self._check()  # a cancel seen with the step's end was asked before it ended: it wins
+            head = {"head": stopped["head"]} if isinstance(stopped.get("head"), str) and stopped["head"] else {}
+            stopped.pop("head", None)
             if per_step and stopped["status"] == "IN_PROGRESS":  # one step done: the result names the next
                 name, given = str(stopped.get("next") or UNKNOWN), None
                 continue
@@ -131,6 +134,7 @@ class TaskWorkflow:
             self._check()
             taken = {key: value for key, value in self.answers.pop(0).items() if key != "wait"}
             given = {**taken, "id": str(workflow.uuid4())}  # the job's answer: what the person said, and its id
+            head = {}  # the next step's clone asks the remote: a person may have pushed the branch meanwhile
             self.answers.clear()  # any other was sent for this same wait: one answer a wait
             if per_step:  # the step the answer leads to: the held one, the one after, or the one sent back to
                 name = await self._name({**job, "answer": given}, naming)
