@@ -33,14 +33,22 @@ def scheduled(server: DevServer, workflow_id: str) -> list[str]:
 
 
 def test_each_step_is_an_activity_named_after_it_in_order(repo: Repo, temporal_server: DevServer) -> None:
+    """A task made with `specd new` and not committed (the usual case): the submitter pushes its folder as these
+    files have it, and names the first step itself. One committed on HEAD (whose files here may differ from what
+    is pushed) has its first step named by `specd_next`, from the remote's branch."""
     repo.new("p")
+    repo.new("q")
+    repo.git("add", ".specd/tasks/q")
+    repo.git("commit", "-q", "-m", "q, committed before it is submitted")
     cluster = TemporalExecutor(repo, temporal_server, workers=1)
     try:
-        done = cluster.run("p", "--auto")
+        done = cluster.run("p", "q", "--auto")
         assert done.returncode == 0, done.stdout + done.stderr
-        assert scheduled(temporal_server, workflow_of(repo, "p")) == ["specd_next", "s1", "s2", "s3"]
-        assert_clean_branches(repo, ["p"])
-        assert Counter((t, s) for t, s, _, _ in repo.ledger()) == Counter({("p", s): 1 for s in repo.steps})
+        assert scheduled(temporal_server, workflow_of(repo, "p")) == ["s1", "s2", "s3"]
+        assert scheduled(temporal_server, workflow_of(repo, "q")) == ["specd_next", "s1", "s2", "s3"]
+        assert_clean_branches(repo, ["p", "q"])
+        assert Counter((t, s) for t, s, _, _ in repo.ledger()) == Counter(
+            {(t, s): 1 for t in ("p", "q") for s in repo.steps})
     finally:
         cluster.close()
 
@@ -54,14 +62,14 @@ def test_a_gate_between_two_steps_holds_then_the_next_steps_activity_runs(tmp_pa
         waiting = cluster.run("g", "--semi-auto")
         assert waiting.returncode == 3, waiting.stdout + waiting.stderr
         # s1 ran, and its activity asked s2's gate: nothing of s2 was scheduled yet
-        assert scheduled(temporal_server, workflow_of(repo, "g")) == ["specd_next", "s1"]
+        assert scheduled(temporal_server, workflow_of(repo, "g")) == ["s1"]
         answered = cluster.approve("g")
         assert answered.returncode == 0, answered.stdout + answered.stderr
         done = cluster.run("g")
         assert done.returncode == 0, done.stdout + done.stderr
         assert cluster.status("g") == "COMPLETE"
         # the answer names the step it leads to (specd_next), then that step's activity and the last one's
-        assert scheduled(temporal_server, workflow_of(repo, "g")) == ["specd_next", "s1", "specd_next", "s2", "s3"]
+        assert scheduled(temporal_server, workflow_of(repo, "g")) == ["s1", "specd_next", "s2", "s3"]
         assert_clean_branches(repo, ["g"])
         assert Counter((t, s) for t, s, _, _ in repo.ledger()) == Counter({("g", s): 1 for s in repo.steps})
     finally:

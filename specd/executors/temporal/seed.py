@@ -36,20 +36,22 @@ def git_said(done: subprocess.CompletedProcess[str], otherwise: str) -> str:
     return said[0].removeprefix("fatal: ") if said else otherwise
 
 
-def seed(project: Project, remote: str, task: str, present: set[str]) -> bool:
-    """Push the task's starting commit to ``specd/<task>``; False when the branch was there already."""
+def seed(project: Project, remote: str, task: str, present: set[str]) -> str:
+    """Push the task's starting commit to ``specd/<task>``: "tree" when it took the task folder from the working
+    tree (so the branch holds the task as this clone's files do), "head" when HEAD held it, "" when the branch was
+    there already."""
     if branch(task) in present:
-        return False
+        return ""
     folder = str(Path(".specd") / "tasks" / task)
-    commit = _head(project)
+    commit, took = _head(project), "head"
     if git(project.root, "cat-file", "-e", f"{commit}:{folder}").returncode != 0:
-        commit = _with_folder(project, commit, folder, task)
+        commit, took = _with_folder(project, commit, folder, task), "tree"
     done = git(project.root, "push", "--quiet", "--no-verify", remote, f"{commit}:refs/heads/{branch(task)}")
     if done.returncode != 0:
         raise RemoteError(f"cannot push {branch(task)} to {remote!r}: {git_said(done, 'git push failed')}",
                           fix="check that this clone may push to the remote (`git push --dry-run "
                               f"{remote} HEAD:refs/heads/specd-check`)")
-    return True
+    return took
 
 
 def _head(project: Project) -> str:

@@ -4,8 +4,9 @@ An activity's type is the step's name as a person reads it: ``discuss``, or ``ph
 runs once per phase (``label``). Every such type reaches one dynamic activity, which runs the task's next step (and
 only that one) exactly as ``specd_run`` runs them all: `specd continue TASK --json` in the worker's clone, with
 SPECD_STEPS=1, so the run stops IN_PROGRESS once the step is done, entered the next one (its gate asked: a gate
-ends the activity WAITING_FOR_HUMAN) and names it in its result. The first name comes from ``specd_next``, which
-reads the task's saved state on the remote's branch, and so does the name after a held gate's answer. The type
+ends the activity WAITING_FOR_HUMAN) and names it in its result. The first name comes from the submitter when the
+branch it pushed holds the task as its files do; else from ``specd_next``, which reads the task's saved state on
+the remote's branch, as the name after a held gate's answer does. The type
 names the step the workflow expects; the step run is the one the remote's branch holds next (a retry after a step
 was pushed runs the following one under the old name).
 

@@ -18,10 +18,12 @@ from specd.executors.local import current_status, targets
 from specd.executors.temporal import budget, lookup, record, search, seed
 from specd.executors.temporal.ids import branch, repo_key, workflow_id
 from specd.executors.temporal.settings import Settings
+from specd.executors.temporal.steps import label
 from specd.executors.temporal.workflow import NAME
 from specd.tasks import graph as graphs
 from specd.tasks import home
 from specd.tasks.project import Project
+from specd.tasks.status import task_status
 
 FINAL = ("COMPLETE", "CANCELLED", "FAILED")
 
@@ -64,14 +66,17 @@ async def submit(client: Client, project: Project, settings: Settings, names: li
             out.append(Submitted(task, wid, "final", str(found["status"])))
             continue
         _not_here(project, task)
-        seed.seed(project, settings.remote, task, present)
+        # the first step's name, when the branch holds the task as these files do: the workflow needs no activity
+        # to read it there (it names the step's activity, nothing more: the worker runs what the branch says)
+        first = label(task_status(project, task).get("next")) if seed.seed(
+            project, settings.remote, task, present) == "tree" else None
         jobs.append({
             # mode and agent as asked, for the record: a worker refuses them unless they are its own settings,
             # and the run's --max-cost travels as "budget", which only ever lowers what a worker allows
             "task": task, "key": key, "mode": options.mode, "agent": options.agent,
             "needs": [n for n in graph.get(task, ()) if n not in done_here],
             "dependants": [workflow_id(key, t) for t in order if task in graph.get(t, ())],
-            "heartbeat_timeout": settings.heartbeat_timeout})
+            "heartbeat_timeout": settings.heartbeat_timeout, **({"step": first} if first else {})})
         out.append(Submitted(task, wid, "started"))
     _across_the_run(project, settings, options, jobs)
     if jobs and await search.ensure(client, settings.namespace):

@@ -75,6 +75,7 @@ class TaskWorkflow:
 
     @workflow.run
     async def run(self, job: dict[str, Any]) -> dict[str, Any]:
+        first = job.pop("step", None)  # the first step's name, read by the submitter: for the workflow alone
         self.job = job
         heartbeat = _heartbeat(job.get("heartbeat_timeout"))
         steps = {"start_to_close_timeout": timedelta(days=7), "heartbeat_timeout": heartbeat,
@@ -88,7 +89,8 @@ class TaskWorkflow:
             if held:
                 return {"task": job["task"], "status": "NOT_STARTED", "reason": "waits for " + ", ".join(held),
                         "waiting_for": held}
-            stopped = await self._steps(job, steps, {**short, "start_to_close_timeout": timedelta(minutes=30)})
+            stopped = await self._steps(job, steps, {**short, "start_to_close_timeout": timedelta(minutes=30)},
+                                        first if isinstance(first, str) and 0 < len(first) <= 200 else None)
         except (asyncio.CancelledError, ActivityError, Cancelled) as exc:
             if isinstance(exc, ActivityError) and isinstance(exc.cause, ApplicationError) \
                     and exc.cause.type == REFUSED:
@@ -107,12 +109,14 @@ class TaskWorkflow:
         await self._tell_dependants(job)
         return stopped
 
-    async def _steps(self, job: dict[str, Any], options: dict[str, Any], naming: dict[str, Any]) -> dict[str, Any]:
+    async def _steps(self, job: dict[str, Any], options: dict[str, Any], naming: dict[str, Any],
+                     first: str | None) -> dict[str, Any]:
         """Run the task one step at a time until it stops; at a gate, hold until an answer (each kept with an id
-        of its own, so every attempt that carries it applies it once) or a cancel arrives."""
+        of its own, so every attempt that carries it applies it once) or a cancel arrives. The first step's name
+        is the submitter's when it sent one, else an activity reads it on the remote's branch."""
         given: dict[str, Any] | None = None
         per_step = workflow.patched(PER_STEP)
-        name = await self._name({**job, "answer": None}, naming) if per_step else "specd_run"
+        name = (first or await self._name({**job, "answer": None}, naming)) if per_step else "specd_run"
         head: dict[str, str] = {}  # where the last step left the branch, for the step right after it only
         while True:
             self._check()
