@@ -40,3 +40,34 @@ def test_twelve_jailed_steps_leave_no_zombie_child(tmp_path: Path) -> None:
     assert result.exit_code == 0
     left = [(p.pid, p.name(), p.status()) for p in psutil.Process().children() if p.pid not in before]
     assert left == []
+
+
+def test_a_killed_child_is_reaped_when_it_ends_not_at_the_next_poll(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sweep after a step reaps what it killed asleep on a pidfd (readable the moment the child ends), not
+    in 10 ms naps: it took one after every jailed step. Where pidfds exist, no nap is taken at all."""
+    import signal
+    import subprocess
+    import time
+
+    from specd.system import reaper
+
+    if not hasattr(os, "pidfd_open"):
+        pytest.skip("no pidfd on this OS: the sleeping poll stands in")
+
+    def no_nap(seconds: float) -> None:
+        raise AssertionError(f"slept {seconds} s polling for a child that a pidfd would have said had ended")
+
+    monkeypatch.setattr(reaper.time, "sleep", no_nap)
+    child = subprocess.Popen(["sleep", "60"])
+    os.kill(child.pid, signal.SIGKILL)
+    reaper._reap(child.pid, time.monotonic() + 5)
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child.pid, os.WNOHANG)  # reaped already
+
+    alive = subprocess.Popen(["sleep", "60"])
+    try:
+        reaper._reap(alive.pid, time.monotonic() + 0.2)  # one that does not end: given up at the deadline
+        assert alive.poll() is None
+    finally:
+        alive.kill()
+        alive.wait()
