@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -118,3 +119,37 @@ def test_a_workflow_started_by_an_older_specd_replays_on_its_one_specd_run_activ
         text = (Path(__file__).parent / "data" / f"temporal-specd-run-{name}.json").read_text(encoding="utf-8")
         history = WorkflowHistory.from_json(f"specd-0123456789ab-g-{name}", text)
         asyncio.run(replayer.replay_workflow(history))  # raises on nondeterminism
+
+
+def test_a_push_to_the_task_branch_while_it_waits_at_a_gate_is_what_the_next_step_starts_from(
+        tmp_path: Path, temporal_server: DevServer) -> None:
+    """Between two steps a worker checks its clone against the commit the last step pushed, without asking the
+    remote; after a gate the remote is asked again (where the answer leads is read on its branch, and the step
+    after it is told no commit), because a person may have pushed the branch while the task waited (an edited
+    plan, then `specd approve`). That push is what the next step runs on, and stays on the branch."""
+    repo = Repo(tmp_path, pause="s2")
+    repo.new("g")
+    cluster = TemporalExecutor(repo, temporal_server, workers=1)
+    try:
+        waiting = cluster.run("g", "--semi-auto")
+        assert waiting.returncode == 3, waiting.stdout + waiting.stderr
+        person = tmp_path / "person"
+        subprocess.run(["git", "clone", "-q", "-b", "specd/g", str(cluster.remote), str(person)], check=True)
+        (person / "by-a-person.txt").write_text("edited while the task waited at s2's gate\n")
+        for args in (("add", "by-a-person.txt"),
+                     ("-c", "user.name=P", "-c", "user.email=p@x", "commit", "-q", "-m", "a person's edit"),
+                     ("push", "-q", "origin", "specd/g")):
+            subprocess.run(["git", *args], cwd=person, check=True, capture_output=True)
+        answered = cluster.approve("g")
+        assert answered.returncode == 0, answered.stdout + answered.stderr
+        done = cluster.run("g")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert cluster.status("g") == "COMPLETE"
+        cluster.fetch()
+        subjects = repo.git("log", "--format=%s", "origin/specd/g").splitlines()
+        assert "a person's edit" in subjects
+        assert subjects.index("a person's edit") > subjects.index("docs(g): s2 complete")  # the steps came after
+        [clone] = cluster.clones()
+        assert (clone / "by-a-person.txt").exists()
+    finally:
+        cluster.close()
