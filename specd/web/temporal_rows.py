@@ -86,7 +86,11 @@ def _ask(project: Project, names: list[str]) -> None:
                                  "this clone's copy, not what its workers pushed")
         _kept[project.root] = (time.monotonic(), rows)
         for name in names:  # each task's own page then reads a copy made here, off the server's event loop
-            if (project.root, name) not in _copied:
+            if (project.root, name) in _copied:
+                continue
+            if "temporal" in next(row for row in rows if row["task"] == name):
+                _copied[(project.root, name)] = time.monotonic()  # the row was read from the copy, just fetched
+            else:
                 _unpack(project, name, _copy_path(project, name))
     finally:
         with _lock:
@@ -111,10 +115,14 @@ def pushed_copy(project: Project, task: str) -> Project | None:
 
 
 def _copy_path(project: Project, task: str) -> Path:
-    return project.root / ".specd" / ".cache" / "temporal" / task
+    from specd.executors.temporal.pushed import copy_path
+
+    return copy_path(project, task)
 
 
 def _unpack(project: Project, task: str, into: Path) -> None:
+    from filelock import FileLock
+
     from specd.executors.temporal import pushed
     from specd.executors.temporal.signals import settings_from
 
@@ -122,7 +130,9 @@ def _unpack(project: Project, task: str, into: Path) -> None:
     try:
         settings = settings_from(project, {}, task)
         if settings is not None:
-            pushed.unpack(project, settings.remote, task, into)
+            into.parent.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(into) + ".lock"):  # `specd status` unpacks the same copy
+                pushed.unpack(project, settings.remote, task, into)
     except (SpecdError, OSError):
         pass  # the page shows the copy it has, or this clone's; `specd status TASK` says what went wrong
     finally:

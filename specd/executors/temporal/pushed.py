@@ -1,6 +1,9 @@
 """A Temporal-run task as its workers last pushed it: the task branch fetched from the shared remote into a ref
 of specd's own (``refs/specd-temporal/<task>``: the user's branches are never touched), and its ``.specd/``
-folder unpacked in a scratch folder, where the ordinary status code reads it.
+folder unpacked where the ordinary status code reads it: ``.specd/.cache/temporal/<task>/`` (git-ignored), kept
+from one look to the next and unpacked again only when the branch moved. `specd status`, the page and `specd
+mcp` share it (one process unpacks at a time); a clone whose ``.specd/`` cannot be written unpacks in a scratch
+folder each time, as before.
 """
 
 from __future__ import annotations
@@ -14,22 +17,35 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from specd.executors.temporal.ids import branch
 from specd.git.repo import git, git_env
 from specd.tasks.project import Project
 
 
+def copy_path(project: Project, task: str) -> Path:
+    return project.root / ".specd" / ".cache" / "temporal" / task
+
+
 def read(project: Project, remote: str, task: str, look: Callable[[Project], dict[str, Any]]) -> dict[str, Any] | None:
     """``look`` applied to the pushed ``.specd/`` of the task; None when the remote has no such branch."""
-    with tempfile.TemporaryDirectory() as scratch:
-        copy = Path(scratch) / "copy"
-        return look(Project(copy)) if unpack(project, remote, task, copy) else None
+    into = copy_path(project, task)
+    try:
+        into.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(into) + ".lock"):  # read under it too: no other process swaps the copy meanwhile
+            return look(Project(into)) if unpack(project, remote, task, into) else None
+    except PermissionError:  # a read-only clone: a scratch copy, made for this look alone
+        with tempfile.TemporaryDirectory() as scratch:
+            copy = Path(scratch) / "copy"
+            return look(Project(copy)) if unpack(project, remote, task, copy) else None
 
 
 def unpack(project: Project, remote: str, task: str, into: Path) -> bool:
     """The task's branch fetched and its ``.specd/`` unpacked at ``into`` (a project's root), replacing what was
     there whole (unpacked beside it, then renamed: a reader sees the old copy or the new one); left as it is when
-    the branch has not moved since. False when the remote has no such branch."""
+    the branch has not moved since. False when the remote has no such branch. Callers that share ``into`` hold
+    its lock (``read``, the page's worker thread)."""
     ref = f"refs/specd-temporal/{task}"
     if git(project.root, "fetch", "--quiet", remote, f"+refs/heads/{branch(task)}:{ref}").returncode != 0:
         return False
