@@ -90,13 +90,17 @@ def status_on_temporal(project: Project, task: str, look: Callable[[Project], di
 
 
 def _on_temporal(project: Project, settings: Any, task: str, look: Callable[[Project], dict[str, Any]],
-                 found: dict[str, Any]) -> dict[str, Any]:
-    """The task as its workers last pushed it, with its workflow's state, and the command that answers it."""
+                 found: dict[str, Any], fetched: set[str] | None = None) -> dict[str, Any]:
+    """The task as its workers last pushed it, with its workflow's state, and the command that answers it.
+    ``fetched``: the tasks whose branch a listing brought here already (``pushed.fetch_all``)."""
     from specd.executors.temporal import pushed
     from specd.executors.temporal.ids import repo_key, workflow_id
     from specd.executors.temporal.shown import as_workflow_says
 
-    data = pushed.read(project, settings.remote, task, look) or {"task": task, "status": found["status"]}
+    pushed_one = None
+    if fetched is None or task in fetched:
+        pushed_one = pushed.read(project, settings.remote, task, look, fetched=fetched is not None)
+    data = pushed_one or {"task": task, "status": found["status"]}
     data = as_workflow_says(task, data, found)
     wid = workflow_id(repo_key(project.root), task)
     return data | {"branch": f"specd/{task}", "temporal": {
@@ -159,13 +163,25 @@ def listing_on_temporal(project: Project, rows: list[dict[str, Any]], look: Call
     # the listing still answers: those rows are this clone's copy, and it says so
     warn([f"{why}; the rows of {', '.join(tasks)} show this clone's copy, not what the workers pushed"
           for why, tasks in unreached.values()])
+    fetched = _fetched(project, {name: settings[name] for name in found})
     for row in rows:
         if row["task"] in found:
             name = row["task"]
-            data = _on_temporal(project, settings[name], name, _one(look, name), found[name])
+            data = _on_temporal(project, settings[name], name, _one(look, name), found[name],
+                                fetched.get(settings[name].remote))
             row.update({k: v for k, v in data.items() if k in row and k not in LOCAL} | {
                 "branch": data["branch"], "temporal": data["temporal"]})
     return bool(found)
+
+
+def _fetched(project: Project, settings: dict[str, Any]) -> dict[str, set[str] | None]:
+    """Each remote's task branches fetched at once (``pushed.fetch_all``): the tasks it has, by remote."""
+    from specd.executors.temporal import pushed
+
+    remotes: dict[str, list[str]] = {}
+    for name, where in settings.items():
+        remotes.setdefault(where.remote, []).append(name)
+    return {remote: pushed.fetch_all(project, remote, names) for remote, names in remotes.items()}
 
 
 def _one(look: Callable[[Project, str], dict[str, Any]], name: str) -> Callable[[Project], dict[str, Any]]:

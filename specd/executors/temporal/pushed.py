@@ -28,28 +28,59 @@ def copy_path(project: Project, task: str) -> Path:
     return project.root / ".specd" / ".cache" / "temporal" / task
 
 
-def read(project: Project, remote: str, task: str, look: Callable[[Project], dict[str, Any]]) -> dict[str, Any] | None:
-    """``look`` applied to the pushed ``.specd/`` of the task; None when the remote has no such branch."""
+def fetch_all(project: Project, remote: str, tasks: list[str]) -> set[str] | None:
+    """Every task's branch brought here at once, for a listing: one `ls-remote` of the remote's task branches, then
+    one fetch of those that moved since (none when nothing did), where a fetch a task cost a round trip to the
+    remote each. The tasks whose branch the remote has; None when it could not be asked (each task then fetches
+    its own)."""
+    said = git(project.root, "ls-remote", "--heads", remote, "refs/heads/specd/*")
+    if said.returncode != 0:
+        return None
+    heads = {ref.removeprefix("refs/heads/specd/"): commit for commit, _, ref in
+             (line.partition("\t") for line in said.stdout.splitlines())}
+    there = [task for task in tasks if task in heads]
+    moved = [task for task in there if _local(project, task) != heads[task]]
+    if moved and git(project.root, "fetch", "--quiet", remote,
+                     *[f"+refs/heads/{branch(task)}:{_ref(task)}" for task in moved]).returncode != 0:
+        return None
+    return set(there)
+
+
+def read(project: Project, remote: str, task: str, look: Callable[[Project], dict[str, Any]],
+         fetched: bool = False) -> dict[str, Any] | None:
+    """``look`` applied to the pushed ``.specd/`` of the task; None when the remote has no such branch.
+    ``fetched``: ``fetch_all`` brought the branch here already."""
     into = copy_path(project, task)
     try:
         into.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(into) + ".lock"):  # read under it too: no other process swaps the copy meanwhile
-            return look(Project(into)) if unpack(project, remote, task, into) else None
+            return look(Project(into)) if unpack(project, remote, task, into, fetched) else None
     except PermissionError:  # a read-only clone: a scratch copy, made for this look alone
         with tempfile.TemporaryDirectory() as scratch:
             copy = Path(scratch) / "copy"
-            return look(Project(copy)) if unpack(project, remote, task, copy) else None
+            return look(Project(copy)) if unpack(project, remote, task, copy, fetched) else None
 
 
-def unpack(project: Project, remote: str, task: str, into: Path) -> bool:
-    """The task's branch fetched and its ``.specd/`` unpacked at ``into`` (a project's root), replacing what was
-    there whole (unpacked beside it, then renamed: a reader sees the old copy or the new one); left as it is when
-    the branch has not moved since. False when the remote has no such branch. Callers that share ``into`` hold
-    its lock (``read``, the page's worker thread)."""
-    ref = f"refs/specd-temporal/{task}"
-    if git(project.root, "fetch", "--quiet", remote, f"+refs/heads/{branch(task)}:{ref}").returncode != 0:
+def _ref(task: str) -> str:
+    return f"refs/specd-temporal/{task}"
+
+
+def _local(project: Project, task: str) -> str:
+    return git(project.root, "rev-parse", "--verify", "--quiet", _ref(task)).stdout.strip()
+
+
+def unpack(project: Project, remote: str, task: str, into: Path, fetched: bool = False) -> bool:
+    """The task's branch fetched (unless ``fetched``) and its ``.specd/`` unpacked at ``into`` (a project's root),
+    replacing what was there whole (unpacked beside it, then renamed: a reader sees the old copy or the new one);
+    left as it is when the branch has not moved since. False when the remote has no such branch. Callers that
+    share ``into`` hold its lock (``read``, the page's worker thread)."""
+    ref = _ref(task)
+    if not fetched and git(project.root, "fetch", "--quiet", remote,
+                           f"+refs/heads/{branch(task)}:{ref}").returncode != 0:
         return False
-    commit = git(project.root, "rev-parse", ref).stdout.strip()
+    commit = _local(project, task)
+    if not commit:
+        return False
     mark = into.with_name(into.name + ".commit")
     if into.is_dir() and mark.is_file() and mark.read_text(encoding="utf-8") == commit:
         return True
