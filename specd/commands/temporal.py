@@ -138,7 +138,7 @@ def listing_on_temporal(project: Project, rows: list[dict[str, Any]], look: Call
 
     async def go() -> dict[str, dict[str, Any]]:
         clients: dict[tuple[str, str], Any] = {}
-        found: dict[str, dict[str, Any]] = {}
+        asking: dict[str, Any] = {}  # each task's workflow, asked at once: a round trip to the server in all
         for name in names:
             where = settings[name]
             if where is None:
@@ -154,10 +154,10 @@ def listing_on_temporal(project: Project, rows: list[dict[str, Any]], look: Call
                     raise
                 unreached[where.address] = (exc.message, [name])
                 continue
-            state = await lookup.state(clients[at], repo_key(project.root), name)
-            if state is not None:
-                found[name] = state
-        return found
+            asking[name] = clients[at]
+        states = await asyncio.gather(*(lookup.state(client, repo_key(project.root), name)
+                                        for name, client in asking.items()))
+        return {name: state for name, state in zip(asking, states, strict=True) if state is not None}
 
     found = asyncio.run(go())
     # the listing still answers: those rows are this clone's copy, and it says so
