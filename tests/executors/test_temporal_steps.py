@@ -54,14 +54,22 @@ def test_each_step_is_an_activity_named_after_it_in_order(repo: Repo, temporal_s
         cluster.close()
 
 
-def test_a_gate_between_two_steps_holds_then_the_next_steps_activity_runs(tmp_path: Path,
-                                                                         temporal_server: DevServer) -> None:
+def _waiting_at_s2(tmp_path: Path, server: DevServer, workers: int) -> tuple[Repo, TemporalExecutor]:
+    """Task g submitted in semi-auto, its s1 done, waiting at s2's gate."""
     repo = Repo(tmp_path, pause="s2")
     repo.new("g")
-    cluster = TemporalExecutor(repo, temporal_server, workers=2)
+    cluster = TemporalExecutor(repo, server, workers=workers)
+    waiting = cluster.run("g", "--semi-auto")
+    if waiting.returncode != 3:
+        cluster.close()
+    assert waiting.returncode == 3, waiting.stdout + waiting.stderr
+    return repo, cluster
+
+
+def test_a_gate_between_two_steps_holds_then_the_next_steps_activity_runs(tmp_path: Path,
+                                                                         temporal_server: DevServer) -> None:
+    repo, cluster = _waiting_at_s2(tmp_path, temporal_server, workers=2)
     try:
-        waiting = cluster.run("g", "--semi-auto")
-        assert waiting.returncode == 3, waiting.stdout + waiting.stderr
         # s1 ran, and its activity asked s2's gate: nothing of s2 was scheduled yet
         assert scheduled(temporal_server, workflow_of(repo, "g")) == ["s1"]
         answered = cluster.approve("g")
@@ -127,12 +135,8 @@ def test_a_push_to_the_task_branch_while_it_waits_at_a_gate_is_what_the_next_ste
     remote; after a gate the remote is asked again (where the answer leads is read on its branch, and the step
     after it is told no commit), because a person may have pushed the branch while the task waited (an edited
     plan, then `specd approve`). That push is what the next step runs on, and stays on the branch."""
-    repo = Repo(tmp_path, pause="s2")
-    repo.new("g")
-    cluster = TemporalExecutor(repo, temporal_server, workers=1)
+    repo, cluster = _waiting_at_s2(tmp_path, temporal_server, workers=1)
     try:
-        waiting = cluster.run("g", "--semi-auto")
-        assert waiting.returncode == 3, waiting.stdout + waiting.stderr
         person = tmp_path / "person"
         subprocess.run(["git", "clone", "-q", "-b", "specd/g", str(cluster.remote), str(person)], check=True)
         (person / "by-a-person.txt").write_text("edited while the task waited at s2's gate\n")
