@@ -19,7 +19,7 @@ from executor_harness import Repo
 
 pytest.importorskip("temporalio")
 
-from test_temporal_attempts import _commit, _environment, _setup  # noqa: E402
+from test_temporal_attempts import KEY, _commit, _environment, _setup  # noqa: E402
 
 from specd.executors.temporal import attempt, clones  # noqa: E402
 from specd.executors.temporal.activities import Activities  # noqa: E402
@@ -248,3 +248,32 @@ def test_the_step_after_a_step_checks_its_clone_against_the_head_the_last_one_pu
     assert (clone / "theirs.txt").exists()  # the retry started from the remote's branch
     ledger = (clone / "ledger-a.txt").read_text().splitlines()
     assert [line.split()[1] for line in ledger] == ["s1", "s2", "s3"]
+
+
+def test_a_retry_asks_the_remote_so_a_step_pushed_by_the_attempt_before_never_runs_again(
+        repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job's ``head`` is where the step before it left the branch. An attempt after the first cannot trust it:
+    the attempt before may have pushed its step and died before Temporal heard. CI saw it: worker A ran s1 (its
+    clone at s1's commit), worker B ran s2 and pushed it, and s2's retry, landing on A, found A's clone at the
+    job's head, took it for current and ran s2 a second time."""
+    import dataclasses
+
+    acts, job, clone = _setup(repo, tmp_path, monkeypatch)
+    other = Activities(tmp_path / "w2", str(tmp_path / "remote.git"), acts.own, print)
+
+    def retry(which: Activities, given: dict[str, Any]) -> Any:
+        env = _environment([])
+        env.info = dataclasses.replace(env.info, attempt=2, workflow_id="")  # no workflow to ask about a cancel
+        return env.run(functools.partial(which._run, one=True), given)
+
+    async def steps() -> tuple[dict[str, Any], dict[str, Any]]:
+        first = await _step(acts, job)  # worker A: s1, its clone at s1's commit
+        await _step(other, {**job, "head": first["head"]})  # worker B: s2, pushed
+        return first, await retry(acts, {**job, "head": first["head"]})  # s2's retry, on A
+
+    _, again = asyncio.run(steps())
+    assert again["status"] in ("IN_PROGRESS", "COMPLETE"), again
+    ledgers = [(where / "ledger-a.txt").read_text().splitlines() for where in (clone, tmp_path / "w2" / KEY / "a")]
+    runs = sorted({line for ledger in ledgers for line in ledger})
+    assert [line.split()[1] for line in runs].count("s2") == 1, runs  # s2 ran once, on B
+    assert [line.split()[1] for line in runs].count("s3") == 1, runs  # the retry ran the step after it

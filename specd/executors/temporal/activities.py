@@ -13,9 +13,8 @@ heartbeats were late), and every run of the task still ending, is stopped before
 (runs.py), and never pushes. On another worker it cannot be stopped, so each attempt holds a lease its heartbeat
 timer renews (lease.py): once a renewal comes late, its child pushes nothing more and the result is not used.
 
-Every activity first verifies its job (``job.verify``): the task, key and needs it names, nothing of how to run
-(the agent, mode and --max-cost are this worker's own). One that fails is refused as a non-retryable error
-naming the field and the rule, logged here, and nothing is cloned, run or touched.
+Every activity first verifies its job (``job.verify``): task, key, needs, never how to run (agent, mode and
+--max-cost are the worker's own). One that fails is refused for good, naming field and rule; nothing is cloned.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ import signal
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import IO, Any
@@ -106,8 +105,10 @@ class Activities(StepActivities):
 
     async def _run(self, raw: Any, *, one: bool) -> dict[str, Any]:
         job = self._verified(raw)
-        if activity.info().attempt > 1 and await attempt.cancel_asked():  # the workflow may not have seen it yet
-            return {"task": job.task, "status": "CANCELLED", "reason": "cancelled"}
+        if activity.info().attempt > 1:  # the attempt before may have pushed (its result lost): ask the remote
+            if await attempt.cancel_asked():  # the workflow may not have seen it yet
+                return {"task": job.task, "status": "CANCELLED", "reason": "cancelled"}
+            job = replace(job, head="")
         key = job.here
         slot = self.slots.setdefault(key, _Slot())
         slot.latest += 1
@@ -182,8 +183,7 @@ class Activities(StepActivities):
                 threading.Thread(target=parked.end, daemon=True).start()
         return stopped
 
-    async def _unpark(self, job: Job) -> None:
-        """Before anything else touches the task's clone: its parked run, and every other, has ended."""
+    async def _unpark(self, job: Job) -> None:  # before anything else touches the clone: every run there ends
         await parked_runs.ended(self.parking.take(job.here))
         await self.runs.settle(job.here)
 
