@@ -44,9 +44,12 @@ class Zygote:
         self.proc = popen_child([sys.executable, "-m", "specd.executors.zygote", str(theirs.fileno())],
                                 env=dict(os.environ), pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL)
         theirs.close()
-        self.lock = threading.Lock()  # one request at a time, so the next {"pid"} answers it
+        # One request at a time, so the next {"pid"} answers it. Its own lock: waiting on ``answered`` lets go
+        # of that one, and a second request sent meanwhile could take the first one's pid (then its stop, its
+        # wake and its exit code went to another task's run).
+        self.asking = threading.Lock()
         self.pids: list[int] = []
-        self.answered = threading.Condition(self.lock)
+        self.answered = threading.Condition(threading.Lock())
         self.runs: dict[int, Forked] = {}
         self.early: dict[int, int] = {}  # runs that ended before spawn() registered them
         self.gone = False
@@ -61,7 +64,7 @@ class Zygote:
             raise OSError(f"a request of {len(request)} bytes does not fit the zygote's {zygote.BUFSIZE}")
         read, write = os.pipe()
         try:
-            with self.answered:
+            with self.asking, self.answered:
                 socket.send_fds(self.sock, [request.encode()], [write, stderr.fileno()])
                 while not self.pids and not self.gone:
                     self.answered.wait()

@@ -166,3 +166,34 @@ def test_the_zygote_makes_the_etc_view_its_runs_inherit() -> None:
                             "from specd.system import binds; print(binds._etc_secrets.cache_info().currsize)"],
                            capture_output=True, text=True, check=True, timeout=120)
     assert shown.stdout.strip() == "1"
+
+
+def test_runs_asked_for_at_once_from_many_threads_each_get_their_own_pid(tmp_path: Path) -> None:
+    """The Temporal worker asks for runs from several threads at once. Each must get the pid of the run it asked
+    for: that pid is what a stop (SIGTERM) and a parked run's wake (SIGUSR1) are sent to, and what its exit code
+    is filed under. Here every other run fails (exit 2): a run handed another's pid reports the other's code."""
+    import threading
+
+    zygote = warm.Zygote()
+    seen: list[tuple[bool, int | None, int]] = []
+    try:
+        for _ in range(4):
+            gate = threading.Barrier(8)
+
+            def one(number: int, gate: threading.Barrier = gate) -> None:
+                with tempfile.TemporaryFile() as errors:
+                    gate.wait()
+                    run = zygote.spawn(["--help" if number % 2 else "contineu"], tmp_path, errors)
+                    helped = b"Usage" in run.stdout.read()
+                    seen.append((helped, run.wait(60), run.pid))
+
+            threads = [threading.Thread(target=one, args=(n,)) for n in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    finally:
+        zygote.close()
+    assert len(seen) == 32
+    assert [code for helped, code, _ in seen] == [0 if helped else 2 for helped, _, _ in seen]
+    assert len({pid for _, _, pid in seen}) == 32
