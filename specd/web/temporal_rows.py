@@ -85,10 +85,11 @@ def _ask(project: Project, names: list[str]) -> None:
                 row["reason"] = (f"runs on Temporal, which did not answer ({unreached or 'unreachable'}): this is "
                                  "this clone's copy, not what its workers pushed")
         _kept[project.root] = (time.monotonic(), rows)
+        by_name = {row["task"]: row for row in rows}
         for name in names:  # each task's own page then reads a copy made here, off the server's event loop
             if (project.root, name) in _copied:
                 continue
-            if "temporal" in next(row for row in rows if row["task"] == name):
+            if "temporal" in by_name[name]:
                 _copied[(project.root, name)] = time.monotonic()  # the row was read from the copy, just fetched
             else:
                 _unpack(project, name, _copy_path(project, name))

@@ -4,6 +4,7 @@ the middle holds between two steps' activities, and each step still runs once. R
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import subprocess
 from collections import Counter
@@ -21,16 +22,28 @@ from specd.executors.temporal.steps import label
 from specd.executors.temporal.workflow import TaskWorkflow
 
 
+def events(server: DevServer, workflow_id: str) -> list[dict[str, Any]]:
+    history = json.loads(server.history(workflow_id))
+    found: list[dict[str, Any]] = history.get("events", []) if isinstance(history, dict) else history
+    return found
+
+
+def jobs(server: DevServer, workflow_id: str) -> list[tuple[str, dict[str, Any]]]:
+    """Each activity the workflow scheduled, in order, and the job it was given."""
+    return [(scheduled["activityType"]["name"], json.loads(base64.b64decode(scheduled["input"]["payloads"][0]["data"])))
+            for event in events(server, workflow_id)
+            if (scheduled := event.get("activityTaskScheduledEventAttributes"))]
+
+
 def scheduled(server: DevServer, workflow_id: str) -> list[str]:
     """The type of every activity the workflow scheduled, in order."""
-    history = json.loads(server.history(workflow_id))
-    events: list[dict[str, Any]] = history.get("events", []) if isinstance(history, dict) else history
-    names = []
-    for event in events:
-        attributes = event.get("activityTaskScheduledEventAttributes")
-        if attributes:
-            names.append(attributes["activityType"]["name"])
-    return names
+    return [name for name, _ in jobs(server, workflow_id)]
+
+
+def attempts(server: DevServer, workflow_id: str) -> list[int]:
+    """The attempt that ended each activity the workflow ran (1: it never had to run again)."""
+    return [int(started["attempt"]) for event in events(server, workflow_id)
+            if (started := event.get("activityTaskStartedEventAttributes"))]
 
 
 def test_each_step_is_an_activity_named_after_it_in_order(repo: Repo, temporal_server: DevServer) -> None:
@@ -155,5 +168,13 @@ def test_a_push_to_the_task_branch_while_it_waits_at_a_gate_is_what_the_next_ste
         assert subjects.index("a person's edit") > subjects.index("docs(g): s2 complete")  # the steps came after
         [clone] = cluster.clones()
         assert (clone / "by-a-person.txt").exists()
+        # the step after the gate was told no commit (its clone asks the remote); the step after it was told
+        # the commit s2's push left: a worker whose clone sat at s1's commit would otherwise take it for current
+        heads = {name: job.get("head") for name, job in jobs(temporal_server, workflow_of(repo, "g"))}
+        assert heads["s2"] is None
+        commits = dict(line.split(" ", 1)[::-1] for line in repo.git("log", "--format=%H %s", "origin/specd/g")
+                       .splitlines())
+        assert heads["s3"] == commits["docs(g): s2 complete"]
+        assert attempts(temporal_server, workflow_of(repo, "g")) == [1, 1, 1, 1]
     finally:
         cluster.close()

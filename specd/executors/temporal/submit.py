@@ -47,10 +47,12 @@ class Submitted:
 async def submit(client: Client, project: Project, settings: Settings, names: list[str],
                  options: Options) -> tuple[str, list[Submitted]]:
     graph = graphs.load(project)
-    order = graphs.closure(graph, targets(project, names, graph))
+    known: dict[str, str] = {}  # each status read once: by targets() when no task is named, else here
+    order = graphs.closure(graph, targets(project, names, graph, known=known))
     key = repo_key(project.root)
     present = seed.remote_heads(project, settings.remote)
-    done_here = {t for t in order if current_status(project, t) == "COMPLETE" and branch(t) not in present}
+    done_here = {t for t in order if branch(t) not in present
+                 and (known[t] if t in known else current_status(project, t)) == "COMPLETE"}
     out: list[Submitted] = []
     jobs: list[dict[str, Any]] = []
     for task in order:
