@@ -18,8 +18,12 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specd.redact import scrubbed_env
+
+if TYPE_CHECKING:
+    import subprocess
 
 MAX_FOLDERS = 20_000  # folders walked in one call (about 0.3 s); git's own listing is not counted
 NESTED = 3  # repositories inside repositories, as deep as this
@@ -66,26 +70,59 @@ def _find(root: Path, walk: _Walk, found: set[str], nested: int) -> None:
 
 def _listing(root: Path) -> tuple[list[str], list[str]] | None:
     """(files, folders to walk) relative to ``root``, or None when git cannot tell (not a repository)."""
+    if not _in_repository(root):
+        return None  # git would only say so, two processes later
     # No pathspec on the first: one would hide the nested repositories, and names are filtered as fast here.
-    own = _git(root, "-c", "-o", "--exclude-standard")  # tracked, and untracked but not ignored
-    ignored = _git(root, "-o", "-i", "--exclude-standard", "--directory")  # ignored folders collapsed
+    # Both at once: each waits on the disk and its own start-up, not on the other.
+    own, ignored = _git(root, ["-c", "-o", "--exclude-standard"],  # tracked, and untracked but not ignored
+                        ["-o", "-i", "--exclude-standard", "--directory"])  # ignored folders collapsed
     if own is None or ignored is None:
         return None
     files = [entry for entry in [*own, *ignored] if not entry.endswith("/")]
     return files, [entry for entry in [*own, *ignored] if entry.endswith("/")] + _submodules(root)
 
 
-def _git(root: Path, *args: str) -> list[str] | None:
+def _in_repository(root: Path) -> bool:
+    """Whether git may list ``root``: a ``.git`` (folder or file) in it or above it, or GIT_DIR set."""
+    if os.environ.get("GIT_DIR"):
+        return True
+    root = root.absolute()
+    return any(os.path.lexists(folder / ".git") for folder in (root, *root.parents))
+
+
+def _git(root: Path, *asks: list[str]) -> list[list[str] | None]:
+    """`git ls-files -z` with each of ``asks``, run side by side: each one's names, or None where git failed."""
     import subprocess  # here: `specd status` reaches this module, but a project needs git only now and then
 
+    env = {**scrubbed_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    procs: list[subprocess.Popen[bytes] | None] = []
+    for args in asks:
+        try:
+            procs.append(subprocess.Popen([*GIT, "ls-files", "-z", *args], cwd=root, stdin=subprocess.DEVNULL,
+                                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env))
+        except OSError:
+            procs.append(None)
     try:
-        done = subprocess.run([*GIT, "ls-files", "-z", *args], cwd=root, capture_output=True, check=False,
-                              timeout=TIMEOUT, env={**scrubbed_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
-    except (OSError, subprocess.SubprocessError):
+        return [_names(proc) for proc in procs]
+    finally:  # interrupted: none is left running
+        for proc in procs:
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def _names(proc: subprocess.Popen[bytes] | None) -> list[str] | None:
+    import subprocess
+
+    if proc is None:
         return None
-    if done.returncode != 0:
+    try:
+        out, _ = proc.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
         return None
-    return [os.fsdecode(entry) for entry in done.stdout.split(b"\0") if entry]
+    return [os.fsdecode(entry) for entry in out.split(b"\0") if entry] if proc.returncode == 0 else None
 
 
 def _submodules(root: Path) -> list[str]:

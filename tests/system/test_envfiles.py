@@ -129,3 +129,29 @@ def test_a_runs_first_jail_takes_the_runs_own_search_and_every_later_one_searche
     (root / "pulled" / ".env").parent.mkdir()
     (root / "pulled" / ".env").write_text("PULLED=value-abcdefgh\n")
     assert root / "pulled" / ".env" in envfiles.hidden_from_agents(root)
+
+
+@pytest.mark.parametrize("git", [True, False], ids=["git", "no-git"])
+def test_git_lists_a_repository_and_is_not_asked_about_a_folder_outside_any(tmp_path: Path, git: bool,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Outside any repository, git would only fail (two processes on every search, `specd status` included):
+    it is not run, and the walk finds the same files. In a repository, git lists it, both ways at once."""
+    real = shutil.which("git")
+    assert real is not None, "git is required for this test"
+    root = _project(tmp_path / "project", git=git)
+    spy = tmp_path / "bin"
+    spy.mkdir()
+    (spy / "git").write_text(f'#!/bin/sh\necho "$*" >> {tmp_path / "asked"}\nexec {real} "$@"\n')
+    (spy / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{spy}:/usr/bin:/bin")
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    findfiles._walks.clear()
+
+    hidden = [p.relative_to(root).as_posix() for p in envfiles.hidden_from_agents(root)]
+
+    assert hidden == sorted(HIDDEN)
+    asked = (tmp_path / "asked").read_text().splitlines() if (tmp_path / "asked").exists() else []
+    if git:
+        assert sum("ls-files" in line for line in asked) >= 2  # the project's listing (and the nested one's)
+    else:
+        assert asked == []
