@@ -13,6 +13,7 @@ as `specd continue` would (``git.commit_finished``). A task whose lock a live ru
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -29,22 +30,26 @@ Listener = Callable[[str, dict[str, Any]], None]
 
 def settle(project: Project, tasks: Iterable[str], listener: Listener) -> None:
     """Every task's leftovers stopped first, then the finished ones committed: a commit for one task never runs
-    beside what a killed run left of another."""
-    finished = [found for task in tasks if (found := _stop(project, task, listener)) is not None]
-    for tree, task, task_dir in finished:
-        events = EventBus(_relay(task, listener))
-        try:
-            with TaskLock(task_dir, task):
+    beside what a killed run left of another. A finished task's lock is held from its stop to its commit, so its
+    owner file (this run's, now) says to the run after a kill in between that the commit is still to be made."""
+    finished: list[tuple[Any, str, Any]] = []
+    with contextlib.ExitStack() as held:
+        for task in tasks:
+            found = _stop(project, task, listener)
+            if found is not None:
+                held.push(found[0])  # released when this ends, after the commits
+                finished.append(found[1:])
+        for tree, task, task_dir in finished:
+            events = EventBus(_relay(task, listener))
+            try:
                 git.commit_finished(tree, task, task_dir, events)
-        except LockHeld:
-            continue
-        except (SpecdError, OSError) as exc:
-            events.emit("warning", message=f"{task}: {exc}")
+            except (SpecdError, OSError) as exc:
+                events.emit("warning", message=f"{task}: {exc}")
 
 
-def _stop(project: Project, task: str, listener: Listener) -> tuple[Any, str, Any] | None:
-    """Stop what a killed run left of ``task`` (taking its lock does); (its tree, name, folder) when its state
-    was saved COMPLETE, so its last commit is still to be made."""
+def _stop(project: Project, task: str, listener: Listener) -> tuple[TaskLock, Any, str, Any] | None:
+    """Stop what a killed run left of ``task`` (taking its lock does); when its state was saved COMPLETE, so its
+    last commit is still to be made: its lock, still held, and its tree, name and folder."""
     try:
         tree = locate(project, task)
     except SpecdError:
@@ -55,17 +60,25 @@ def _stop(project: Project, task: str, listener: Listener) -> tuple[Any, str, An
         return None
     events = EventBus(_relay(task, listener))
     try:
-        with lock:
-            if lock.stopped:
-                events.emit("notice", message=f"stopped {len(lock.stopped)} process(es) left running by a "
-                                              f"killed run of {task} (pids {', '.join(map(str, lock.stopped))})")
-            state = StateStore(task_dir, task).load(with_history=False)
+        lock.__enter__()
     except LockHeld:
         return None  # a live run has it
     except (SpecdError, OSError) as exc:  # its files: reported again, with the fix, when the run reaches it
         events.emit("warning", message=f"{task}: {exc}")
         return None
-    return (tree, task, task_dir) if state is not None and state.status == "COMPLETE" else None
+    try:
+        if lock.stopped:
+            events.emit("notice", message=f"stopped {len(lock.stopped)} process(es) left running by a "
+                                          f"killed run of {task} (pids {', '.join(map(str, lock.stopped))})")
+        state = StateStore(task_dir, task).load(with_history=False)
+    except (SpecdError, OSError) as exc:
+        lock.__exit__(None, None, None)
+        events.emit("warning", message=f"{task}: {exc}")
+        return None
+    if state is not None and state.status == "COMPLETE":
+        return lock, tree, task, task_dir  # held: released once committed
+    lock.__exit__(None, None, None)
+    return None
 
 
 def _relay(task: str, listener: Listener) -> Callable[[Event], None]:
