@@ -166,6 +166,8 @@ def _remember(project: Project, task: str, before: Any, config: PipelineConfig |
     from specd.redact import redact
     from specd.tasks import readmodel
 
+    if _placing(project, task):
+        return
     if record.maybe_in_use(project, task, temporal):
         from specd.commands.temporal import settings_from
 
@@ -206,3 +208,16 @@ def _graph(project: Project, config: PipelineConfig | None, broken: str | None, 
         return 0
     click.echo(redact(drawing.mermaid(edges, statuses) if mermaid else drawing.text(edges, statuses)))
     return 0
+
+
+def _placing(project: Project, task: str) -> bool:
+    """Whether the task's home is a worktree while its answer comes from the main tree: `specd run` is making that
+    worktree. What ends that moment (the branch, the worktree) is watched by no kept answer, so none is kept."""
+    from specd.errors import SpecdError
+    from specd.tasks import home
+
+    try:
+        found = home.read(project, task)
+    except SpecdError:
+        return True
+    return found is not None and found.kind == "worktree"
