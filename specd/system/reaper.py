@@ -93,10 +93,8 @@ def become_subreaper() -> bool:
 def sweep(session: int, token: str | None = None, spare: frozenset[int] = frozenset()) -> list[int]:
     """Kill and reap specd's descendants in ``session`` (a child that led it) or carrying the run's
     ``token``, but for those in the sessions of ``spare`` (children still running); returns their pids."""
-    import psutil
-
     me = os.getpid()
-    descendants = psutil.Process(me).children(recursive=True)
+    descendants = _descendants(me)
     if spare:  # a spared child's whole tree: a jailed one's processes sit in sessions of their own
         # Followed down the parents of the descendants listed once: a look at the whole process table for each
         # spared child cost `specd run -j 20` a second of CPU, twenty children spared at each child's end.
@@ -129,6 +127,51 @@ def sweep(session: int, token: str | None = None, spare: frozenset[int] = frozen
         elif not alive(proc):
             _reap(proc.pid, deadline)
     return [proc.pid for proc in found]
+
+
+def _descendants(me: int) -> list[Process]:
+    """Every process below ``me``. On Linux each thread's ``children`` file in procfs is followed down from
+    ``me``: a look at specd's own few, where psutil reads the stat file of every process on the machine (a
+    desktop has hundreds, and a sweep comes after every step of every task). psutil's way where those files
+    are missing (a kernel without CONFIG_PROC_CHILDREN, or not Linux)."""
+    import psutil
+
+    below = _children_files(me)
+    if below is None:
+        return list(psutil.Process(me).children(recursive=True))
+    found: list[Process] = []
+    for pid in below:
+        with contextlib.suppress(psutil.Error):  # ended meanwhile: nothing to kill or reap
+            found.append(psutil.Process(pid))
+    return found
+
+
+def _children_files(me: int) -> list[int] | None:
+    """The pids below ``me``, parents before their children, read from procfs; None when it cannot tell.
+    Strings, not Path objects: it runs after every step."""
+    seen, order = {me}, [me]
+    for pid in order:  # grows while it is walked: each process found is looked into in turn
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")  # noqa: PTH208
+        except OSError:
+            if pid == me:
+                return None
+            continue  # ended meanwhile
+        for tid in threads:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children", "rb") as handle:  # noqa: PTH123
+                    kids = handle.read().split()
+            except FileNotFoundError:
+                if pid == me:
+                    return None  # no such file on this kernel (or a thread that just ended: asked again next time)
+                continue
+            except OSError:
+                continue
+            for kid in map(int, kids):
+                if kid not in seen:
+                    seen.add(kid)
+                    order.append(kid)
+    return order[1:]
 
 
 def _name(proc: Process) -> str:
