@@ -21,6 +21,7 @@ from specd.agents.needs import survey
 from specd.errors import SpecdError, machine_error
 from specd.pipeline import load_pipeline
 from specd.system import jail
+from specd.system.gitsafe import OPTIONS
 from specd.tasks.project import Project
 
 LOW_SPACE = 200 * 1024 * 1024  # bytes; below this a long run may fill the disk mid-step
@@ -87,7 +88,8 @@ def _git(root: Path) -> list[Check]:
 
 
 def _dirty(root: Path) -> Check:
-    status = _run("git", "status", "--porcelain", "-z", "--untracked-files=all", cwd=root)
+    status = _run("git", *OPTIONS, "status", "--porcelain", "-z", "--untracked-files=all",
+                  "--ignore-submodules=all", cwd=root)  # runs nothing a submodule names
     if status is None or status.returncode != 0:
         return Check("work tree", "warn", "`git status` failed: " + (status.stderr.strip() if status else "timeout"))
     entries, paths = iter(status.stdout.split("\0")), []

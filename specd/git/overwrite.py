@@ -53,7 +53,8 @@ def _written(top: Path, merged_tree: str) -> dict[str, str]:
 
 def _status(top: Path) -> dict[str, str]:
     """Each changed, staged or untracked path → its porcelain XY (ignored files are not listed)."""
-    out = git(top, "status", "--porcelain", "-z", "--no-renames", "--untracked-files=all").stdout
+    out = git(top, "status", "--porcelain", "-z", "--no-renames", "--untracked-files=all",
+              "--ignore-submodules=all").stdout
     return {entry[3:]: entry[:2] for entry in out.split("\0") if entry}
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 
 from specd.redact import scrubbed_env
+from specd.system.gitsafe import OPTIONS
 
 FALLBACK_IDENTITY = ["-c", "user.name=specd", "-c", "user.email=specd@localhost"]
 # What git says (LC_ALL=C) when it refuses a commit for want of an identity (config or GIT_* variables).
@@ -27,9 +28,8 @@ RETRIES = 6  # backoff 0.05 s doubling: about 3 s in all, enough for a user's `g
 LOCK_WAIT = 600.0  # a safety net only: git calls are short, another specd holds the lock for seconds
 # Status and diff may refresh the index opportunistically; that must never take index.lock from a writer.
 QUIET_ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
-# specd's own git calls run nothing the repository names: no hooks (a file in .git/hooks or in a
-# core.hooksPath inside the project is something an agent can write) and no fsmonitor program.
-NO_HOOKS = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]
+# specd's own git calls run nothing the repository names: no hooks, no fsmonitor, nothing of a submodule (gitsafe).
+NO_HOOKS = list(OPTIONS)
 FROM_STDIN = ["--pathspec-from-file=-", "--pathspec-file-nul"]
 
 

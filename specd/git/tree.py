@@ -77,7 +77,8 @@ class Hasher:
 def take(repo: Repo, scope: str, hasher: Callable[[Path], str] | None = None) -> Snapshot:
     """The dirty paths under ``scope`` (a folder relative to the top; "." for all)."""
     # -z: raw names, no quoting; --no-renames: one name per record; -uall: untracked files one by one.
-    out = repo.run("status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all", "--", scope)
+    out = repo.run("status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all",
+                   "--ignore-submodules=all", "--", scope)
     hash_of = hasher or digest
     # sys.intern: one string per status, not one per path
     return {record[3:]: Entry(sys.intern(record[:2]), hash_of(repo.top / record[3:]))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from specd.redact import scrubbed_env
+from specd.system.gitsafe import OPTIONS
 
 if TYPE_CHECKING:
     import subprocess
@@ -29,7 +30,7 @@ MAX_FOLDERS = 20_000  # folders walked in one call (about 0.3 s); git's own list
 NESTED = 3  # repositories inside repositories, as deep as this
 HEAVY = frozenset({"node_modules", ".venv", "venv", "site-packages", "__pycache__", ".tox", ".cache", "vendor",
                    "target", "dist", "build", ".next", ".mypy_cache", ".pytest_cache"})
-GIT = ["git", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"]  # runs nothing the project names
+GIT = ["git", *OPTIONS]  # runs nothing the project names
 TIMEOUT = 30.0
 
 Wanted = Callable[[str], bool]

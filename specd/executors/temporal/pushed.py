@@ -21,6 +21,7 @@ from filelock import FileLock
 
 from specd.executors.temporal.ids import branch
 from specd.git.repo import git, git_env
+from specd.system.gitsafe import OPTIONS
 from specd.tasks.project import Project
 
 
@@ -102,5 +103,6 @@ def unpack(project: Project, remote: str, task: str, into: Path, fetched: bool =
 
 
 def git_bytes(root: Path, *args: str) -> bytes | None:
-    done = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False, env=git_env())
+    done = subprocess.run(["git", *OPTIONS, *args], cwd=root, capture_output=True, check=False,
+                          env=git_env())
     return done.stdout if done.returncode == 0 else None

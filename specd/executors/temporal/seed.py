@@ -14,6 +14,7 @@ from pathlib import Path
 from specd.errors import UsageError
 from specd.executors.temporal.ids import branch
 from specd.git.repo import FALLBACK_IDENTITY, git, git_env
+from specd.system.gitsafe import OPTIONS
 from specd.tasks.project import Project
 
 
@@ -67,7 +68,7 @@ def _with_folder(project: Project, base: str, folder: str, task: str) -> str:
         env = {**git_env(), "GIT_INDEX_FILE": str(Path(scratch) / "index")}
 
         def run(*args: str) -> str:
-            done = subprocess.run(["git", *args], cwd=project.root, env=env, capture_output=True, text=True,
+            done = subprocess.run(["git", *OPTIONS, *args], cwd=project.root, env=env, capture_output=True, text=True,
                                   check=False)
             if done.returncode != 0:
                 raise UsageError(f"`git {' '.join(args)}` failed: {done.stderr.strip()}",
