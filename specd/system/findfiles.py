@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,8 @@ TIMEOUT = 30.0
 Wanted = Callable[[str], bool]
 # (folder, wanted, heavy) -> (the folder's mtime, what was found)
 _walks: dict[tuple[str, Wanted, bool], tuple[int, list[str]]] = {}
+_gitlinks: dict[str, list[str]] = {}  # root -> the submodules its last search met (``gitlinks``)
+GITLINK = "160000"  # the mode git's index gives a submodule
 
 
 @dataclass
@@ -43,14 +45,23 @@ class _Walk:
     wanted: Wanted
     heavy: bool  # whether dependencies' folders (HEAVY) are walked too
     budget: int
+    gitlinks: list[str] = field(default_factory=list)  # the submodules met, as absolute paths
 
 
 def find(root: Path, wanted: Wanted, heavy: bool = True) -> list[Path]:
     """Regular files under ``root`` whose name ``wanted`` accepts, sorted; never inside a ``.git`` folder.
     ``heavy=False`` leaves out the folders of dependencies (``HEAVY``) that git does not list."""
     found: set[str] = set()
-    _find(root, _Walk(wanted, heavy, MAX_FOLDERS), found, NESTED)
+    walk = _Walk(wanted, heavy, MAX_FOLDERS)
+    _find(root, walk, found, NESTED)
+    _gitlinks[str(root)] = walk.gitlinks
     return sorted(Path(path) for path in found)
+
+
+def gitlinks(root: Path) -> list[Path]:
+    """The submodules (the index's entries of mode 160000, in the project and in its submodules) that the last
+    ``find`` under ``root`` met: read from the same `git ls-files` that lists the files, so they cost nothing."""
+    return [Path(path) for path in _gitlinks.get(str(root), [])]
 
 
 def _find(root: Path, walk: _Walk, found: set[str], nested: int) -> None:
@@ -58,7 +69,8 @@ def _find(root: Path, walk: _Walk, found: set[str], nested: int) -> None:
     if listing is None:
         found.update(_walk(str(root), walk))
         return
-    files, folders = listing
+    files, folders, links = listing
+    walk.gitlinks += [str(root / link) for link in links]
     found.update(str(root / f) for f in files if walk.wanted(f.rpartition("/")[2]) and (root / f).is_file())
     # The project's own ignored folders (`.vercel/`, `tmp/`) before dependencies, which may spend the budget.
     for folder in sorted(_outermost(folders), key=lambda f: _name(f) in HEAVY):
@@ -69,18 +81,36 @@ def _find(root: Path, walk: _Walk, found: set[str], nested: int) -> None:
             found.update(_walk_kept(path, walk))
 
 
-def _listing(root: Path) -> tuple[list[str], list[str]] | None:
-    """(files, folders to walk) relative to ``root``, or None when git cannot tell (not a repository)."""
+def _listing(root: Path) -> tuple[list[str], list[str], list[str]] | None:
+    """(files, folders to walk, submodules) relative to ``root``, or None when git cannot tell (not a
+    repository)."""
     if not _in_repository(root):
         return None  # git would only say so, two processes later
     # No pathspec on the first: one would hide the nested repositories, and names are filtered as fast here.
     # Both at once: each waits on the disk and its own start-up, not on the other.
-    own, ignored = _git(root, ["-c", "-o", "--exclude-standard"],  # tracked, and untracked but not ignored
-                        ["-o", "-i", "--exclude-standard", "--directory"])  # ignored folders collapsed
-    if own is None or ignored is None:
+    staged, ignored = _git(root, ["-s", "-o", "--exclude-standard"],  # tracked (with modes), untracked not ignored
+                           ["-o", "-i", "--exclude-standard", "--directory"])  # ignored folders collapsed
+    if staged is None or ignored is None:
         return None
+    own, links = _staged(staged)
     files = [entry for entry in [*own, *ignored] if not entry.endswith("/")]
-    return files, [entry for entry in [*own, *ignored] if entry.endswith("/")] + _submodules(root)
+    return files, [entry for entry in [*own, *ignored] if entry.endswith("/")] + _submodules(root), links
+
+
+def _staged(entries: list[str]) -> tuple[list[str], list[str]]:
+    """`ls-files -s -o` names (a tracked one as ``<mode> <object> <stage>\\t<path>``, an untracked one bare):
+    every path, and those of the submodules."""
+    paths: list[str] = []
+    links: list[str] = []
+    for entry in entries:
+        meta, tab, path = entry.partition("\t")
+        if tab and meta[:6].isdigit() and meta[6:7] == " " and meta[-2:-1] == " ":
+            paths.append(path)
+            if meta[:6] == GITLINK:
+                links.append(path)
+        else:
+            paths.append(entry)
+    return paths, links
 
 
 def _in_repository(root: Path) -> bool:

@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specd.redact import scrubbed_env
-from specd.system import binds, keeper
+from specd.system import binds, keeper, submodules
 from specd.system.agent_state import seed_state
 from specd.system.binds import EMPTY
 from specd.system.envfiles import forget_handoff, hidden_from_agents
+from specd.system.findfiles import gitlinks
 from specd.system.machinery import overlays
 from specd.system.netlist import PROXY_VARS, api_hosts, through_proxy
 from specd.system.probe import bwrap_binary, bwrap_usable, isolation, supports_disable_userns
@@ -207,11 +208,14 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | li
     args += ["--ro-bind" if jail.read_only else "--bind", str(root), str(root)]
     if common is not None:  # a worktree: the main repository's git folder, read-only, and nothing else of it
         args += ["--ro-bind", str(common), str(common)]
+    hidden = hidden_from_agents(root)  # first: the same search lists the submodules
+    if not jail.read_only:  # before any bind inside the tree: the submodules' folders are bound anew
+        args += submodules.guards(root, gitlinks(root))
     for flag, path in () if jail.read_only else overlays(root, jail.task_dir):  # read-only: nothing writable
         args += [flag, str(path), str(path)]
     for folder in jail.writable:
         args += ["--bind", str(folder.resolve()), str(folder.resolve())]
-    for path in hidden_from_agents(root):  # keys the model would read: shown empty, and read-only
+    for path in hidden:  # keys the model would read: shown empty, and read-only
         args += ["--ro-bind-try", str(EMPTY), str(path)]
     state = backend_state(jail)
     if state is not None:

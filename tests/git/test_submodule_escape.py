@@ -12,12 +12,16 @@ pointers of the project's submodules read-only.
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 from pathlib import Path
 
 import pytest
 from git_harness import GitProject
 from test_machinery import AGENT, attack, unjail
+
+from specd.system import jail, submodules
 
 POINT_ELSEWHERE = '''
 import shutil
@@ -72,3 +76,65 @@ def test_a_filter_in_a_submodule_git_folder_the_agent_made_never_runs_from_specd
     # The attack is real: the user's own `git status` runs it (which the jail's read-only pointer prevents).
     subprocess.run(["git", "status", "--porcelain"], cwd=gp.root, env=gp.env, check=True, capture_output=True)
     assert marker.exists()
+
+
+ATTACKS = {  # name -> (the attack, the folder whose files must be as they were)
+    "pointer rewritten": (POINT_ELSEWHERE, "sub"),
+    "folder moved aside and made anew": ("os.rename('sub', 'sub-moved'); os.mkdir('sub'); "
+                                         "Path('sub/.git').write_text('gitdir: ../evilgit')", "sub"),
+    "a folder above it moved aside": ("os.rename('libs', 'libs-moved'); os.makedirs('libs/inner'); "
+                                      "Path('libs/inner/.git').write_text('gitdir: ../../evilgit')", "libs"),
+    "pointer made where none was checked out": ("Path('idle/.git').write_text('gitdir: ../evilgit')", "idle"),
+}
+
+
+def pointers(folder: Path) -> dict[str, bytes]:
+    """Every ``.git`` under ``folder``, where it is and what it says (a submodule's content is the agent's)."""
+    return {str(path.relative_to(folder)): path.read_bytes() if path.is_file() else b"folder"
+            for path in sorted(folder.rglob(".git"))}
+
+
+@pytest.mark.skipif(not (jail.active() or os.environ.get("CI")), reason="bubblewrap is not available here")
+@pytest.mark.parametrize("name", list(ATTACKS))
+def test_in_the_jail_a_submodules_git_folder_pointer_stays_as_it_was(
+        with_submodule: GitProject, tmp_path: Path, name: str) -> None:
+    gp = with_submodule
+    lib = tmp_path / "lib"
+    gp.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "libs/inner")
+    gp.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "idle")
+    gp.git("commit", "-q", "-m", "two more")
+    gp.git("submodule", "deinit", "-q", "-f", "idle")  # in the index, not checked out: an empty folder
+    assert list((gp.root / "idle").iterdir()) == []
+    marker = tmp_path / "filter-ran"
+    code, folder = ATTACKS[name]
+    before = pointers(gp.root / folder)
+    attack(gp, code.format(marker=marker))
+
+    result = gp.run("a")
+
+    assert result.returncode == 1, result.stdout + result.stderr
+    state = json.loads((gp.root / ".specd/tasks/a/.pipeline-state.json").read_text(encoding="utf-8"))
+    assert "Read-only file system" in state["reason"] or "Device or resource busy" in state["reason"], state
+    assert pointers(gp.root / folder) == before
+    subprocess.run(["git", "status", "--porcelain"], cwd=gp.root, env=gp.env, check=True, capture_output=True)
+    assert not marker.exists()
+
+
+def test_the_guards_pin_each_folder_on_the_way_and_leave_specds_folders_and_links_alone(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / "a/b/sub").mkdir(parents=True)
+    (root / "a/b/sub/.git").write_text("gitdir: x", encoding="utf-8")
+    (root / "idle").mkdir()
+    (root / "elsewhere").mkdir()
+    (root / "linked").symlink_to(root / "elsewhere")
+    links = [root / "a/b/sub", root / "idle", root / "gone", root / "linked/sub", root / ".specd/x", tmp_path / "out"]
+
+    args = submodules.guards(root, links)
+
+    assert args == [
+        "--bind", str(root / "a"), str(root / "a"), "--bind", str(root / "a/b"), str(root / "a/b"),
+        "--bind", str(root / "a/b/sub"), str(root / "a/b/sub"),
+        "--ro-bind", str(root / "a/b/sub/.git"), str(root / "a/b/sub/.git"),
+        "--dir", str(root / "gone"), "--ro-bind", str(root / "gone"), str(root / "gone"),  # made, as git makes it
+        "--ro-bind", str(root / "idle"), str(root / "idle"),  # not checked out: read-only whole
+    ]  # nothing for a path through a link, in specd's own folders, or outside the project
