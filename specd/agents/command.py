@@ -20,8 +20,10 @@ from typing import Any
 from specd.agents.base import AgentContext, AgentFailed, AgentRequest, AgentResult, Usage
 from specd.agents.proc import run_group, transcript_path
 from specd.system.jail import Jail
+from specd.system.ownfiles import NotOwnFile, read_regular
 
 TAIL = 2000  # characters of output shown when a command fails
+RESULT_LIMIT = 4 << 20  # bytes of $SPECD_RESULT: an outcome, a summary and a typed output
 
 
 class CommandAgent:
@@ -72,10 +74,17 @@ class CommandAgent:
 
     @staticmethod
     def _result(path: Path, log: Path) -> AgentResult:
-        if not path.exists() or not path.read_text(encoding="utf-8").strip():
+        try:  # the agent's own file: a link to a file of the user's is refused, not read into the run
+            text = read_regular(path, RESULT_LIMIT).decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            return AgentResult(transcript=log)
+        except NotOwnFile as exc:
+            raise AgentFailed(f"$SPECD_RESULT: {exc}; write the JSON object to that path itself",
+                              transcript=log) from None
+        if not text.strip():
             return AgentResult(transcript=log)
         try:
-            data: Any = json.loads(path.read_text(encoding="utf-8"))
+            data: Any = json.loads(text)
         except ValueError as exc:
             raise AgentFailed(f"$SPECD_RESULT ({path.name}) is not valid JSON: {exc}; write "
                               '{"outcome": "done", "summary": "..."}', transcript=log) from None

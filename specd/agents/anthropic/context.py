@@ -15,6 +15,7 @@ from typing import Any
 from specd.agents.anthropic.sandbox import Refused, Sandbox
 from specd.agents.base import AgentRequest
 from specd.state import atomic
+from specd.system.ownfiles import read_regular
 
 DEFAULT_CONTEXT = ("FEATURE.md", "CONTEXT.md", "DECISIONS.md", "STATE.md", "ROADMAP.md", "RESEARCH.md")
 FILE_CAP = 16_000  # characters per preloaded file
@@ -126,14 +127,15 @@ def _project_summary(request: AgentRequest) -> str:
 
 
 def _task_description(task_dir: Path) -> str:
-    config = task_dir / "config.json"
+    """From the task's config.json, else its FEATURE.md, never through a link: an agent of an earlier step may
+    have made FEATURE.md a link to a file of the user's, and this text goes to the model."""
     try:
-        data = json.loads(config.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(task_dir / "config.json", FILE_CAP * 4))
         if isinstance(data, dict) and str(data.get("description", "")).strip():
             return str(data["description"]).strip()
     except (OSError, ValueError):
         pass
-    feature = task_dir / "FEATURE.md"
-    if feature.is_file():
-        return feature.read_text(encoding="utf-8", errors="replace").strip()[:2000]
-    return "(no description found)"
+    try:
+        return read_regular(task_dir / "FEATURE.md", FILE_CAP * 4).decode("utf-8", errors="replace").strip()[:2000]
+    except OSError:
+        return "(no description found)"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -29,7 +28,9 @@ from specd.errors import ConfigError
 from specd.redact import redact
 from specd.system.binds import READ_ENV
 from specd.system.jail import Jail, backend_state
+from specd.system.ownfiles import copy_into, read_regular
 
+CONFIG_LIMIT = 1 << 20
 PROJECT_CONFIG = Path(".specd") / "codex"  # a project's own Codex config (config.toml, AGENTS.md, ...)
 
 
@@ -132,10 +133,10 @@ def _seed(home: Path, project: Path) -> bool:
     model provider (then specd does not define one)."""
     home.mkdir(parents=True, exist_ok=True)
     home.chmod(0o700)
-    if project.is_dir():
-        shutil.copytree(project, home, dirs_exist_ok=True)
+    if project.is_dir():  # into a folder Codex (and so the model's commands) wrote: links replaced, not followed
+        copy_into(project, home)
     try:
-        config = (home / "config.toml").read_text(encoding="utf-8")
+        config = read_regular(home / "config.toml", CONFIG_LIMIT).decode("utf-8", errors="replace")
     except OSError:
         return False
     return any(line.strip().startswith("model_provider") for line in config.splitlines())

@@ -24,6 +24,7 @@ from typing import Any
 
 from specd.agents.base import AgentRequest
 from specd.state.atomic import write_json
+from specd.system.ownfiles import own_folder
 
 APPROVAL_MODE = "yolo"
 APPROVAL_MODES = ("default", "auto_edit", "yolo", "plan")
@@ -66,8 +67,7 @@ class Options:
         turns = request.max_turns or self.max_turns
         if turns:
             settings["model"] = {"maxSessionTurns": int(turns)}
-        path = home / ".gemini" / "settings.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = own_folder(home / ".gemini") / "settings.json"  # a link the model's commands left is not followed
         write_json(path, settings)
         return path
 

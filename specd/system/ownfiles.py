@@ -1,0 +1,64 @@
+"""Files the agent could have made, read and written by specd outside the jail without following a link.
+
+Inside the jail an agent cannot see the user's HOME, but it can make a link to any path in it: in the task's
+folder, in its backend's state folder. specd reads and writes some of those files outside the jail, as the user:
+a link there would read the user's files into the run (and on to the model), or write over them. So here the
+last part of a path is opened with ``O_NOFOLLOW`` and must be a regular file (a FIFO would hang specd), and a
+write replaces a link (and a linked folder on the way) instead of going through it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+
+class NotOwnFile(OSError):
+    """A link, a FIFO or anything else but a regular file, or one larger than the limit."""
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of ``path``, a regular file of at most ``limit`` bytes, never through a link at its end."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if path.is_symlink():
+            raise NotOwnFile(f"{path.name} is a link; specd reads only a file written there") from exc
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise NotOwnFile(f"{path.name} is not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise NotOwnFile(f"{path.name} is larger than {limit} bytes")
+    return data
+
+
+def own_folder(folder: Path) -> Path:
+    """``folder`` as a real folder: a link (or a file) in its place is removed first, never followed."""
+    if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        folder.unlink()
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def copy_into(source: Path, target: Path) -> None:
+    """Every file under ``source`` into ``target``, which the agent may have written: each file is replaced
+    whole (a link there is replaced, not written through), and a linked folder on the way is made a real one."""
+    for here, dirs, files in os.walk(source):
+        inside = target / Path(here).relative_to(source)
+        own_folder(inside)
+        dirs[:] = [name for name in dirs if not (Path(here) / name).is_symlink()]
+        for name in files:
+            fd, scratch = tempfile.mkstemp(dir=inside, prefix=".tmp-")
+            os.close(fd)
+            try:
+                shutil.copyfile(Path(here) / name, scratch)
+                os.replace(scratch, inside / name)
+            except BaseException:
+                Path(scratch).unlink(missing_ok=True)
+                raise
