@@ -15,6 +15,7 @@ from typing import Any
 
 from specd.redact import redact, redact_obj
 from specd.state.text import clean
+from specd.system.ownfiles import open_own
 
 
 def write_text(path: Path, text: str, *, sync_dir: bool = True, durable: bool = True, checked: bool = False,
@@ -106,7 +107,7 @@ def append_text(path: Path, text: str, *, durable: bool = True) -> None:
     line."""
     data = clean(redact(text)).encode("utf-8")
     make_folder(path.parent)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    fd = open_own(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)  # a link an agent left there is not written through
     try:
         os.write(fd, data)
         if durable:

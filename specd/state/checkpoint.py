@@ -13,8 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from specd.state import atomic
 from specd.state.lock import CANCEL_MARK
 from specd.state.model import RunState, now
+from specd.system.ownfiles import read_regular
 
 # terminal: an answer typed (or piped) at a gate; cli: `specd approve|reject|skip|cancel|retry|rerun` here;
 # clone: sent from another clone (a Temporal signal); page: the dashboard; link: a notification's link;
@@ -61,7 +63,8 @@ def line(row: dict[str, Any]) -> str:
 
 def ask_cancel(task_dir: Path, origin: Origin) -> None:
     """Leave `specd cancel`'s mark for the run it stops, saying who cancels and from where."""
-    (task_dir / CANCEL_MARK).write_text(json.dumps({"via": origin.via, "by": origin.by}), encoding="utf-8")
+    # Replaced, never written through: the agent writes this folder, and could have left a link here.
+    atomic.write_json(task_dir / CANCEL_MARK, {"via": origin.via, "by": origin.by}, durable=False)
 
 
 def cancelled(state: RunState, task_dir: Path) -> str | None:
@@ -69,7 +72,7 @@ def cancelled(state: RunState, task_dir: Path) -> str | None:
     and the reason the run ends with. The run's own last commit then holds the whole record, and the cancel has
     nothing left to write (so no second commit). None when no cancel asked."""
     try:
-        asked = json.loads((task_dir / CANCEL_MARK).read_text(encoding="utf-8") or "{}")
+        asked = json.loads(read_regular(task_dir / CANCEL_MARK, 1 << 16) or b"{}")
     except FileNotFoundError:
         return None
     except (OSError, ValueError):

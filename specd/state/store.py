@@ -31,6 +31,7 @@ from specd.state.packing import Shape
 from specd.state.redacting import SnapshotRedactor
 from specd.state.render import render_markdown
 from specd.state.text import escaped, scrub
+from specd.system.ownfiles import open_own
 
 STATE_JSON = ".pipeline-state.json"
 STATE_MD = ".pipeline-state.md"
@@ -270,5 +271,11 @@ class Heartbeat:
             self._touch()
 
     def _touch(self) -> None:
+        """Never through a link: the file is not bound read-only in the jail (specd rewrites it while the agent
+        runs), so the agent could have made it a link to a file of the user's."""
         with contextlib.suppress(OSError):  # a missed beat only makes status more cautious
-            self.path.write_text(redact(f"{os.getpid()} {now()}\n"), encoding="utf-8")  # cheap: no fsync
+            fd = open_own(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            try:
+                os.write(fd, redact(f"{os.getpid()} {now()}\n").encode("utf-8"))  # cheap: no fsync
+            finally:
+                os.close(fd)

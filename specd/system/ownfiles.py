@@ -9,10 +9,9 @@ write replaces a link (and a linked folder on the way) instead of going through 
 
 from __future__ import annotations
 
+import errno
 import os
-import shutil
 import stat
-import tempfile
 from pathlib import Path
 
 
@@ -38,6 +37,22 @@ def read_regular(path: Path, limit: int) -> bytes:
     return data
 
 
+def open_own(path: Path, flags: int, mode: int = 0o644) -> int:
+    """``os.open`` of the regular file at ``path`` for writing; a link, FIFO or device in its place is removed
+    and the file made anew (written through, it would change a file of the user's, or hang specd)."""
+    try:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENXIO, errno.EWOULDBLOCK):
+            raise
+    else:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
+        os.close(fd)
+    path.unlink()
+    return os.open(path, flags | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+
+
 def own_folder(folder: Path) -> Path:
     """``folder`` as a real folder: a link (or a file) in its place is removed first, never followed."""
     if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
@@ -49,6 +64,9 @@ def own_folder(folder: Path) -> Path:
 def copy_into(source: Path, target: Path) -> None:
     """Every file under ``source`` into ``target``, which the agent may have written: each file is replaced
     whole (a link there is replaced, not written through), and a linked folder on the way is made a real one."""
+    import shutil  # here: the module's readers and writers are on every command's path, this only on Codex's
+    import tempfile
+
     for here, dirs, files in os.walk(source):
         inside = target / Path(here).relative_to(source)
         own_folder(inside)

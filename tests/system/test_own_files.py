@@ -133,3 +133,31 @@ def test_read_regular_refuses_what_is_too_big(tmp_path: Path) -> None:
     assert read_regular(big, 11) == b"x" * 11
     with pytest.raises(NotOwnFile, match="larger than 10 bytes"):
         read_regular(big, 10)
+
+
+def test_the_heartbeat_and_appended_notes_make_a_link_in_their_place_a_file_of_their_own(
+        tmp_path: Path, users_file: Path) -> None:
+    from specd.state.atomic import append_text
+    from specd.state.checkpoint import Origin, ask_cancel
+    from specd.state.store import Heartbeat
+
+    before = users_file.read_text(encoding="utf-8")
+    task = tmp_path / "task"
+    task.mkdir()
+    for name in (".heartbeat", "CHANGELOG.md", ".cancel-requested"):  # specd writes these while the agent runs
+        (task / name).symlink_to(users_file)
+
+    with Heartbeat(task / ".heartbeat", every=3600):
+        pass
+    append_text(task / "CHANGELOG.md", "\n### Hook failure\n")
+    ask_cancel(task, Origin("cli", "me"))
+
+    assert users_file.read_text(encoding="utf-8") == before
+    for name in (".heartbeat", "CHANGELOG.md", ".cancel-requested"):
+        assert not (task / name).is_symlink()
+    assert (task / "CHANGELOG.md").read_text(encoding="utf-8") == "\n### Hook failure\n"
+    assert json.loads((task / ".cancel-requested").read_text(encoding="utf-8")) == {"via": "cli", "by": "me"}
+    fifo = task / "fifo"
+    os.mkfifo(fifo)
+    append_text(fifo, "x\n")  # no reader: made a file, not a hang
+    assert fifo.read_text(encoding="utf-8") == "x\n"
