@@ -12,6 +12,7 @@ from specd.commands.envelope import emit
 from specd.redact import redact
 from specd.state.lock import TaskLock
 from specd.state.store import StateStore
+from specd.system.visible import visible
 from specd.tasks import logs as log
 from specd.tasks.project import Project
 from specd.tasks.secrets import load_project_secrets
@@ -45,7 +46,7 @@ def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow:
     for event in store.journal.read():
         if log.matches(event, step):
             shown += 1
-            click.echo(redact(json.dumps(event, default=str) if as_json else log.line(event)))
+            click.echo(redact(json.dumps(event, default=str) if as_json else visible(log.line(event))))
     if as_json:
         emit(task, indent=None, step=step, events=shown)
         return 0
@@ -87,7 +88,7 @@ def _follow(task: str, task_dir: Path, store: StateStore, step: str | None, as_j
         else:
             continue
         shown += 1
-        click.echo(redact(json.dumps(record, default=str) if as_json else text))
+        click.echo(redact(json.dumps(record, default=str) if as_json else visible(text, colours=True)))
     if as_json:
         emit(task, indent=None, step=step, events=shown)
     return 0
@@ -100,7 +101,7 @@ def _echo_file(path: Path) -> None:
         while chunk := handle.read(1 << 20):
             body = chunk.rstrip()
             if body:
-                click.echo(redact(held + body), nl=False)
+                click.echo(redact(visible(held + body, colours=True)), nl=False)  # a program's colours, nothing more
                 held, wrote = chunk[len(body):], True
             else:
                 held += chunk  # blank space: printed only if more text follows

@@ -1,4 +1,5 @@
-"""One shared rich console per stream, created on first use; everything printed is redacted."""
+"""One shared rich console per stream, created on first use; everything printed is redacted, and no text in it
+can drive the terminal (``specd.system.visible``)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ from functools import cache
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 from specd.redact import redact
+from specd.system.visible import visible
 
 
 class _Redacting:
@@ -30,9 +33,19 @@ class _Redacting:
         return getattr(getattr(sys, self._name), attr)
 
 
+class ShownConsole(Console):
+    """A console whose text shows every control character as a picture: what an agent said cannot move the
+    cursor, erase a line or write the clipboard. rich's own styles are added after, when it renders; a picture
+    is no markup, so markup reads as it did."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        # Before rich reads it: rich drops BEL and CR itself, and would keep ESC.
+        return super().render_str(visible(text), **kwargs)
+
+
 @cache
 def out() -> Console:
-    console = Console(file=_Redacting("stdout"), highlight=False)  # type: ignore[arg-type]
+    console = ShownConsole(file=_Redacting("stdout"), highlight=False)  # type: ignore[arg-type]
     if not console.is_terminal:  # piped output: do not cut names at rich's 80-column default
         console.width = 160
     return console
@@ -40,7 +53,7 @@ def out() -> Console:
 
 @cache
 def err() -> Console:
-    console = Console(file=_Redacting("stderr"), highlight=False)  # type: ignore[arg-type]
+    console = ShownConsole(file=_Redacting("stderr"), highlight=False)  # type: ignore[arg-type]
     if not console.is_terminal:  # a log file or a pipe: one message, one line, never cut mid-sentence
         console.soft_wrap = True
         console.width = 10_000

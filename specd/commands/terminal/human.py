@@ -67,10 +67,10 @@ class StreamHuman:
             err().print(f"  not an answer: {line!r}", markup=False)
 
     def ask(self, question: str) -> str | None:
-        err().print(f"\n[bold cyan]the agent asks:[/bold cyan] {question}", highlight=False)
+        err().print(f"\n[bold cyan]the agent asks:[/bold cyan] {escape(question)}", highlight=False)
         return self._line("  answer > ")
 
     def approve_command(self, command: str) -> bool:
-        err().print(f"\n[bold cyan]the agent wants to run:[/bold cyan] {command}", highlight=False)
+        err().print(f"\n[bold cyan]the agent wants to run:[/bold cyan] {escape(command)}", highlight=False)
         answer = self._line(f"  allow? {escape('[y/N]')} > ")
         return answer is not None and answer.lower() in ("y", "yes")

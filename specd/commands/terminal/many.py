@@ -7,17 +7,18 @@ import sys
 import time
 from typing import Any
 
-from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from specd.commands.terminal.console import ShownConsole
 from specd.redact import redact_obj
+from specd.system.visible import visible
 
 
 class RunView:
     def __init__(self, *, as_json: bool) -> None:
         self.as_json = as_json
-        self.console = Console(stderr=False, highlight=False)
+        self.console = ShownConsole(stderr=False, highlight=False)
         self.rows: dict[str, dict[str, Any]] = {}
         self.live: Live | None = None
         if not as_json and sys.stdout.isatty():
@@ -59,7 +60,7 @@ class RunView:
         if self.live is not None:
             self.live.console.print(line, markup=False)
         else:
-            print(line, flush=True)
+            print(visible(line), flush=True)
 
     def _table(self) -> Table:
         table = Table(box=None, show_header=False)
@@ -85,4 +86,4 @@ class RunView:
         for result in results:
             waits = ", ".join(result.waiting_for) or (result.reason if result.status != "COMPLETE" else "")
             table.add_row(result.task, result.status, waits, result.branch or "(your tree)")
-        Console(width=None if sys.stdout.isatty() else 200).print(table)
+        ShownConsole(width=None if sys.stdout.isatty() else 200).print(table)

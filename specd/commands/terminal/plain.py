@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from specd.state.checkpoint import line as checkpoint_line
+from specd.system.visible import visible
 from specd.tasks import idle
 
 HEADER = ("task", "status", "needs", "ready", "next step", "phase", "cost", "updated")
@@ -71,7 +72,8 @@ def table(rows: list[dict[str, Any]], width: int | None = None) -> str:
                 widths[i] -= cut
                 over -= cut
     line = "  ".join(f"{{:<{widths[i]}}}" for i in shown)  # one format per line: 10,000 rows print in a blink
-    return "\n".join(line.format(*(fit(cell[i], widths[i]) for i in shown)).rstrip() for cell in lines)
+    # what agents said is in it: shown, never able to drive the terminal (``visible``)
+    return visible("\n".join(line.format(*(fit(cell[i], widths[i]) for i in shown)).rstrip() for cell in lines))
 
 
 def fit(text: str, width: int) -> str:
@@ -148,4 +150,4 @@ def task_text(view: dict[str, Any]) -> str:
                                                  for p in plan))
     if view.get("hint"):
         lines.append(f"  next: {view['hint']}")
-    return "\n".join(lines)
+    return visible("\n".join(lines))  # a summary, an output, a reason: none can drive the terminal
