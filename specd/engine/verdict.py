@@ -16,8 +16,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from specd.agents.base import AgentFailed, AgentRequest, AgentResult
+from specd.system.ownfiles import read_regular
 from specd.tasks import phases
 
+VERDICT_LIMIT = 8 << 20  # bytes of a review file read for its verdict
 _VERDICT = re.compile(r"^\s*[*_]*verdict[*_]*\s*:\s*[*_`]*\s*([A-Za-z][\w-]*)", re.IGNORECASE | re.MULTILINE)
 # Words reviewers write for the built-in review outcomes; used only when the outcome is allowed.
 SYNONYMS = {
@@ -100,8 +102,8 @@ def _outcome(request: AgentRequest, path: Path, word: str, result: AgentResult) 
 
 
 def _last_verdict(path: Path) -> str | None:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+    try:  # the agent's file: a FIFO or a link to /dev/zero there must not hang specd
+        text = read_regular(path, VERDICT_LIMIT).decode("utf-8", errors="replace")
     except OSError:
         return None
     matches = _VERDICT.findall(text)
@@ -115,7 +117,7 @@ def _failure(result: AgentResult, reason: str) -> AgentFailed:
 
 def _stamp(path: Path) -> tuple[int, str] | None:
     try:
-        return path.stat().st_mtime_ns, hashlib.sha256(path.read_bytes()).hexdigest()
+        return path.stat().st_mtime_ns, hashlib.sha256(read_regular(path, VERDICT_LIMIT)).hexdigest()
     except OSError:
         return None
 

@@ -161,3 +161,15 @@ def test_the_heartbeat_and_appended_notes_make_a_link_in_their_place_a_file_of_t
     os.mkfifo(fifo)
     append_text(fifo, "x\n")  # no reader: made a file, not a hang
     assert fifo.read_text(encoding="utf-8") == "x\n"
+
+
+def test_a_review_file_made_a_fifo_or_a_link_to_an_endless_file_is_no_verdict_and_no_hang(tmp_path: Path) -> None:
+    fifo = tmp_path / "REVIEW.md"
+    os.mkfifo(fifo)
+    (tmp_path / "OTHER.md").symlink_to("/dev/zero")
+    code = ("import sys; from pathlib import Path; from specd.engine.verdict import _last_verdict, _stamp; "
+            "print([_last_verdict(Path(p)) for p in sys.argv[1:]], [_stamp(Path(p)) for p in sys.argv[1:]])")
+    done = subprocess.run([sys.executable, "-c", code, str(fifo), str(tmp_path / "OTHER.md")], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[None, None] [None, None]"
