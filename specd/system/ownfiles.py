@@ -19,12 +19,14 @@ class NotOwnFile(OSError):
     """A link, a FIFO or anything else but a regular file, or one larger than the limit."""
 
 
-def read_regular(path: Path, limit: int) -> bytes:
-    """The bytes of ``path``, a regular file of at most ``limit`` bytes, never through a link at its end."""
+def read_regular(path: Path, limit: int, *, follow: bool = False) -> bytes:
+    """The bytes of ``path``, a regular file of at most ``limit`` bytes, never through a link at its end unless
+    ``follow`` (a linked ``.env`` is common; a FIFO or a device is still refused: it would hang specd)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, flags)
     except OSError as exc:
-        if path.is_symlink():
+        if not follow and path.is_symlink():
             raise NotOwnFile(f"{path.name} is a link; specd reads only a file written there") from exc
         raise
     with os.fdopen(fd, "rb") as handle:

@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from specd import __version__
+from specd.system.ownfiles import read_regular
 
 CACHE = "markdown-blocks.json"
+MAX_BYTES = 8 << 20  # a task document past this is not one to read for its outline
 RACY_NS = 100_000_000  # a file changed this recently may change again within the same time tick: not kept
 
 
@@ -97,7 +99,8 @@ def outline(path: Path, what: str, build: Callable[[list[Block]], Any]) -> Any |
     if isinstance(entry, dict) and entry.get("mark") == mark and "value" in entry:
         return entry["value"]
     try:
-        value = build(blocks(path.read_text(encoding="utf-8", errors="replace")))
+        # a task document the agent may have made a FIFO or a link to /dev/zero: read as a regular file, capped
+        value = build(blocks(read_regular(path, MAX_BYTES, follow=True).decode("utf-8", errors="replace")))
     except OSError:
         return None
     if store and st.st_mtime_ns < time.time_ns() - RACY_NS:

@@ -17,6 +17,7 @@ from urllib.parse import unquote
 from specd.redact import is_secret_var
 from specd.redact_rules import URL_CREDENTIALS
 from specd.system.envfiles import is_env_name
+from specd.system.ownfiles import read_regular
 
 MAX_BYTES = 1 << 20  # a settings file is a few lines; a huge one is not a settings file
 Pairs = list[tuple[str, str]]
@@ -31,8 +32,8 @@ def values_in(path: Path) -> Pairs:
         kept = _parsed.get(str(path))
         if kept is not None and kept[0] == key:
             return kept[1]
-        with path.open("rb") as handle:
-            text = handle.read(MAX_BYTES).decode("utf-8", errors="replace")
+        # a FIFO named .env (an agent can make one) would hang every command; a linked .env is common, so followed
+        text = read_regular(path, MAX_BYTES, follow=True).decode("utf-8", errors="replace")
     except OSError:
         return []
     pairs = [(k, v) for k, v in _parse(path.name, text) if v]

@@ -173,3 +173,21 @@ def test_a_review_file_made_a_fifo_or_a_link_to_an_endless_file_is_no_verdict_an
                           text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[None, None] [None, None]"
+
+
+def test_a_task_document_or_an_env_file_made_a_fifo_does_not_hang_status(tmp_path: Path) -> None:
+    root, env = _project(tmp_path)
+    os.mkfifo(root / ".specd" / "tasks" / "t" / "ROADMAP.md")  # read for the task's phases
+    os.mkfifo(root / ".env.local")  # read for the values to redact
+    (root / ".env").symlink_to(tmp_path / "shared.env")  # a linked .env is common: still read
+    (tmp_path / "shared.env").write_text("API_TOKEN=abc123-linked-secret-value\n", encoding="utf-8")
+
+    done = subprocess.run([sys.executable, "-m", "specd", "status", "t"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=60, check=False)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "NOT_STARTED" in done.stdout
+    from specd.tasks.secret_values import values_in
+
+    assert ("API_TOKEN", "abc123-linked-secret-value") in values_in(root / ".env")
+    assert values_in(root / ".env.local") == []
