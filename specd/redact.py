@@ -22,7 +22,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from specd.redact_rules import RULES as _RULES
-from specd.redact_rules import URL_CREDENTIALS
+from specd.redact_rules import URL_CREDENTIALS, holds_token
 
 MASK = "[REDACTED]"
 
@@ -45,8 +45,10 @@ def is_secret_name(name: str) -> bool:
 
 
 def is_secret_var(name: str, value: str) -> bool:
-    """A secret-named variable, or one whose value is a URL with a password (REDIS_URL=redis://:pw@host)."""
-    return is_secret_name(name) or ("://" in value and URL_CREDENTIALS.search(value) is not None)
+    """A secret-named variable, one whose value is a URL with a password (REDIS_URL=redis://:pw@host), or one
+    whose value holds a token's shape, whatever its name (DEPLOY_HELPER=ghp_...): a jailed agent never gets it."""
+    return (is_secret_name(name) or ("://" in value and URL_CREDENTIALS.search(value) is not None)
+            or holds_token(value))
 
 
 def add_secrets(values: Iterable[str]) -> None:

@@ -118,3 +118,10 @@ RULES: tuple[tuple[tuple[str, ...], Pattern], ...] = tuple((rule.hints, rule.pat
                                                                   if rule.mask)
 # What holds a step before its commit: the tokens, without the looser sk- rule.
 SHAPES: tuple[Rule, ...] = tuple(rule for rule in ALL if rule.token)
+
+
+def holds_token(text: str) -> bool:
+    """Whether ``text`` holds one of the token shapes (``SHAPES``): a key, whatever the variable holding it is
+    called (``DEPLOY_HELPER=ghp_...``)."""
+    lowered = text.lower()
+    return any(any(hint in lowered for hint in rule.hints) and rule.pattern.search(text) for rule in SHAPES)

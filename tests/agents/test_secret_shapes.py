@@ -72,6 +72,15 @@ def test_secret_env_names_and_credential_urls_are_scrubbed() -> None:
     assert scrubbed_env(env, allow=["GH_PAT"])["GH_PAT"] == "b"
 
 
+def test_a_variable_holding_a_tokens_shape_is_scrubbed_whatever_its_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    token, key_id = "ghp_" + "a1B2" * 9, "AKIA" + "ABCDEFGHIJKLMNOP"
+    env = {"DEPLOY_HELPER": token, "UPLOADER": f"--id {key_id}", "GIT_COMMIT": "0123456789abcdef" * 2 + "01234567",
+           "PATH": "/bin", "GREETING": "hello world"}
+    assert scrubbed_env(env) == {"GIT_COMMIT": env["GIT_COMMIT"], "PATH": "/bin", "GREETING": "hello world"}
+    monkeypatch.setenv("DEPLOY_HELPER", token)
+    assert redact(f"pushed with {token}") == f"pushed with {MASK}"  # and masked where it is printed
+
+
 def test_env_values_of_new_names_are_masked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MYSQL_PWD", "mysqlpass-77")
     monkeypatch.setenv("CACHE_URL", "redis://:cachepass-99@cache:6379/0")
