@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 _CONFIG = ("pipeline.*", "config.json", "*.json", "*.yaml", "*.yml")  # .specd/<name>: specd's configuration
+TASK_HOMES = ("tasks", "features")  # features/: specdacular's older place for task folders
 _STATE = ("events.jsonl", "config.json", "*.lock", "*.lock.*", "*heartbeat*")
 # Files specd replaces while a child runs (the lock's owner file, the heartbeat, scratch files). A bind of one
 # would race with the replacement and fail the jail's start, so they are left out of the read-only binds; they
@@ -36,6 +37,8 @@ def machinery(parts: tuple[str, ...]) -> str | None:
         return "hooks and workflows are specd's instructions; the agent may read them, a human edits them"
     if "transcripts" in rest or any(part.startswith(".") for part in rest):
         return "this is specd's own run state; it is managed by specd, not the agent"
+    if rest[0] not in TASK_HOMES and rest != ("PROJECT.md",):  # codex/, worktrees/, homes/: what runs, or runs next
+        return "this is specd's own (a backend's config, another task's worktree); a human edits it"
     if any(fnmatch.fnmatch(rest[-1], p) for p in _STATE):
         return "this is specd's own run state; it is managed by specd, not the agent"
     return None

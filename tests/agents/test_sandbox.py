@@ -164,7 +164,8 @@ def test_sandbox_refuses_outside(tmp_path: Path, path: str) -> None:
         Sandbox(tmp_path).resolve(path)
 
 
-@pytest.mark.parametrize("path", [p for p in MACHINERY if p != "innocent.md"] + [".git", ".specd"])
+@pytest.mark.parametrize("path", [p for p in MACHINERY if p != "innocent.md"] + [
+    ".git", ".specd", ".specd/codex/config.toml", ".specd/worktrees/other/src/app.py", ".specd/homes/t.json"])
 def test_sandbox_refuses_writing_machinery(tmp_path: Path, path: str) -> None:
     sandbox = Sandbox(tmp_path)
     assert sandbox.resolve(path).is_relative_to(tmp_path.resolve())  # reading is fine
