@@ -199,3 +199,15 @@ def test_command_env_drops_credentials() -> None:
 def test_command_env_keeps_what_the_config_allows() -> None:
     env = command_env({"PATH": "/bin", "NPM_TOKEN": "n", "GITHUB_TOKEN": "t"}, allow=["NPM_TOKEN"])
     assert env == {"PATH": "/bin", "NPM_TOKEN": "n"}
+
+
+def test_a_file_too_big_to_read_whole_is_refused_with_a_way_to_read_part_of_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from specd.agents.anthropic import sandbox as module
+
+    monkeypatch.setattr(module, "READ_LIMIT", 1000)
+    (tmp_path / "big.log").write_bytes(b"x" * 1001)
+    (tmp_path / "fits.log").write_bytes(b"y" * 1000)
+    assert Sandbox(tmp_path).read_text("fits.log") == "y" * 1000
+    with pytest.raises(Refused, match=r"big.log: larger than .*head, sed -n, grep"):
+        Sandbox(tmp_path).read_text("big.log")

@@ -30,6 +30,7 @@ class Refused(Exception):
 
 
 _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})  # noise, and .git is not for listing
+READ_LIMIT = 32 << 20  # bytes read_file and edit_file take from one file
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # NONBLOCK: a FIFO must not hang us
 _WRITE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 __all__ = ["Refused", "Sandbox", "is_state", "machinery"]  # machinery: specd.system.machinery, the one list
@@ -65,7 +66,11 @@ class Sandbox:
         fd = os.open(resolved, _READ_FLAGS)
         with os.fdopen(fd, "rb") as handle:
             self._check_file(handle.fileno(), path)
-            return handle.read().decode("utf-8", errors="replace")
+            data = handle.read(READ_LIMIT + 1)  # a 10 GB file made by a command is not read into memory whole
+        if len(data) > READ_LIMIT:
+            raise Refused(f"{path}: larger than {READ_LIMIT >> 20} MB; read a part of it with run_command "
+                          "(head, sed -n, grep)")
+        return data.decode("utf-8", errors="replace")
 
     def write_text(self, path: str, text: str) -> Path:
         resolved = self.resolve(path, write=True)
