@@ -20,9 +20,13 @@ from pathlib import Path
 from git_harness import RUN_TIMEOUT, GitProject
 
 STEPS = 10
+# The whole line in one write: specd runs two `git ls-files` side by side, and a line written piece by piece
+# was interleaved with the other's (the parse then saw no subcommand, and the count was off).
 WRAPPER = """#!/bin/sh
-for arg in "$@"; do printf '%s\\037' "$arg"; done >> "{log}"
-printf '\\n' >> "{log}"
+sep=$(printf '\\037')
+line=""
+for arg in "$@"; do line="$line$arg$sep"; done
+printf '%s\\n' "$line" >> "{log}"
 exec "{git}" "$@"
 """
 
