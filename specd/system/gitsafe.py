@@ -16,4 +16,6 @@ config file.
 from __future__ import annotations
 
 OPTIONS = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false",
-           "-c", "diff.ignoreSubmodules=all", "-c", "submodule.recurse=false")
+           "-c", "diff.ignoreSubmodules=all", "-c", "submodule.recurse=false",
+           # fetch goes into submodules "on demand" by default, and push as the user's config says
+           "-c", "fetch.recurseSubmodules=false", "-c", "push.recurseSubmodules=no")

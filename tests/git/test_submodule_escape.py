@@ -138,3 +138,21 @@ def test_the_guards_pin_each_folder_on_the_way_and_leave_specds_folders_and_link
         "--dir", str(root / "gone"), "--ro-bind", str(root / "gone"), str(root / "gone"),  # made, as git makes it
         "--ro-bind", str(root / "idle"), str(root / "idle"),  # not checked out: read-only whole
     ]  # nothing for a path through a link, in specd's own folders, or outside the project
+
+
+def test_every_git_call_of_specds_turns_submodules_off_whatever_the_users_config(gp: GitProject) -> None:
+    from specd.git.repo import git
+    from specd.system.findfiles import GIT
+
+    for key, value in (("submodule.recurse", "true"), ("fetch.recurseSubmodules", "yes"),
+                       ("push.recurseSubmodules", "on-demand"), ("diff.ignoreSubmodules", "none")):
+        gp.git("config", key, value)  # the user's own settings, which specd's calls must not follow
+    said = {key: git(gp.root, "config", "--get", key).stdout.strip()
+            for key in ("submodule.recurse", "fetch.recurseSubmodules", "push.recurseSubmodules",
+                        "diff.ignoreSubmodules", "core.fsmonitor", "core.hooksPath")}
+    assert said == {"submodule.recurse": "false", "fetch.recurseSubmodules": "false",
+                    "push.recurseSubmodules": "no", "diff.ignoreSubmodules": "all", "core.fsmonitor": "false",
+                    "core.hooksPath": "/dev/null"}
+    listed = subprocess.run([*GIT, "config", "--get", "fetch.recurseSubmodules"], cwd=gp.root, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    assert listed == "false"  # the secret search's listings carry the same options
