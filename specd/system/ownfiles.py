@@ -13,6 +13,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 
 class NotOwnFile(OSError):
@@ -33,9 +34,18 @@ def read_regular(path: Path, limit: int, *, follow: bool = False) -> bytes:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise NotOwnFile(f"{path.name} is not a regular file")
-        data = handle.read(limit + 1)
+        data = read_capped(handle, info.st_size, limit)
     if len(data) > limit:
         raise NotOwnFile(f"{path.name} is larger than {limit} bytes")
+    return data
+
+
+def read_capped(handle: BinaryIO, size: int, limit: int) -> bytes:
+    """At most ``limit`` + 1 bytes of an open file whose size was ``size``. read() sizes its buffer by what it is
+    asked for, so it is asked for what is there; a file that grew meanwhile is read on in pieces."""
+    data = handle.read(min(size, limit) + 1)
+    while len(data) <= limit and (more := handle.read(min(1 << 20, limit + 1 - len(data)))):
+        data += more
     return data
 
 

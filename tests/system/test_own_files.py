@@ -191,3 +191,21 @@ def test_a_task_document_or_an_env_file_made_a_fifo_does_not_hang_status(tmp_pat
 
     assert ("API_TOKEN", "abc123-linked-secret-value") in values_in(root / ".env")
     assert values_in(root / ".env.local") == []
+
+
+def test_a_capped_read_asks_for_what_is_there_and_reads_on_when_the_file_grew() -> None:
+    import io
+
+    from specd.system.ownfiles import read_capped
+
+    class Counting(io.BytesIO):
+        asked: list[int] = []
+
+        def read(self, size: int | None = -1) -> bytes:
+            self.asked.append(-1 if size is None else size)
+            return super().read(size)
+
+    grown = Counting(b"abcdef")
+    assert read_capped(grown, 3, 1 << 30) == b"abcdef"  # it was 3 bytes when looked at; 6 now
+    assert grown.asked[0] == 4  # not a gigabyte's buffer for a file of three bytes
+    assert read_capped(io.BytesIO(b"abcdef"), 6, 4) == b"abcde"  # one past the limit: the caller refuses it

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from specd.system.envfiles import is_hidden
 from specd.system.machinery import is_state, machinery
+from specd.system.ownfiles import read_capped
 
 
 class Refused(Exception):
@@ -66,7 +67,8 @@ class Sandbox:
         fd = os.open(resolved, _READ_FLAGS)
         with os.fdopen(fd, "rb") as handle:
             self._check_file(handle.fileno(), path)
-            data = handle.read(READ_LIMIT + 1)  # a 10 GB file made by a command is not read into memory whole
+            # a 10 GB file made by a command is not read into memory whole
+            data = read_capped(handle, os.fstat(handle.fileno()).st_size, READ_LIMIT)
         if len(data) > READ_LIMIT:
             raise Refused(f"{path}: larger than {READ_LIMIT >> 20} MB; read a part of it with run_command "
                           "(head, sed -n, grep)")
