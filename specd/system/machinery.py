@@ -16,10 +16,13 @@ from pathlib import Path
 _CONFIG = ("pipeline.*", "config.json", "*.json", "*.yaml", "*.yml")  # .specd/<name>: specd's configuration
 TASK_HOMES = ("tasks", "features")  # features/: specdacular's older place for task folders
 _STATE = ("events.jsonl", "config.json", "*.lock", "*.lock.*", "*heartbeat*")
-# Files specd replaces while a child runs (the lock's owner file, the heartbeat, scratch files). A bind of one
-# would race with the replacement and fail the jail's start, so they are left out of the read-only binds; they
-# steer nothing that runs, and the check after every step covers what does.
-_VOLATILE = ("*.lock", "*.lock.*", "*heartbeat*", ".tmp-*", ".result-*.json")
+# Files specd replaces while a child runs (the heartbeat, scratch files, the lock file). A bind of one would race
+# with the replacement and fail the jail's start, so they are left out of the read-only binds; they steer
+# nothing that runs, and the check after every step covers what does. The lock's owner file is not among them:
+# it names the pid `specd cancel` stops (an agent that rewrote it would have the user's cancel kill a process of
+# its choosing), and it is written once, when the lock is taken, before any child starts; the groups file beside
+# it is written through a descriptor opened then.
+_VOLATILE = ("*.lock", "*heartbeat*", ".tmp-*", ".result-*.json")
 
 
 def machinery(parts: tuple[str, ...]) -> str | None:

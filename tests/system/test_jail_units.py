@@ -67,8 +67,11 @@ def test_machinery_is_read_only_but_files_specd_replaces_mid_step_are_not_bound(
     for name in ("config.json", ".pipeline-state.json", "PLAN.md", ".run.lock", ".run.lock.owner", ".heartbeat"):
         (task / name).write_text("x")
     (tmp_path / ".specd" / "tasks" / "other").mkdir()
+    # The lock's owner file is bound (it names the pid `specd cancel` stops; written before any child starts);
+    # the lock file and the heartbeat, which specd rewrites while a child runs, are not.
     own = [("--bind-try", ".specd/tasks/t"), ("--ro-bind-try", ".specd/tasks/t/.pipeline-state.json"),
-           ("--ro-bind-try", ".specd/tasks/t/config.json"), ("--ro-bind-try", ".specd/tasks/t/transcripts")]
+           ("--ro-bind-try", ".specd/tasks/t/.run.lock.owner"), ("--ro-bind-try", ".specd/tasks/t/config.json"),
+           ("--ro-bind-try", ".specd/tasks/t/transcripts")]
 
     def mounts(task_dir: Path | None) -> list[tuple[str, str]]:
         return [(flag, path.relative_to(tmp_path).as_posix()) for flag, path in machinery.overlays(tmp_path, task_dir)]

@@ -20,6 +20,7 @@ import pytest
 from specd.agents.anthropic.context import _task_description
 from specd.agents.codex.agent import _seed
 from specd.agents.gemini.options import Options
+from specd.system import jail
 from specd.system.ownfiles import NotOwnFile, read_regular
 
 MARK = "S3CRET-of-the-user-0123456789"
@@ -209,3 +210,17 @@ def test_a_capped_read_asks_for_what_is_there_and_reads_on_when_the_file_grew() 
     assert read_capped(grown, 3, 1 << 30) == b"abcdef"  # it was 3 bytes when looked at; 6 now
     assert grown.asked[0] == 4  # not a gigabyte's buffer for a file of three bytes
     assert read_capped(io.BytesIO(b"abcdef"), 6, 4) == b"abcde"  # one past the limit: the caller refuses it
+
+
+@pytest.mark.skipif(not (jail.active() or os.environ.get("CI")), reason="bubblewrap is not available here")
+def test_in_the_jail_the_lock_owner_file_cannot_be_rewritten_to_aim_a_cancel_elsewhere(tmp_path: Path) -> None:
+    root, env = _project(tmp_path)
+    owner = '.specd/tasks/t/.run.lock.owner'
+    forged = json.dumps({"pid": 1, "host": "x", "since": "x", "mark": "x"})
+    run = _continue(root, env, f"echo '{forged}' > {owner} || echo refused-write; "
+                                f"echo '{forged}' > /tmp/o && mv /tmp/o {owner} || echo refused-move; exit 1")
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "refused-write" in run.stdout + run.stderr
+    assert "refused-move" in run.stdout + run.stderr
+    assert not (root / owner).exists()  # the run ended and took it away: it was specd's, not the agent's
