@@ -94,7 +94,9 @@ def _listing(root: Path) -> tuple[list[str], list[str], list[str]] | None:
         return None
     own, links = _staged(staged)
     files = [entry for entry in [*own, *ignored] if not entry.endswith("/")]
-    return files, [entry for entry in [*own, *ignored] if entry.endswith("/")] + _submodules(root), links
+    # git lists nothing inside a submodule: each is a folder to look into, as the index names them (.gitmodules,
+    # a file of the tree, could say anything)
+    return files, [entry for entry in [*own, *ignored] if entry.endswith("/")] + [f"{link}/" for link in links], links
 
 
 def _staged(entries: list[str]) -> tuple[list[str], list[str]]:
@@ -154,17 +156,6 @@ def _names(proc: subprocess.Popen[bytes] | None) -> list[str] | None:
         proc.communicate()
         return None
     return [os.fsdecode(entry) for entry in out.split(b"\0") if entry] if proc.returncode == 0 else None
-
-
-def _submodules(root: Path) -> list[str]:
-    """The submodules' folders (``path = ...`` in .gitmodules): git lists none of the files inside them."""
-    try:
-        with (root / ".gitmodules").open(encoding="utf-8", errors="replace") as handle:
-            lines = handle.read(1 << 20).splitlines()
-    except OSError:
-        return []
-    paths = [line.split("=", 1)[1].strip() for line in lines if line.strip().startswith("path") and "=" in line]
-    return [path.rstrip("/") + "/" for path in paths if path and ".." not in path.split("/")]
 
 
 def _outermost(folders: list[str]) -> list[str]:

@@ -156,3 +156,18 @@ def test_every_git_call_of_specds_turns_submodules_off_whatever_the_users_config
     listed = subprocess.run([*GIT, "config", "--get", "fetch.recurseSubmodules"], cwd=gp.root, capture_output=True,
                             text=True, check=True).stdout.strip()
     assert listed == "false"  # the secret search's listings carry the same options
+
+
+def test_a_secret_file_inside_a_submodule_is_found_from_the_index_not_from_gitmodules(
+        with_submodule: GitProject) -> None:
+    from specd.system import envfiles, findfiles
+
+    gp = with_submodule
+    (gp.root / "sub" / ".env").write_text("SUB_TOKEN=inside-the-submodule-1234\n", encoding="utf-8")
+    (gp.root / ".gitmodules").unlink()  # an agent may edit it: the index still says where the submodule is
+    findfiles._walks.clear()
+
+    hidden = envfiles.secret_files(gp.root)
+
+    assert gp.root / "sub" / ".env" in hidden
+    assert findfiles.gitlinks(gp.root) == [gp.root / "sub"]
