@@ -44,6 +44,7 @@ def is_secret_name(name: str) -> bool:
     return bool(SECRET_NAME.search(name))
 
 
+@functools.lru_cache(maxsize=4096)  # every git, jail and hook process scrubs the same environment again
 def is_secret_var(name: str, value: str) -> bool:
     """A secret-named variable, one whose value is a URL with a password (REDIS_URL=redis://:pw@host), or one
     whose value holds a token's shape, whatever its name (DEPLOY_HELPER=ghp_...): a jailed agent never gets it."""

@@ -91,9 +91,11 @@ class Repo:
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        """specd's lock for this repository; re-entrant within one process."""
+        """specd's lock for this work tree; re-entrant within one process. Runs sharing a tree share its index,
+        so their git calls take turns; a worktree (each `specd run` task's) has an index, HEAD and branch of its
+        own, so its runs need not wait for another tree's commits (20 tasks at once waited in one queue)."""
         if self._lock is None:
-            self._lock = FileLock(str(self.common_dir / "specd-git.lock"), timeout=LOCK_WAIT)
+            self._lock = FileLock(str((self.git_dir or self.common_dir) / "specd-git.lock"), timeout=LOCK_WAIT)
         try:
             self._lock.acquire(poll_interval=0.01)  # many waiting runs: poll often, each holds it briefly
         except Timeout:

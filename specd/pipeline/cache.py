@@ -44,4 +44,7 @@ def remember(project: Project, entry: str, warnings: list[str]) -> None:
     if not project.specd_dir.is_dir():
         return  # no project folder to keep it in (the built-in pipeline in a bare folder)
     with contextlib.suppress(OSError):  # a read-only checkout validates every time; that is all
-        atomic.write_json(project.specd_dir / ".cache" / f"schema-{entry}.json", {"warnings": warnings})
+        # Not durable (no fsync): an entry a power cut left empty or torn is a miss, and each worktree of
+        # `specd run` starts with an empty cache, so every task's run writes one.
+        atomic.write_json(project.specd_dir / ".cache" / f"schema-{entry}.json", {"warnings": warnings},
+                          durable=False)

@@ -32,11 +32,11 @@ def _path(project: Project, digest: str) -> Path:
 
 
 def keep(project: Project, text: str, digest: str) -> None:
+    if not project.specd_dir.is_dir() or last_loaded(project, digest) is not None:
+        return  # kept already, and whole (a copy a power cut damaged is written again)
     path = _path(project, digest)
-    if path.exists() or not project.specd_dir.is_dir():
-        return
     with contextlib.suppress(OSError):  # a read-only checkout keeps no copy; answers then need a good file
-        atomic.write_text(path, text)
+        atomic.write_text(path, text, durable=False)  # a copy a power cut damaged fails its digest: not used
 
 
 def last_loaded(project: Project, digest: str | None) -> dict[str, Any] | None:
