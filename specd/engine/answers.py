@@ -66,24 +66,24 @@ def _approve(state: RunState, frame: Frame, wait: dict[str, Any], note: str) -> 
     if kind == "gate":
         state.answer = {"answer": "approve", "step": name, "pipeline": frame.pipeline, "phase": frame.phase,
                         "note": note}
-        return f"step {name!r} runs at the next `specd continue {state.task}`"
+        return f"step {name!r} runs when the task goes on"  # the next line says who goes on with it
     if kind == "max_visits":
         frame.visits[name] = 0
         return f"step {name!r} may run {wait.get('limit')} more times in this iteration"
     if kind == "budget":
         return "the run goes on if the budget now allows it (raise agent.max_cost_usd, or pass --max-cost)"
     if kind == "failure_cluster":  # the interrupted step stays current: continue runs it again
-        return f"step {name!r} runs again at the next `specd continue {state.task}` ({wait.get('limit')} more tries)"
+        return f"step {name!r} runs again when the task goes on ({wait.get('limit')} more tries)"
     if kind == "checks_failed" and state.current is not None:  # the step stays current: it runs again
         from specd.engine.checks import again  # here: answering must not load what running a check needs
 
         again(state.current, note)
-        return (f"step {name!r} runs again at the next `specd continue {state.task}` ({wait.get('attempts')} more "
-                "attempts, the failing check in its prompt)")
+        return (f"step {name!r} runs again when the task goes on ({wait.get('attempts')} more attempts, the failing "
+                "check in its prompt)")
     if kind == "secret":  # the checkpoint row names the files and their content: see approved_files
         paths = ", ".join(str(f.get("path")) for f in wait.get("files") or ())
-        return (f"{paths} will be committed as they are at the next `specd continue {state.task}` (a file changed "
-                "since is checked again), and the run goes on")
+        return (f"{paths} will be committed as they are when the task goes on (a file changed since is checked "
+                "again)")
     return f"the run goes on after {name!r}"
 
 
@@ -100,7 +100,7 @@ def _reject(state: RunState, config: PipelineConfig, frame: Frame, wait: dict[st
     state.current = None
     state.answer = {"answer": "reject", "step": target, "pipeline": frame.pipeline, "phase": frame.phase,
                     "note": note}
-    return f"step {target!r} runs again at the next `specd continue {state.task}`, with your note in its prompt"
+    return f"step {target!r} runs again when the task goes on, with your note in its prompt"
 
 
 def approved_files(state: RunState) -> list[dict[str, str]]:

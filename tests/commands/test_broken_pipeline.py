@@ -83,7 +83,7 @@ def test_status_logs_and_answers_work_with_a_broken_pipeline_file(project: Proje
     assert rows["fresh"]["status"] == "NOT_STARTED"
     assert "gate before 'b'" in project.ok("logs", "t").stdout
 
-    assert "runs at the next" in project.ok("approve", "t").stdout
+    assert "runs when the task goes on" in project.ok("approve", "t").stdout
     rejected = project.ok("reject", "u", "--note", "again")
     assert "step 'a' runs again" in rejected.stdout
     assert "the copy of it this run last loaded was used" in rejected.stdout
