@@ -39,6 +39,10 @@ class Record:
     host: str
     url: str = ""  # the dashboard's address with its token; empty for `specd run --keep-waiting`
 
+    def identity(self) -> str:
+        """What the runs this plane starts carry (``home.PLANE_ENV``): pid and start, so no later plane shares it."""
+        return f"{self.pid} {self.started}"
+
     def text(self) -> str:
         """The record for people: the command, its pid, and its address without the token."""
         parts = urlsplit(self.url)
@@ -86,9 +90,11 @@ class Claim:
         except BaseException:
             lock.release()
             raise
+        os.environ[home.PLANE_ENV] = self.record.identity()  # every run started from now on says it is ours
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        os.environ.pop(home.PLANE_ENV, None)
         with contextlib.suppress(OSError):
             if _read(path(self.main)) == self.record:
                 path(self.main).unlink()

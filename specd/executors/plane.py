@@ -8,7 +8,10 @@ terminal, another clone through the page's API) and held by no process goes on i
 
 It never starts a task another process holds (the task lock), one that lives on Temporal (its workflow runs
 it), or one whose last start left its state untouched (a child that failed before its run began): that one
-waits for its state to change, rather than being started again four times a second.
+waits for its state to change, rather than being started again four times a second. A stopped task (a run that
+ended without saving its end) waits for someone to ask, with one exception: a run a control plane started,
+whose plane then died with it (killed, the machine lost). Nobody stopped that task on purpose, and the answer
+that started it was already taken up, so the next control plane takes it up once, at its start (``take_up``).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from pathlib import Path
 from specd.errors import SpecdError, UsageError
 from specd.executors import held, worktrees
 from specd.executors.local import Listener, LocalExecutor, Settings, current_status
+from specd.state.lock import TaskLock
+from specd.state.store import StateStore
 from specd.tasks import graph as graphs
 from specd.tasks import home, idle, locate
 from specd.tasks.project import Project
@@ -40,6 +45,8 @@ class ControlPlane(LocalExecutor):
         self.tried: dict[str, Mark | None] = {}  # the state each task had when this plane last started it
         self.quiet: dict[str, Mark | None] = {}  # the state each task had when last found not answered
         self.looked = 0.0
+        self.identity = os.environ.get(home.PLANE_ENV, "")  # what this plane's runs carry (claim.py)
+        self.taken_up = False
 
     def _graph(self) -> graphs.Graph:
         if not self.serve:
@@ -85,6 +92,9 @@ class ControlPlane(LocalExecutor):
         while not self.asked.empty():
             self.backlog.append(self.asked.get())
         folders = self._folders()
+        if not self.taken_up:
+            self.taken_up = True
+            self.backlog += take_up(self.project, folders, self.identity, self.listener)
         for task in list(dict.fromkeys(self.backlog)):
             if task in self.running:
                 self.backlog.remove(task)
@@ -137,6 +147,27 @@ class ControlPlane(LocalExecutor):
         for name in locate.in_worktrees(self.project):
             found[name] = locate.worktree_root(self.project, name) / ".specd" / "tasks" / name
         return found
+
+
+def take_up(project: Project, folders: dict[str, Path], identity: str, listener: Listener) -> list[str]:
+    """The tasks a control plane before this one (``identity``: this one) started and that stopped with it:
+    recorded as run by another plane's child, saved IN_PROGRESS, unanswered, and held by no process."""
+    if not identity:
+        return []
+    main, found = home.main_of(project), []
+    for task, folder in folders.items():
+        try:
+            record = home.read(main, task)
+            if record is None or not record.plane or record.plane == identity or record.kind == "temporal":
+                continue
+            state = StateStore(folder, task).load(with_history=False)
+        except SpecdError:
+            continue  # its files are broken: the look below says so, as for any task
+        if state is not None and idle.idle(state, TaskLock(folder, task).is_held()) == idle.STOPPED:
+            found.append(task)
+            listener(task, {"kind": "notice", "message": "goes on: the control plane that ran it "
+                            f"(pid {record.plane.split()[0]}) stopped without saving its end"})
+    return found
 
 
 def _mark(folder: Path) -> Mark | None:

@@ -29,6 +29,8 @@ FOLDER = "homes"
 WORKTREES = "worktrees"  # the folder `specd run` makes each task's worktree in (executors/worktrees.py)
 KINDS = ("main", "worktree", "temporal")
 STATE = ".pipeline-state.json"  # a run started in that tree (state/store.py's snapshot)
+# Set by a control plane for the runs it starts (executors/claim.py): "<pid> <started>", which no later plane shares.
+PLANE_ENV = "SPECD_CONTROL_PLANE"
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Home:
     workflow_id: str = ""  # temporal
     pid: int | None = None  # the process running the task now, if any
     started: str = ""  # when that process took it
+    plane: str = ""  # the control plane that started that process (``PLANE_ENV``), if one did
 
 
 class TwoCopies(TaskError):
@@ -151,14 +154,15 @@ def move(main: Project, task: str, home: Home) -> None:
         _write(main, task, home)
 
 
-def running(main: Project, task: str, pid: int | None) -> None:
-    """Note the process running the task (None: no process runs it now)."""
+def running(main: Project, task: str, pid: int | None, plane: str = "") -> None:
+    """Note the process running the task (None: no process runs it now) and the control plane that started it."""
     if not _file(main, task).is_file():
         return  # never homed here (a Temporal worker's clone, an engine test): nothing to note, nothing made
     with _locked(main):
         found = read(main, task)
         if found is not None and (pid is not None or found.pid == os.getpid()):
-            _write(main, task, replace(found, pid=pid, started=now() if pid is not None else ""))
+            _write(main, task, replace(found, pid=pid, started=now() if pid is not None else "",
+                                       plane=plane if pid is not None else ""))
 
 
 @contextlib.contextmanager
@@ -166,8 +170,9 @@ def runner(project: Project, task: str) -> Iterator[None]:
     """While this process holds the task's lock, its home record names it as the task's runner.
     Inside the lock, so a second run refused by the lock never overwrites the first one's pid."""
     main = main_of(project)
+    plane = os.environ.pop(PLANE_ENV, "")  # not handed on: an agent's own `specd` is no plane's run
     with contextlib.suppress(OSError):  # a record this process cannot write (a read-only tree) must not stop it
-        running(main, task, os.getpid())
+        running(main, task, os.getpid(), plane)
     try:
         yield
     finally:

@@ -6,7 +6,8 @@ lock's to say. A task IN_PROGRESS that no process holds is idle, and one of two 
 - answered: a person decided (approve, reject, skip, retry, rerun; ``RunState.answered``) and no run has
   taken the decision up yet. The control plane starts it; the page offers Continue.
 - stopped: a run that ended without saving its end (killed, a lost machine). Nothing starts it by itself;
-  the page offers Run, `specd continue` resumes it.
+  the page offers Run, `specd continue` resumes it. (One exception: a run a control plane started, which died
+  with its plane, is taken up by the next plane: ``executors.plane.take_up``.)
 """
 
 from __future__ import annotations

@@ -239,3 +239,52 @@ def test_a_broken_task_graph_does_not_keep_the_page_down(repo: Repo) -> None:
         err = server.stop()
     assert "depends_on names 'nowhere'" in err
     assert "Traceback" not in err
+
+
+def _until_stopped(repo: Repo, tasks: tuple[str, ...]) -> None:
+    """Until each task's run is gone (its lock freed), leaving it saved IN_PROGRESS: STOPPED."""
+    deadline = time.monotonic() + SAFETY
+    while any(_status(repo, task).get("idle") != "stopped" for task in tasks):
+        assert time.monotonic() < deadline, {task: _status(repo, task) for task in tasks}
+        time.sleep(0.1)
+
+
+def test_a_run_whose_control_plane_died_is_taken_up_by_the_next_one_and_no_other(repo: Repo) -> None:
+    """A control plane killed mid-step (kill -9, a lost machine) leaves the task it ran stopped, with the answer
+    that started it already taken up: the next control plane goes on with it. A run no plane started, killed,
+    waits for a person to ask (Run on the page, `specd continue`)."""
+    for task in ("a", "b"):
+        _to_gate(repo, task)
+        (repo.dir / f"hold-{task}-s2").write_text("")
+    mine = subprocess.Popen([*repo.specd_argv(), "continue", "b", "--approve", *_flags(repo)], cwd=repo.root,
+                            env=repo.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + SAFETY
+    while not (repo.root / "held-b-s2").exists():
+        assert mine.poll() is None, mine.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    mine.kill()  # kill -9 of a terminal's run: its agent dies with it
+    mine.communicate(timeout=DEADLINE)
+
+    first = Server(repo)  # type: ignore[arg-type]
+    assert repo.specd("approve", "a").returncode == 0
+    _until(lambda: (repo.root / "held-a-s2").exists(), "a's s2 started", first)
+    record = json.loads((repo.root / ".specd" / "homes" / "a.json").read_text())
+    assert record["plane"].split()[0] == str(first.proc.pid)  # the run says which plane started it
+    first.proc.kill()  # kill -9: its zygote, the run and the agent die with it
+    first.proc.communicate(timeout=DEADLINE)
+    _until_stopped(repo, ("a", "b"))
+    for task in ("a", "b"):
+        (repo.dir / f"hold-{task}-s2").unlink()
+
+    second = Server(repo)  # type: ignore[arg-type]
+    try:
+        _until(lambda: _status(repo, "a")["status"] == "COMPLETE", "a complete", second)
+    finally:
+        said = second.stop()
+    assert f"a: goes on: the control plane that ran it (pid {first.proc.pid})" in said
+    assert _ledger(repo.root, "a") == ["s1", "s2"]  # s2 was killed before its line, then ran whole
+    b = _status(repo, "b")
+    assert (b["status"], b["idle"]) == ("IN_PROGRESS", "stopped")  # nobody asked for it: it still waits
+    assert _ledger(repo.root, "b") == ["s1"]
