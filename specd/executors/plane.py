@@ -155,7 +155,14 @@ def take_up(project: Project, folders: dict[str, Path], identity: str, listener:
     if not identity:
         return []
     main, found = home.main_of(project), []
-    for task, folder in folders.items():
+    try:
+        recorded = [path.stem for path in (main.specd_dir / home.FOLDER).iterdir() if path.suffix == ".json"]
+    except OSError:
+        return []  # no task was ever run here
+    for task in recorded:
+        folder = folders.get(task)
+        if folder is None:
+            continue
         try:
             record = home.read(main, task)
             if record is None or not record.plane or record.plane == identity or record.kind == "temporal":
