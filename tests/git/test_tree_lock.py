@@ -3,9 +3,11 @@ its own (`specd run`) does not wait for another tree's commits."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,12 +38,19 @@ def _repository(tmp_path: Path) -> tuple[Path, Path]:
     return main, tmp_path / "wt"
 
 
-def _held_by_another_process(tree: Path) -> subprocess.Popen[str]:
+@contextlib.contextmanager
+def _held_by_another_process(tree: Path) -> Iterator[None]:
+    """While inside, another process holds ``tree``'s lock as a run would."""
     holder = subprocess.Popen([sys.executable, "-c", HOLD, str(tree)], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True)
+    assert holder.stdin is not None
     assert holder.stdout is not None
-    assert holder.stdout.readline().strip() == "held"
-    return holder
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)
 
 
 def _takes_at_once(repo: Repo) -> bool:
@@ -59,31 +68,20 @@ def _takes_at_once(repo: Repo) -> bool:
 
 def test_a_worktree_run_commits_while_another_tree_holds_its_lock(tmp_path: Path) -> None:
     main, wt = _repository(tmp_path)
-    holder = _held_by_another_process(wt)
-    try:
+    with _held_by_another_process(wt):
         mine = Repo.open(main)
         assert mine is not None
         assert _takes_at_once(mine)  # the main tree's lock is its own
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
 
 
 def test_runs_in_one_tree_still_take_turns(tmp_path: Path) -> None:
     _, wt = _repository(tmp_path)
-    holder = _held_by_another_process(wt)
-    try:
-        repo = Repo.open(wt)
-        assert repo is not None
-        assert repo.git_dir is not None
-        lock = repo.git_dir / "specd-git.lock"
-        assert repo.git_dir != repo.common_dir  # a worktree's own git folder, under .git/worktrees/
-        with pytest.raises(Timeout):
-            FileLock(str(lock), timeout=0.2).acquire()  # the same tree's lock: held by the other run
-    finally:
-        assert holder.stdin is not None
-        holder.stdin.close()
-        holder.wait(timeout=30)
+    repo = Repo.open(wt)
+    assert repo is not None
+    assert repo.git_dir is not None
+    assert repo.git_dir != repo.common_dir  # a worktree's own git folder, under .git/worktrees/
+    lock = repo.git_dir / "specd-git.lock"
+    with _held_by_another_process(wt), pytest.raises(Timeout):
+        FileLock(str(lock), timeout=0.2).acquire()  # the same tree's lock: held by the other run
     with FileLock(str(lock), timeout=5):
         pass  # free again once that run let go
