@@ -165,15 +165,16 @@ def take_up(project: Project, folders: dict[str, Path], identity: str, listener:
             continue
         try:
             record = home.read(main, task)
-            if record is None or not record.plane or record.plane == identity or record.kind == "temporal":
-                continue
+            plane = record.plane if record is not None and isinstance(record.plane, str) else ""
+            if record is None or not plane.split() or plane == identity or record.kind == "temporal":
+                continue  # no plane's run (or a record edited by hand into something else)
             state = StateStore(folder, task).load(with_history=False)
         except SpecdError:
             continue  # its files are broken: the look below says so, as for any task
         if state is not None and idle.idle(state, TaskLock(folder, task).is_held()) == idle.STOPPED:
             found.append(task)
             listener(task, {"kind": "notice", "message": "goes on: the control plane that ran it "
-                            f"(pid {record.plane.split()[0]}) stopped without saving its end"})
+                            f"(pid {plane.split()[0]}) stopped without saving its end"})
     return found
 
 
