@@ -32,9 +32,12 @@ def _path(project: Project, digest: str) -> Path:
 
 
 def keep(project: Project, text: str, digest: str) -> None:
-    if not project.specd_dir.is_dir() or last_loaded(project, digest) is not None:
-        return  # kept already, and whole (a copy a power cut damaged is written again)
     path = _path(project, digest)
+    with contextlib.suppress(OSError):
+        if path.stat().st_size == len(text.encode()):
+            return  # kept already, and whole: a copy a power cut cut short is written again (one stat per load)
+    if not project.specd_dir.is_dir():
+        return
     with contextlib.suppress(OSError):  # a read-only checkout keeps no copy; answers then need a good file
         atomic.write_text(path, text, durable=False)  # a copy a power cut damaged fails its digest: not used
 

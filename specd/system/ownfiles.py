@@ -20,9 +20,10 @@ class NotOwnFile(OSError):
     """A link, a FIFO or anything else but a regular file, or one larger than the limit."""
 
 
-def read_regular(path: Path, limit: int, *, follow: bool = False) -> bytes:
+def read_regular(path: Path, limit: int, *, follow: bool = False, head: bool = False) -> bytes:
     """The bytes of ``path``, a regular file of at most ``limit`` bytes, never through a link at its end unless
-    ``follow`` (a linked ``.env`` is common; a FIFO or a device is still refused: it would hang specd)."""
+    ``follow`` (a linked ``.env`` is common; a FIFO or a device is still refused: it would hang specd).
+    ``head``: a bigger file gives its first ``limit`` bytes instead of being refused."""
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
         fd = os.open(path, flags)
@@ -35,6 +36,8 @@ def read_regular(path: Path, limit: int, *, follow: bool = False) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise NotOwnFile(f"{path.name} is not a regular file")
         data = read_capped(handle, info.st_size, limit)
+    if head:
+        return data[:limit]
     if len(data) > limit:
         raise NotOwnFile(f"{path.name} is larger than {limit} bytes")
     return data

@@ -33,7 +33,7 @@ def values_in(path: Path) -> Pairs:
         if kept is not None and kept[0] == key:
             return kept[1]
         # a FIFO named .env (an agent can make one) would hang every command; a linked .env is common, so followed
-        text = read_regular(path, MAX_BYTES, follow=True).decode("utf-8", errors="replace")
+        text = read_regular(path, MAX_BYTES, follow=True, head=True).decode("utf-8", errors="replace")
     except OSError:
         return []
     pairs = [(k, v) for k, v in _parse(path.name, text) if v]

@@ -224,3 +224,17 @@ def test_in_the_jail_the_lock_owner_file_cannot_be_rewritten_to_aim_a_cancel_els
     assert "refused-write" in run.stdout + run.stderr
     assert "refused-move" in run.stdout + run.stderr
     assert not (root / owner).exists()  # the run ended and took it away: it was specd's, not the agent's
+
+
+def test_a_big_env_file_or_feature_file_is_read_from_its_start_not_dropped(tmp_path: Path) -> None:
+    """Refusing what is too big is for files specd acts on whole; a .env past 1 MB still has its secrets masked,
+    and a long FEATURE.md still describes the task."""
+    from specd.tasks.secret_values import values_in
+
+    env = tmp_path / ".env"
+    env.write_text("API_TOKEN=abc123-first-line-secret\n" + "# padding\n" * 200_000, encoding="utf-8")
+    assert env.stat().st_size > 1 << 20
+    assert ("API_TOKEN", "abc123-first-line-secret") in values_in(env)
+    (tmp_path / "FEATURE.md").write_text("Add CSV export.\n" + "x" * 100_000, encoding="utf-8")
+    assert _task_description(tmp_path).startswith("Add CSV export.")
+    assert read_regular(env, 10, head=True) == b"API_TOKEN="

@@ -136,6 +136,7 @@ def _task_description(task_dir: Path) -> str:
     except (OSError, ValueError):
         pass
     try:
-        return read_regular(task_dir / "FEATURE.md", FILE_CAP * 4).decode("utf-8", errors="replace").strip()[:2000]
+        text = read_regular(task_dir / "FEATURE.md", FILE_CAP * 4, head=True).decode("utf-8", errors="replace")
+        return text.strip()[:2000]
     except OSError:
         return "(no description found)"
