@@ -50,13 +50,16 @@ class Project:
 
 
 def find_project(start: Path | None = None, explicit: Path | None = None) -> Project:
-    """``--project`` wins; else walk up to the folder holding ``.specd/``; else cwd."""
+    """``--project`` wins; else walk up to the folder holding ``.specd/``, never past the top of the git repository
+    the walk starts in (a ``.specd/`` above it is another project's: a repository cloned inside one); else cwd."""
     if explicit is not None:
         return Project(explicit.expanduser().resolve())
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         if (folder / SPECD_DIR).is_dir():
             return Project(folder)
+        if (folder / ".git").exists():
+            break  # the repository's top: what holds it is not this project
     return Project(here)
 
 

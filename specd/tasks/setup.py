@@ -44,7 +44,7 @@ def init_project(project: Project, fmt: str | None = None) -> list[str]:
         if not path.exists():
             _write_new(path, text)
             report.append(f"created {project.rel(path)}")
-    return report or [f"nothing to do: {project.rel(project.specd_dir)}/ is already set up"]
+    return report or [f"nothing to do: {project.specd_dir}/ is already set up"]
 
 
 def _default_pipeline(fmt: str) -> str:

@@ -358,3 +358,27 @@ def test_find_project(tmp_path: Path, make_project: Any) -> None:
     if any((d / ".specd").is_dir() for d in lonely.parents):
         pytest.skip("a folder above tmp_path holds .specd/")
     assert find_project(start=lonely).root == lonely.resolve()
+
+
+def test_a_repository_inside_another_project_is_a_project_of_its_own(tmp_path: Path, make_project: Any) -> None:
+    """A repository cloned inside a folder that holds .specd/ (another project's) is not that project: `specd init`
+    there sets it up, and every command, the kept `status` answer included, stays in it."""
+    import subprocess
+    import sys
+
+    outer = make_project("outer")
+    inner = outer.root / "clone" / "src"
+    inner.mkdir(parents=True)
+    (outer.root / "clone" / ".git").mkdir()  # a repository's top
+    assert find_project(start=inner).root == (outer.root / "clone").resolve() / "src"
+    assert find_project(start=outer.root / "clone").root == (outer.root / "clone").resolve()
+    assert find_project(start=outer.root / "elsewhere").root == outer.root.resolve()  # no repository: as before
+    (outer.root / "clone" / ".specd").mkdir()
+    assert find_project(start=inner).root == (outer.root / "clone").resolve()  # its own, from a subfolder
+    code = "from specd.tasks.readmodel.inputs import project_root; print(project_root(None))"
+    for start, root in ((inner, outer.root / "clone"), (outer.root / "clone" / ".specd", outer.root / "clone")):
+        shown = subprocess.run([sys.executable, "-c", code], cwd=start, capture_output=True, text=True, check=True)
+        assert shown.stdout.strip() == str(root.resolve())
+    (outer.root / "clone" / ".specd").rmdir()
+    shown = subprocess.run([sys.executable, "-c", code], cwd=inner, capture_output=True, text=True, check=True)
+    assert shown.stdout.strip() == str(inner.resolve())

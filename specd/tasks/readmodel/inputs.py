@@ -147,13 +147,14 @@ def settled_marks(marks: list[tuple[str, Mark]], settled: int) -> bool:
 
 def project_root(given: str | None) -> str:
     """The project's root as ``find_project`` finds it (``--project``, else the nearest folder above holding
-    .specd/, else here), with os.path: a kept answer is printed without importing pathlib."""
+    .specd/ up to the repository's top, else here), with os.path: a kept answer is printed without importing
+    pathlib."""
     if given is not None:
         return os.path.realpath(os.path.expanduser(given))  # noqa: PTH111
     here = folder = os.path.realpath(os.getcwd())  # noqa: PTH109
     while not os.path.isdir(os.path.join(folder, ".specd")):  # noqa: PTH112, PTH118
-        if os.path.dirname(folder) == folder:  # noqa: PTH120
-            return here
+        if os.path.dirname(folder) == folder or os.path.lexists(os.path.join(folder, ".git")):  # noqa: PTH118, PTH120
+            return here  # the top of the repository (or of the disk): a .specd/ above is another project's
         folder = os.path.dirname(folder)  # noqa: PTH120
     return folder
 
