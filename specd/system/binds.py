@@ -36,9 +36,10 @@ EMPTY = Path(__file__).with_name("empty")
 SHARED = frozenset({"/", "/tmp", "/var/tmp", "/dev/shm", "/run", "/var", "/home", "/srv", "/mnt", "/media", "/root"})
 
 
-def base(env: Mapping[str, str], command: str | list[str], later: list[Path]) -> list[str]:
+def base(env: Mapping[str, str], command: str | list[str], later: list[Path], planted: list[Path]) -> list[str]:
     """bwrap flags for everything but the task's tree: system, tools, /dev, /proc, /tmp, HOME, yours. ``later``
-    are the folders the caller binds next (the task's tree)."""
+    are the folders the caller binds next (the task's tree); ``planted``, the folders an agent may have written
+    (the task's tree, the project's main tree, the step's writable folders): nothing is shown by way of them."""
     args: list[str] = []
     for top in SYSTEM:
         path = Path(top)
@@ -48,9 +49,10 @@ def base(env: Mapping[str, str], command: str | list[str], later: list[Path]) ->
             args += ["--ro-bind", top, top]
     args += _etc_secrets()
     home = home_of(env)
-    shown = [("--ro-bind", path) for path in [*tools(home, env), *programs(command, env, home)]]
-    shown += [(flag, path) for name, flag in ((READ_ENV, "--ro-bind"), (WRITE_ENV, "--bind"))
-              for path in _listed(env.get(name, ""))]
+    yours = {name: list(_listed(env.get(name, ""), planted)) for name in (READ_ENV, WRITE_ENV)}
+    planted = [*planted, *yours[WRITE_ENV]]
+    shown = [("--ro-bind", path) for path in [*tools(home, env, planted), *programs(command, env, home, planted)]]
+    shown += [(flag, path) for name, flag in ((READ_ENV, "--ro-bind"), (WRITE_ENV, "--bind")) for path in yours[name]]
     places = [path for _, path in shown] + later + ([home] if home is not None else [])
     args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *_sealed(Path("/tmp"), places)]
     if home is not None:  # after /tmp's: a HOME inside /tmp is a mount of its own on a sealed folder
@@ -75,8 +77,8 @@ def _sealed(folder: Path, places: list[Path]) -> list[str]:
     return args
 
 
-def tools(home: Path | None, env: Mapping[str, str]) -> list[Path]:
-    """Tool folders outside the system binds, resolved, each once."""
+def tools(home: Path | None, env: Mapping[str, str], planted: list[Path]) -> list[Path]:
+    """Tool folders outside the system binds, resolved, each once; none found by way of ``planted``."""
     wanted = [home / name for name in HOME_TOOLS] if home is not None else []
     for entry in env.get("PATH", "").split(os.pathsep):
         path = Path(entry)
@@ -90,16 +92,17 @@ def tools(home: Path | None, env: Mapping[str, str]) -> list[Path]:
         wanted.append(Path(env["VIRTUAL_ENV"]))
     found: list[Path] = []
     for path in wanted:
-        if (path.is_dir() and not _covered(real := path.resolve(), home)
+        if (path.is_dir() and not _covered(real := path.resolve(), home) and not steered(path, planted)
                 and not any(real.is_relative_to(done) for done in found)):
             found.append(real)
     return found
 
 
-def programs(command: str | list[str], env: Mapping[str, str], home: Path | None) -> list[Path]:
+def programs(command: str | list[str], env: Mapping[str, str], home: Path | None, planted: list[Path]) -> list[Path]:
     """The programs a command names (its first word found on PATH, and every absolute path to a file in it),
     each with its own folder unless that folder is a shared one (``/tmp``, HOME, ...), then the file alone.
-    The command is the pipeline's or yours, never the model's: a `cmd:` agent's script must start."""
+    The command is the pipeline's or yours, never the model's: a `cmd:` agent's script must start. A program
+    found by way of ``planted`` is shown by the tree's own bind, as it is there, or not at all."""
     try:
         words = shlex.split(command) if isinstance(command, str) else list(command)
     except ValueError:
@@ -108,7 +111,7 @@ def programs(command: str | list[str], env: Mapping[str, str], home: Path | None
     named += [word for word in words if word.startswith("/")]
     found: list[Path] = []
     for word in named:
-        if not word or not Path(word).is_file():
+        if not word or not Path(word).is_file() or steered(Path(word).absolute(), planted):
             continue
         real = Path(word).resolve()
         places = [real if _too_wide(real.parent, home) else real.parent]
@@ -139,10 +142,40 @@ def _system_folders() -> tuple[str, ...]:
     return tuple(top for top in SYSTEM if top != "/etc" and not Path(top).is_symlink())
 
 
-def _listed(value: str) -> Iterator[Path]:
+def _listed(value: str, planted: list[Path]) -> Iterator[Path]:
     for entry in value.split(os.pathsep):
-        if entry and Path(entry).is_absolute() and Path(entry).exists():
+        if entry and Path(entry).is_absolute() and Path(entry).exists() and not steered(Path(entry), planted):
             yield Path(entry).resolve()
+
+
+def steered(path: Path, planted: list[Path]) -> bool:
+    """Whether finding ``path`` (absolute) on disk goes through one of ``planted``, folders an agent may have
+    written. A bind follows links, and shows what it finds at its real place: a ``.venv`` on PATH that the agent
+    replaced by a link to ``~/.ssh`` would show the user's keys to the next jail. What lies in those folders is
+    shown by their own bind, links and all, so nothing found through them is needed. Each link is followed
+    here by hand, as the kernel would, and every place met on the way is checked; a loop counts as steered."""
+    marks = [str(folder) for folder in planted]
+    todo, here, hops = list(reversed(str(path).split("/"))), "", 0
+    while todo:
+        part = todo.pop()
+        if part in ("", "."):
+            continue
+        if part == "..":
+            here = here.rpartition("/")[0]
+            continue
+        here = f"{here}/{part}"
+        if any(here == mark or here.startswith(mark + "/") for mark in marks):
+            return True
+        try:
+            target = os.readlink(here)  # noqa: PTH115  (strings: a few dozen of these at every jail)
+        except OSError:
+            continue  # not a link (or not there): the walk goes on below it
+        hops += 1
+        if hops > 40:  # the kernel's own limit
+            return True
+        here = "" if target.startswith("/") else here.rpartition("/")[0]
+        todo += reversed(target.split("/"))
+    return False
 
 
 def home_of(env: Mapping[str, str]) -> Path | None:

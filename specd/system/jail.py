@@ -203,7 +203,11 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | li
         raise FileNotFoundError("bwrap")
     root = root.resolve()
     common = git_common(root)
-    args = [binary, *binds.base(env, command, [root] if common is None else [root, common])]
+    # Where an agent may have left a link: this tree, the project's main tree (another task's agent), and what
+    # this step may write. Nothing of the machine is shown by way of them (``binds.steered``).
+    planted = [root, *([common.parent] if common is not None and common.name == ".git" else []),
+               *(folder.resolve() for folder in jail.writable)]
+    args = [binary, *binds.base(env, command, [root] if common is None else [root, common], planted)]
     # After HOME and /tmp: a project inside either stays visible.
     args += ["--ro-bind" if jail.read_only else "--bind", str(root), str(root)]
     if common is not None:  # a worktree: the main repository's git folder, read-only, and nothing else of it
