@@ -12,6 +12,8 @@ costs one short specd run; ``inventory_harness.Host`` plants the targets and wat
 
 from __future__ import annotations
 
+import json
+import shlex
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,6 +96,27 @@ def test_a_cmd_agent_cannot_read_the_users_ssh_key(host: Host, tmp_path: Path) -
     assert attacks[f"read {host.home / '.aws' / 'credentials'}"].startswith("failed"), attacks
     planted = HOME_FILES[".ssh/id_ed25519"].splitlines()[1]
     assert [p for p in project.root.rglob("*") if p.is_file() and planted in p.read_text(errors="replace")] == []
+
+
+def test_a_link_planted_in_one_step_shows_the_next_step_no_key(host: Host, tmp_path: Path) -> None:
+    """Step a replaces the project's virtualenv (on PATH, and VIRTUAL_ENV, as an activated venv is) by a link to
+    ``~/.ssh``; step b, in a fresh jail, reads the key through it. The tool folders are never found by way of the
+    tree, so b reads nothing."""
+    project = Project(host, tmp_path / "proj")
+    venv = project.root / ".venv"
+    (venv / "bin").mkdir(parents=True)
+    project.env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}:{project.env['PATH']}")
+    project.write(".specd/pipeline.json", json.dumps({"schema_version": "1.0", "mode": "auto", "pipelines": {
+        "main": [{"name": "a", "workflow": "w.md"}, {"name": "b", "workflow": "w.md"}]}}))
+    project.new()
+    agent = ('cat >/dev/null; if [ -L .venv ]; then cat .venv/id_ed25519 "$HOME/.ssh/id_ed25519" > stolen.txt 2>&1;'
+             f' else rm -rf .venv && ln -s {host.home / ".ssh"} .venv; fi; true')
+    run = project.specd("continue", "t", "--auto", "--agent", f"cmd:sh -c {shlex.quote(agent)}")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert venv.is_symlink()  # step a planted it
+    stolen = (project.root / "stolen.txt").read_text(encoding="utf-8")  # step b tried
+    assert "No such file" in stolen
+    assert HOME_FILES[".ssh/id_ed25519"].splitlines()[1] not in stolen
 
 
 def test_an_agent_in_a_worktree_cannot_write_the_main_trees_pipeline(host: Host, tmp_path: Path) -> None:
