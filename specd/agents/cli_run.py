@@ -39,8 +39,8 @@ def run_cli(argv: list[str], prompt: str, cwd: Path, jail: Jail, env: Mapping[st
         raise AgentFailed(f"could not start {argv[0]}: {os.strerror(errno.ENOENT)}")
     launch = prepare(argv, cwd, jail, env)
     try:
-        proc = popen_child(launch.args, cwd=cwd, env=launch.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE)
+        proc = popen_child(launch.args, cwd=cwd, env=launch.env, guarded=launch.guarded, stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as exc:
         raise AgentFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from None
     stderr: list[str] = []

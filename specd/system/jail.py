@@ -112,6 +112,15 @@ class Launch:
     env: dict[str, str]
     jailed: bool
 
+    @property
+    def guarded(self) -> bool:
+        """Whether the first process started sets its own death signal, so ``popen_child`` needs no
+        ``preexec_fn`` (see there): the keeper (race-free: it is given specd's pid), or bubblewrap
+        (``--die-with-parent``), which sets it after it made the jail's namespaces, a millisecond or two after its
+        start. A specd killed within that moment leaves the jail running on; the next run of the task stops it, by
+        the run's mark in bubblewrap's environment (``children.stop_leftovers``), as it stops anything left."""
+        return self.jailed or keeper.guards(self.args)
+
 
 def active() -> bool:
     """True when the jail is bubblewrap on this machine (the probe runs once)."""

@@ -72,13 +72,17 @@ class Orphaned(Exception):
 
 
 def main(argv: list[str]) -> None:
-    parent = os.getppid()
+    # specd's pid, as specd gave it: a specd that died before the death signal below was set is seen, since
+    # then the parent is another process already (an init or a subreaper), and the command never starts.
+    parent, argv = int(argv[0]), argv[1:]
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
         prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
         prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)  # replaces the SIGKILL specd asked for: we clean up first
     except (OSError, AttributeError):
         os.execvp(argv[0], argv)
+    if os.getppid() != parent:
+        os._exit(137)  # specd is gone already: as if the death signal had come
 
     asked: list[int] = []
 
@@ -126,7 +130,12 @@ def argv(command: str | list[str]) -> list[str]:
     inner = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     if not sys.platform.startswith("linux"):
         return inner
-    return [sys.executable, "-S", "-E", str(Path(__file__).resolve()), *inner]
+    return [sys.executable, "-S", "-E", str(Path(__file__).resolve()), str(os.getpid()), *inner]
+
+
+def guards(args: str | list[str]) -> bool:
+    """Whether ``args`` start the keeper, which sets its own death signal (``main``)."""
+    return isinstance(args, list) and args[2:4] == ["-E", str(Path(__file__).resolve())]
 
 
 if __name__ == "__main__":

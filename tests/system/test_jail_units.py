@@ -188,3 +188,19 @@ def test_a_models_command_shows_nothing_it_names_and_the_pipelines_shows_its_pro
     done = subprocess.run(launch.args, cwd=project, env=launch.env, capture_output=True, text=True, check=False)
     assert done.returncode != 0
     assert "planted" not in done.stdout
+
+
+def test_a_keeper_started_for_a_specd_that_is_already_gone_runs_nothing(tmp_path: Path) -> None:
+    """specd starts the keeper without a preexec_fn (vfork): the keeper sets its own death signal, and a specd
+    that died before it could is seen by the pid it was given, so the command never starts."""
+    ran = tmp_path / "ran"
+    args = keeper.argv(["touch", str(ran)])
+    assert keeper.guards(args)
+    assert jail.Launch(args, False, {}, False).guarded
+    assert args[4] == str(os.getpid())
+    done = subprocess.run(args, check=False)  # our own child: the pid it was given is its parent's
+    assert (done.returncode, ran.exists()) == (0, True)
+    ran.unlink()
+    gone = subprocess.run([*args[:4], "1", *args[5:]], check=False)  # given a specd that is not its parent
+    assert (gone.returncode, ran.exists()) == (137, False)
+    assert not jail.Launch(["touch", str(ran)], False, {}, False).guarded  # a bare command needs the preexec_fn

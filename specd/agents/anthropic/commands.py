@@ -160,7 +160,8 @@ def run(command: str, cwd: Path, timeout: float, *, env: Mapping[str, str], jail
     # popen_child: a new session puts the command and its children in one process group, so a
     # timeout kills the whole tree; and the command dies with specd, even on SIGKILL.
     try:
-        proc = popen_child(launch.args, shell=launch.shell, cwd=cwd, env=launch.env, stdin=subprocess.DEVNULL,
+        proc = popen_child(launch.args, shell=launch.shell, cwd=cwd, env=launch.env, guarded=launch.guarded,
+                           stdin=subprocess.DEVNULL,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except OSError as err:  # argv form: no such program (a shell would have said "not found")
         return f"could not start {command!r}: {err.strerror or err}", True
