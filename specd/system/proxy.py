@@ -30,15 +30,41 @@ WEB_PORTS = (443, 80)
 
 def allows(rules: tuple[str, ...], host: str, port: int) -> bool:
     """``host:port`` on the list: ``name`` (ports 443 and 80), ``name:port``, ``*.domain`` (its subdomains)."""
+    return rule_for(rules, host, port) is not None
+
+
+def rule_for(rules: tuple[str, ...], host: str, port: int) -> str | None:
+    """The rule that lets ``host:port`` through, the host's own before a ``*.domain``; None when none does."""
     host = host.strip("[]").lower().rstrip(".")
+    found = None
     for rule in rules:
         name, _, wanted = rule.lower().rpartition(":") if has_port(rule) else (rule.lower(), "", "")
         if wanted and int(wanted) != port or not wanted and port not in WEB_PORTS:
             continue
         name = name.strip("[]").rstrip(".")
-        if host == name or (name.startswith("*.") and host.endswith(name[1:])):
-            return True
-    return False
+        if host == name:
+            return rule
+        if name.startswith("*.") and host.endswith(name[1:]):
+            found = rule
+    return found
+
+
+def addresses(host: str, port: int, wildcard: bool) -> list[tuple[str, int]]:
+    """Where to connect for ``host:port``. A name a ``*.domain`` rule let through may only be a public address:
+    whoever owns one name under that domain chooses what it resolves to, and the loopback (this machine's own
+    services), the LAN or the cloud's metadata service (169.254.169.254, which hands out keys) is not on the
+    list. A host named by its own rule goes wherever it resolves. ``PermissionError`` names what was refused."""
+    import ipaddress  # here: a listing never starts a proxy
+
+    if not wildcard:
+        return [(host.strip("[]"), port)]
+    found = [info[4][:2] for info in socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)]
+    public = [(str(address), port) for address, _ in found if ipaddress.ip_address(address).is_global]
+    if not public:
+        raise PermissionError(f"{host} resolves to {', '.join(sorted({str(a) for a, _ in found}))}, which is not "
+                              "a public address, and a `*.domain` rule reaches only public ones; list the host "
+                              "by its own name or address in the agent block's `network:` if you mean it")
+    return public
 
 
 def has_port(rule: str) -> bool:
@@ -76,15 +102,18 @@ class _Handler(socketserver.BaseRequestHandler):
         except ValueError:
             client.sendall(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
             return
-        if not allows(self.server.rules, host, port):
+        rule = rule_for(self.server.rules, host, port)
+        if rule is None:
             self.server.denied.append(f"{host}:{port}")
-            body = (f"specd: {host}:{port} is not on this step's network list; add it to the agent block's "
-                    "`network:` list in .specd/pipeline.json\n").encode()
-            client.sendall(b"HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain\r\n"
-                           b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            _refuse(client, f"{host}:{port} is not on this step's network list; add it to the agent block's "
+                            "`network:` list in .specd/pipeline.json")
             return
         try:
-            upstream = socket.create_connection((host.strip("[]"), port), timeout=CONNECT_TIMEOUT)
+            upstream = _connect(addresses(host, port, rule.startswith("*.")))
+        except PermissionError as exc:
+            self.server.denied.append(f"{host}:{port}")
+            _refuse(client, str(exc))
+            return
         except OSError as exc:
             client.sendall(f"HTTP/1.1 502 Bad Gateway\r\nConnection: close\r\n\r\n{exc}".encode())
             return
@@ -95,6 +124,23 @@ class _Handler(socketserver.BaseRequestHandler):
             else:
                 upstream.sendall(forward)
             relay(client, upstream)
+
+
+def _refuse(client: socket.socket, why: str) -> None:
+    body = f"specd: {why}\n".encode()
+    client.sendall(b"HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: text/plain\r\n"
+                   b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+def _connect(targets: list[tuple[str, int]]) -> socket.socket:
+    """A connection to the first of ``targets`` that answers."""
+    error: OSError = OSError("no address")
+    for target in targets:
+        try:
+            return socket.create_connection(target, timeout=CONNECT_TIMEOUT)
+        except OSError as exc:
+            error = exc
+    raise error
 
 
 def relay(one: socket.socket, other: socket.socket) -> None:

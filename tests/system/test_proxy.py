@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from specd.system import proxy
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(("rules", "host", "port", "allowed"), [
@@ -85,3 +91,64 @@ def test_the_proxy_tunnels_to_a_listed_host_and_refuses_the_rest(echo: int) -> N
     assert refused.startswith(b"HTTP/1.1 403")
     assert b"network:" in refused
     assert proxy.denied(rules)
+
+
+PROXY_CHILD = """
+import sys, time
+from specd.system import proxy
+print(proxy.socket_for(tuple(sys.argv[1:])), flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_wildcard_rule_reaches_no_loopback_address_a_name_under_it_resolves_to(echo: int, tmp_path: Path) -> None:
+    """Whoever owns a name under a listed ``*.domain`` chooses its address: pointed at this machine's loopback
+    (or the cloud's metadata service), it is refused. The proxy runs in a mount namespace whose /etc/hosts says
+    so (a real resolution, no network needed); the same name listed on its own still goes through."""
+    from specd.system import jail
+
+    if not jail.active():
+        if os.environ.get("CI"):
+            pytest.fail("bubblewrap is required in CI (.ci/run installs it) but bwrap is missing or cannot run")
+        pytest.skip("bubblewrap is not available on this machine")
+    hosts = tmp_path / "hosts"
+    hosts.write_text("127.0.0.1 localhost\n127.0.0.1 svc.attacker.example\n")
+    for rules, allowed in (([f"*.attacker.example:{echo}"], False), ([f"svc.attacker.example:{echo}"], True)):
+        child = subprocess.Popen(
+            ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(hosts), "/etc/hosts", "--die-with-parent", "--",
+             sys.executable, "-c", PROXY_CHILD, *rules],
+            stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        try:
+            assert child.stdout is not None
+            path = child.stdout.readline().strip()
+            with socket.socket(socket.AF_UNIX) as client:
+                client.settimeout(10)
+                client.connect(path)
+                client.sendall(f"CONNECT svc.attacker.example:{echo} HTTP/1.1\r\n\r\n".encode())
+                answer = client.recv(4096)
+                if answer.startswith(b"HTTP/1.1 200"):
+                    client.sendall(b"hello")
+                    answer += client.recv(100)
+                else:
+                    while chunk := client.recv(4096):
+                        answer += chunk
+        finally:
+            child.kill()
+            child.wait()
+        if allowed:
+            assert answer.startswith(b"HTTP/1.1 200"), answer
+            assert answer.endswith(b"echo:hello")  # the listed name reached the loopback service
+        else:
+            assert answer.startswith(b"HTTP/1.1 403"), answer
+            assert b"resolves to 127.0.0.1, which is not a public address" in answer
+            assert b"svc.attacker.example" in answer
+
+
+def test_only_public_addresses_pass_a_wildcard_and_a_hosts_own_rule_comes_first() -> None:
+    assert proxy.addresses("127.0.0.1", 80, wildcard=False) == [("127.0.0.1", 80)]
+    for private in ("127.0.0.1", "169.254.169.254", "10.0.0.5", "[::1]"):
+        with pytest.raises(PermissionError, match="not a public address"):
+            proxy.addresses(private, 443, wildcard=True)
+    assert proxy.addresses("8.8.8.8", 443, wildcard=True) == [("8.8.8.8", 443)]
+    assert proxy.rule_for(("*.example.com", "api.example.com"), "api.example.com", 443) == "api.example.com"
+    assert proxy.rule_for(("*.example.com",), "a.example.com", 443) == "*.example.com"
