@@ -18,7 +18,7 @@ from specd.agents.prompt import render_prompt
 from specd.engine import outputs, verdict
 from specd.engine.step_agent import StepAgents, step_budget
 from specd.pipeline.model import DEFAULT_HOOK_TIMEOUT, DEFAULT_STEP_TIMEOUT, PipelineConfig, Step
-from specd.pipeline.resolve import ResolvedHook, resolve_workflow
+from specd.pipeline.resolve import ResolvedHook, Workflows
 from specd.pipeline.step_agents import settings_for
 from specd.pipeline.step_checks import OUTCOME as CHECKS_FAILED
 from specd.pipeline.workflow import Workflow, load_workflow
@@ -54,13 +54,17 @@ class Dispatcher:
     agents: StepAgents | None = None
 
     _workflows: dict[tuple[Path, int], Workflow] = field(default_factory=dict)
+    _paths: Workflows = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._paths = Workflows(self.project)
 
     def workflow(self, step: Step) -> Workflow:
         """The step's workflow, read again only when the file changed (the gate, the request and the
         stage all ask for it)."""
         assert step.workflow is not None
         where = f"{self.config.source}: {step.where}.workflow"
-        path = resolve_workflow(step.workflow, self.project, where=where).path
+        path = self._paths.resolve(step.workflow, where=where).path
         key = (path, path.stat().st_mtime_ns)
         if key not in self._workflows:
             self._workflows[key] = load_workflow(path)

@@ -65,6 +65,43 @@ def resolve_workflow(name: str, project: Project, *, where: str, hook: bool = Fa
     )
 
 
+class Workflows:
+    """``resolve_workflow`` for one run, asked again only when it could answer otherwise: a step asks for its
+    workflow five or six times (its gate, its stage, its request, its outcomes), and each answer was a look at
+    every candidate, a ``resolve`` and a ``stat``. An answer stands while each folder searched up to the one
+    that held the file is the same folder, unchanged (a workflow added to `.specd/workflows/` shadows a built-in
+    one, and a link retargeted changes its folder) and the file is still there."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        # name -> (the folders searched, each one's marks then, the answer)
+        self._known: dict[str, tuple[list[Path], tuple[tuple[int, int] | None, ...], Resolved]] = {}
+
+    def resolve(self, name: str, *, where: str) -> Resolved:
+        known = self._known.get(name)
+        if known is not None and _marks(known[0]) == known[1] and known[2].path.is_file():
+            return known[2]
+        found = resolve_workflow(name, self.project, where=where)
+        tried = candidates(name, self.project)
+        searched = next((i + 1 for i, (path, _) in enumerate(tried) if path.is_file()), len(tried))
+        folders = [path.parent for path, _ in tried[:searched]]
+        self._known[name] = (folders, _marks(folders), found)
+        return found
+
+
+def _marks(folders: list[Path]) -> tuple[tuple[int, int] | None, ...]:
+    """Each folder's inode and change time (a link retargeted is another inode); None where there is none."""
+    marks: list[tuple[int, int] | None] = []
+    for folder in folders:
+        try:
+            st = folder.stat()
+        except OSError:
+            marks.append(None)
+        else:
+            marks.append((st.st_ino, st.st_mtime_ns))
+    return tuple(marks)
+
+
 def step_hook(config: PipelineConfig, pipeline: str, step: Step, point: Literal["pre", "post"],
               project: Project) -> ResolvedHook | None:
     """The hook that runs at ``point`` of ``step``; disabled steps run no hooks."""
