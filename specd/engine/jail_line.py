@@ -6,9 +6,12 @@ as a warning, so it shows even with --quiet; a jail in force is a notice.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from specd.errors import ConfigError
 from specd.pipeline.model import HookSpec, PipelineConfig
 from specd.system import jail
+from specd.system.envfiles import tracked_secrets
 
 
 def first_line(config: PipelineConfig) -> tuple[str, str]:
@@ -40,3 +43,12 @@ def opted_out(config: PipelineConfig) -> list[str]:
     found += [f"{where} (run: {spec.run})" for where, spec in hooks
               if spec is not None and spec.run and not spec.sandbox]
     return found
+
+
+def committed_secrets(root: Path) -> list[str]:
+    """A warning for each secret file git tracks (found by the run's search as it started): the jail shows it
+    empty, but its committed content is in `.git`, which every agent may read."""
+    return [f"{path.relative_to(root)} is tracked by git: the jail shows it empty, but what was committed of it "
+            f"is in .git, which the agent can read (git show HEAD:{path.relative_to(root)}); take it out of git "
+            f"(git rm --cached, and out of the history) and change the values it held"
+            for path in tracked_secrets(root) if path.is_relative_to(root)]

@@ -16,7 +16,7 @@ from specd.agents.base import AgentContext, Budget, Usage
 from specd.engine import answers, notices, parking
 from specd.engine.brain import Brain
 from specd.engine.dispatch import Dispatcher
-from specd.engine.jail_line import first_line
+from specd.engine.jail_line import committed_secrets, first_line
 from specd.engine.modes import human_present, resolve_mode
 from specd.engine.step_agent import StepAgents
 from specd.engine.waiting import answers_text, held, hint, release_if_gone, what
@@ -61,6 +61,8 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
     notify_to = notify_spec(project, config)  # a bad `notify:` block is bad input before anything runs
     kind, line = first_line(config)  # the jail in force, before anything else is said or run
     events.emit(kind, message=line)
+    for said in committed_secrets(project.root):
+        events.emit("warning", message=said)
     for warning in config.warnings:
         events.emit("warning", message=warning)
     store = StateStore(task_dir, task)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from specd.system.findfiles import find
+from specd.system.findfiles import find, tracked
 
 TEMPLATES = (".example", ".sample", ".template", ".dist")
 CREDENTIALS = frozenset({".npmrc", ".pypirc", ".netrc", "_netrc", ".git-credentials", "secrets.yml",
@@ -97,6 +97,12 @@ def secret_files(root: Path, dependencies: bool = True, hand_on: bool = False) -
         global _handed
         _handed = (root, time.monotonic(), found)
     return found
+
+
+def tracked_secrets(root: Path) -> list[Path]:
+    """The secret files the last search under ``root`` found that git tracks: the jail shows each one empty, but
+    what was committed of it lies in ``.git``, which the agent reads (`git show HEAD:.env`)."""
+    return sorted(path for path in tracked(root) if is_secret_file(path))
 
 
 def is_hidden(root: Path, resolved: Path) -> bool:

@@ -37,6 +37,7 @@ Wanted = Callable[[str], bool]
 # (folder, wanted, heavy) -> (the folder's mtime, what was found)
 _walks: dict[tuple[str, Wanted, bool], tuple[int, list[str]]] = {}
 _gitlinks: dict[str, list[str]] = {}  # root -> the submodules its last search met (``gitlinks``)
+_tracked: dict[str, list[str]] = {}  # root -> what its last search found that git tracks (``tracked``)
 GITLINK = "160000"  # the mode git's index gives a submodule
 
 
@@ -46,6 +47,7 @@ class _Walk:
     heavy: bool  # whether dependencies' folders (HEAVY) are walked too
     budget: int
     gitlinks: list[str] = field(default_factory=list)  # the submodules met, as absolute paths
+    tracked: list[str] = field(default_factory=list)  # the wanted files git tracks, as absolute paths
 
 
 def find(root: Path, wanted: Wanted, heavy: bool = True) -> list[Path]:
@@ -55,6 +57,7 @@ def find(root: Path, wanted: Wanted, heavy: bool = True) -> list[Path]:
     walk = _Walk(wanted, heavy, MAX_FOLDERS)
     _find(root, walk, found, NESTED)
     _gitlinks[str(root)] = walk.gitlinks
+    _tracked[str(root)] = walk.tracked
     return sorted(Path(path) for path in found)
 
 
@@ -64,13 +67,20 @@ def gitlinks(root: Path) -> list[Path]:
     return [Path(path) for path in _gitlinks.get(str(root), [])]
 
 
+def tracked(root: Path) -> list[Path]:
+    """What the last ``find`` under ``root`` found that git tracks (in the index): its committed content lies in
+    the repository's objects too, whatever becomes of the file."""
+    return [Path(path) for path in _tracked.get(str(root), [])]
+
+
 def _find(root: Path, walk: _Walk, found: set[str], nested: int) -> None:
     listing = _listing(root) if nested > 0 else None
     if listing is None:
         found.update(_walk(str(root), walk))
         return
-    files, folders, links = listing
+    files, folders, links, indexed = listing
     walk.gitlinks += [str(root / link) for link in links]
+    walk.tracked += [str(root / f) for f in indexed if walk.wanted(f.rpartition("/")[2])]
     found.update(str(root / f) for f in files if walk.wanted(f.rpartition("/")[2]) and (root / f).is_file())
     # The project's own ignored folders (`.vercel/`, `tmp/`) before dependencies, which may spend the budget.
     for folder in sorted(_outermost(folders), key=lambda f: _name(f) in HEAVY):
@@ -81,9 +91,9 @@ def _find(root: Path, walk: _Walk, found: set[str], nested: int) -> None:
             found.update(_walk_kept(path, walk))
 
 
-def _listing(root: Path) -> tuple[list[str], list[str], list[str]] | None:
-    """(files, folders to walk, submodules) relative to ``root``, or None when git cannot tell (not a
-    repository)."""
+def _listing(root: Path) -> tuple[list[str], list[str], list[str], list[str]] | None:
+    """(files, folders to walk, submodules, the files git tracks) relative to ``root``, or None when git cannot
+    tell (not a repository)."""
     if not _in_repository(root):
         return None  # git would only say so, two processes later
     # No pathspec on the first: one would hide the nested repositories, and names are filtered as fast here.
@@ -92,27 +102,28 @@ def _listing(root: Path) -> tuple[list[str], list[str], list[str]] | None:
                            ["-o", "-i", "--exclude-standard", "--directory"])  # ignored folders collapsed
     if staged is None or ignored is None:
         return None
-    own, links = _staged(staged)
+    own, links, indexed = _staged(staged)
     files = [entry for entry in [*own, *ignored] if not entry.endswith("/")]
     # git lists nothing inside a submodule: each is a folder to look into, as the index names them (.gitmodules,
     # a file of the tree, could say anything)
-    return files, [entry for entry in [*own, *ignored] if entry.endswith("/")] + [f"{link}/" for link in links], links
+    folders = [entry for entry in [*own, *ignored] if entry.endswith("/")] + [f"{link}/" for link in links]
+    return files, folders, links, indexed
 
 
-def _staged(entries: list[str]) -> tuple[list[str], list[str]]:
+def _staged(entries: list[str]) -> tuple[list[str], list[str], list[str]]:
     """`ls-files -s -o` names (a tracked one as ``<mode> <object> <stage>\\t<path>``, an untracked one bare):
-    every path, and those of the submodules."""
+    every path, those of the submodules, and the tracked files."""
     paths: list[str] = []
     links: list[str] = []
+    indexed: list[str] = []
     for entry in entries:
         meta, tab, path = entry.partition("\t")
         if tab and meta[:6].isdigit() and meta[6:7] == " " and meta[-2:-1] == " ":
             paths.append(path)
-            if meta[:6] == GITLINK:
-                links.append(path)
+            (links if meta[:6] == GITLINK else indexed).append(path)
         else:
             paths.append(entry)
-    return paths, links
+    return paths, links, indexed
 
 
 def _in_repository(root: Path) -> bool:
