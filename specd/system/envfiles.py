@@ -7,7 +7,10 @@
 - the package managers' and tools' credentials: ``.npmrc``, ``.pypirc``, ``.netrc``, ``.git-credentials``, and
   Rails' ``secrets.yml``;
 - private keys: ssh's ``id_rsa``, ``id_ed25519``, ... (never ``.pub``), and any ``id_*``, ``*.pem`` or ``*.key``
-  file holding a ``PRIVATE KEY`` block (a ``.pem`` certificate alone is public, and ``id_map.py`` is code).
+  file holding a ``PRIVATE KEY`` block (a ``.pem`` certificate alone is public, and ``id_map.py`` is code);
+  PKCS#12 key stores (``*.p12``, ``*.pfx``), which always hold one; ``credentials*.json`` (a cloud service
+  account's key, an OAuth client's secret), which specd never commits either (``specd.git.tree``); and
+  PostgreSQL's ``.pgpass``.
 
 Three parts of specd read this list: the jail shows each of these files to the agent and its commands as an
 empty file (``specd.system.jail``), since what an agent reads goes to the model untouched; the anthropic
@@ -24,7 +27,8 @@ from specd.system.findfiles import find, tracked
 
 TEMPLATES = (".example", ".sample", ".template", ".dist")
 CREDENTIALS = frozenset({".npmrc", ".pypirc", ".netrc", "_netrc", ".git-credentials", "secrets.yml",
-                         "secrets.yaml"})
+                         "secrets.yaml", ".pgpass"})
+KEY_STORES = (".p12", ".pfx")
 SSH_KEYS = frozenset({"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"})
 PEEK = 64 * 1024  # a key file's block is at its start; a big .pem bundle is certificates
 HANDOFF = 2.0  # seconds a run's own search stays good for its first jail (see ``hidden_from_agents``)
@@ -41,8 +45,12 @@ def _named(name: str) -> bool:
     # KEY block is in them (``is_secret_file``).
     if name.startswith(".env"):
         return not name.endswith(TEMPLATES)
-    return (name in CREDENTIALS or name.endswith((".pem", ".key"))
+    return (name in CREDENTIALS or name.endswith((".pem", ".key", *KEY_STORES)) or _cloud_key(name)
             or (name.startswith("id_") and not name.endswith(".pub")))
+
+
+def _cloud_key(name: str) -> bool:
+    return name.startswith("credentials") and name.endswith(".json")
 
 
 def holds_private_key(path: Path) -> bool:
@@ -58,7 +66,7 @@ def is_secret_file(path: Path) -> bool:
     name = path.name
     if not _named(name):
         return False
-    if is_env_name(name) or name in CREDENTIALS or name in SSH_KEYS:
+    if is_env_name(name) or name in CREDENTIALS or name in SSH_KEYS or name.endswith(KEY_STORES) or _cloud_key(name):
         return path.is_file()
     return path.is_file() and holds_private_key(path)
 

@@ -5,7 +5,9 @@ What each kind of file holds (see ``specd.system.envfiles`` for which files thes
 - ``.netrc``: the passwords; ``.git-credentials``: the password of each URL, as stored and decoded;
 - ``.npmrc``, ``.pypirc``, ``~/.aws/credentials`` (``key = value``) and ``secrets.yml`` (``key: value``): the
   values of secret-named keys (``_authToken``, ``password``, ``aws_secret_access_key``), not a registry's URL;
-- a private key: nothing here; its block is a token shape (``specd.redact_rules``).
+- ``.pgpass``: the password of each line;
+- ``credentials*.json``: the string values of secret-named keys (``private_key``, ``client_secret``);
+- a private key or a key store: nothing here; a key's block is a token shape (``specd.redact_rules``).
 """
 
 from __future__ import annotations
@@ -51,8 +53,13 @@ def _parse(name: str, text: str) -> Pairs:
     if name == ".git-credentials":
         return [("password", found) for match in URL_CREDENTIALS.finditer(text)
                 for found in {match.group(2), unquote(match.group(2))}]
-    if name.endswith((".pem", ".key")) or name.startswith("id_"):
-        return []
+    if name == ".pgpass":  # host:port:database:user:password, a line each
+        return [("password", line.rsplit(":", 1)[1]) for line in text.splitlines()
+                if line.count(":") >= 4 and not line.startswith("#")]
+    if name.endswith(".json"):
+        return _json_secrets(text)
+    if name.endswith((".pem", ".key", ".p12", ".pfx")) or name.startswith("id_"):
+        return []  # a key's block is a token shape; a key store is binary
     split = ":" if name.endswith((".yml", ".yaml")) else "="
     pairs = []
     for line in text.splitlines():
@@ -60,6 +67,29 @@ def _parse(name: str, text: str) -> Pairs:
         value = value.strip().strip("\"'")
         if sep and key and not key.startswith(("#", ";")) and is_secret_var(key.strip(), value):
             pairs.append((key.strip(), value))
+    return pairs
+
+
+def _json_secrets(text: str) -> Pairs:
+    """The string values of secret-named keys at any depth (a service account's ``private_key``, an OAuth
+    client's ``client_secret``)."""
+    import json
+
+    try:
+        todo: list[object] = [json.loads(text)]
+    except ValueError:
+        return []
+    pairs: Pairs = []
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(value, str) and is_secret_var(str(key), value):
+                    pairs.append((str(key), value))
+                elif isinstance(value, (dict, list)):
+                    todo.append(value)
+        elif isinstance(item, list):
+            todo += item
     return pairs
 
 

@@ -6,6 +6,7 @@ ignores: node_modules, a collapsed dot-folder) and as a plain folder (the walk a
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,9 +19,10 @@ PEM_KEY = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----E
 PEM_CERT = "-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG\n-----END CERTIFICATE-----\n"
 HIDDEN = [".devcontainer/.env", ".env", ".npmrc", "a/b/c/d/e/f/.env.local", "apps/web/.env", "deploy/server.pem",
           "home/.ssh/id_ed25519", "node_modules/pkg/lib/deep/.env", "ops/.git-credentials", "ops/.netrc",
-          "ops/.pypirc", "ops/id_deploy", "ops/tls.key", "sub/.env", "vendored/config/secrets.yml"]
+          "ops/.pypirc", "ops/id_deploy", "ops/tls.key", "sub/.env", "vendored/config/secrets.yml",
+          "ops/tls.p12", "ops/client.pfx", "gcp/credentials.json", "gcp/credentials-prod.json", "db/.pgpass"]
 SHOWN = [".env.example", "apps/web/.env.sample", "deploy/cert.pem", "home/.ssh/id_ed25519.pub", "src/id_map.py",
-         "ops/plain.key", "tools/.env/bin/python", "README.md"]
+         "ops/plain.key", "tools/.env/bin/python", "README.md", "package.json", "docs/credentials.md"]
 
 
 def _git(root: Path, *args: str) -> None:
@@ -58,6 +60,20 @@ def test_secret_files_are_hidden_at_any_depth_and_nothing_else(tmp_path: Path, g
     for name in SHOWN:
         assert not envfiles.is_hidden(root, root / name), name
     assert not envfiles.is_hidden(root / "apps", root / ".env")  # outside the root it is asked about
+    # the tracked one, which the run names on its first lines (its committed content is in .git)
+    assert envfiles.tracked_secrets(root) == ([root / "apps/web/.env"] if git else [])
+
+
+def test_the_values_of_a_pgpass_and_a_cloud_key_file_are_known_secrets(tmp_path: Path) -> None:
+    from specd.tasks.secret_values import values_in
+
+    (tmp_path / ".pgpass").write_text("# host:port:db:user:password\ndb.internal:5432:app:app:pg-Secret-9931x\n")
+    (tmp_path / "credentials.json").write_text(json.dumps({
+        "type": "service_account", "client_id": "1234", "private_key": PEM_KEY,
+        "installed": {"client_secret": "GOCSPX-abcdefghijklmnop"}}))
+    assert values_in(tmp_path / ".pgpass") == [("password", "pg-Secret-9931x")]
+    assert sorted(values_in(tmp_path / "credentials.json")) == [("client_secret", "GOCSPX-abcdefghijklmnop"),
+                                                                  ("private_key", PEM_KEY)]
 
 
 def test_env_files_lists_every_depth_with_the_templates(tmp_path: Path) -> None:
