@@ -74,7 +74,8 @@ class Orphaned(Exception):
 def main(argv: list[str]) -> None:
     # specd's pid, as specd gave it: a specd that died before the death signal below was set is seen, since
     # then the parent is another process already (an init or a subreaper), and the command never starts.
-    parent, argv = int(argv[0]), argv[1:]
+    # A specd from before this argument (a `specd serve` left running across an upgrade) passes the command alone.
+    parent, argv = (int(argv[0]), argv[1:]) if argv and argv[0].isdigit() else (os.getppid(), argv)
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
         prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)

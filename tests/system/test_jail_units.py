@@ -204,3 +204,5 @@ def test_a_keeper_started_for_a_specd_that_is_already_gone_runs_nothing(tmp_path
     gone = subprocess.run([*args[:4], "1", *args[5:]], check=False)  # given a specd that is not its parent
     assert (gone.returncode, ran.exists()) == (137, False)
     assert not jail.Launch(["touch", str(ran)], False, {}, False).guarded  # a bare command needs the preexec_fn
+    older = subprocess.run([*args[:4], *args[5:]], check=False)  # as a specd from before the pid argument starts it
+    assert (older.returncode, ran.exists()) == (0, True)
