@@ -69,9 +69,9 @@ class LazyGroup(click.Group):
                                                                               list[str]]:
         name = args[0] if args else ""
         if name and name not in COMMANDS and not name.startswith("-"):
-            import difflib
+            from specd.errors import closest
 
-            close = difflib.get_close_matches(name, list(COMMANDS), n=1)
+            close = closest(name, list(COMMANDS))
             ctx.fail(f"no such command {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
                      + " (see `specd --help`)")
         return super().resolve_command(ctx, args)

@@ -15,11 +15,11 @@ each of them (checked once the workflows are found, in ``outcome_problems``).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from specd.errors import closest
 from specd.pipeline.keys import Part, line_near
 from specd.pipeline.limits import json_path
 
@@ -92,7 +92,7 @@ def group_problems(path: Path, parts: list[Part], step: Mapping[str, Any], names
 
 def _combine_problems(path: Path, parts: list[Part], raw: Any) -> list[str]:
     if isinstance(raw, str) and raw not in RULES:
-        close = difflib.get_close_matches(raw, list(RULES), n=1)
+        close = closest(raw, list(RULES))
         hint = f"did you mean {close[0]!r}? " if close else ""
         return [_at(path, parts, f"unknown combine rule {raw!r}; {hint}use any-revise, all-approve, or a map from "
                     'an outcome to any or all, such as {"revise": "any", "approve": "all"}')]

@@ -12,7 +12,7 @@ if TYPE_CHECKING:  # jsonschema costs ~100 ms to import; only a schema pass that
     from jsonschema import Draft202012Validator, ValidationError
 
 from specd import DISTRIBUTION
-from specd.errors import ConfigError
+from specd.errors import ConfigError, closest
 from specd.pipeline.limits import json_path
 from specd.pipeline.step_checks import hint
 from specd.resources import builtin
@@ -105,13 +105,11 @@ def _at_line(path: Path, parts: list[Any]) -> str:
 
 
 def _unknown(path: Path, parts: list[Any], known: set[str]) -> str:
-    import difflib
-
     from specd.pipeline.keys import line_of
 
     key = str(parts[-1])
     line = line_of(path, parts)
-    close = difflib.get_close_matches(key, sorted(known), n=1)
+    close = closest(key, sorted(known))
     hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(sorted(known))})"
     return f"{path}{f':{line}' if line else ''}: {json_path(parts)}: unknown key {key!r}{hint}"
 

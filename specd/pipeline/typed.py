@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from specd.errors import ConfigError
+from specd.errors import ConfigError, closest
 from specd.pipeline.limits import json_path
 from specd.pipeline.workflow import Workflow
 
@@ -130,12 +130,10 @@ def _line(path: Path, text: str) -> str:
 
 
 def names_problem(named: Iterable[str], steps: Iterable[str]) -> str | None:
-    import difflib
-
     known = sorted(set(steps))
     for name in named:
         if name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
+            close = closest(name, known)
             hint = f"; did you mean {close[0]!r}?" if close else f" (steps: {', '.join(known)})"
             return f"steps.{name}: there is no step named {name!r} in the pipeline{hint}"
     return None
