@@ -142,21 +142,15 @@ def test_a_run_hook_sees_nothing_of_the_machine(host: Host, tmp_path: Path) -> N
     assert findings(project.inventory("hook"), host, env={"DEPLOY_KEY"}) == []
 
 
-def _own_loop(host: Host, tmp_path: Path, agent: dict[str, Any], key_env: str) -> tuple[Project, Any]:
-    """A run of specd's own tool loop (anthropic, openai) whose model asks for the probe by run_command; its key
-    is in specd's environment, and must not reach the command."""
-    project = Project(host, tmp_path / "proj",
-                      agent={**agent, "allow_commands": ["python3 probe.py*"], "network": [host.listed]})
-    project.env[key_env] = "sk-test-INVENTORY-0123456789"
-    project.new()
-    return project, project.specd("continue", "t", "--auto")
-
-
 def test_the_anthropic_agents_run_command_sees_nothing_of_the_machine(host: Host, tmp_path: Path) -> None:
     with fake.FakeAnthropic([fake.message(fake.tool("run_command", command="python3 probe.py anthropic")),
                              fake.complete("done", "inventory taken")]) as server:
-        agent = {"backend": "anthropic", "base_url": server.url}
-        project, run = _own_loop(host, tmp_path, agent, "ANTHROPIC_API_KEY")
+        agent = {"backend": "anthropic", "base_url": server.url, "allow_commands": ["python3 probe.py*"],
+                 "network": [host.listed]}
+        project = Project(host, tmp_path / "proj", agent=agent)
+        project.env["ANTHROPIC_API_KEY"] = "sk-ant-test-INVENTORY-0123456789"
+        project.new()
+        run = project.specd("continue", "t", "--auto")
         answers = [fake.tool_results(body) for body in server.bodies[1:]]
     assert run.returncode == 0, run.stdout + run.stderr
     assert answers, "run_command was never answered"
@@ -206,8 +200,12 @@ def test_a_codex_shell_call_sees_nothing_of_the_machine(host: Host, tmp_path: Pa
 def test_the_openai_agents_run_command_sees_nothing_of_the_machine(host: Host, tmp_path: Path) -> None:
     probe = fake_openai.message(fake_openai.call("run_command", command="python3 probe.py openai"))
     with fake_openai.FakeOpenAI([probe, fake_openai.complete("done", "inventory taken")]) as server:
-        agent = {"backend": "openai", "base_url": server.base_url, "model": "local-coder"}
-        project, run = _own_loop(host, tmp_path, agent, "OPENAI_API_KEY")
+        agent = {"backend": "openai", "base_url": server.base_url, "model": "local-coder",
+                 "allow_commands": ["python3 probe.py*"], "network": [host.listed]}
+        project = Project(host, tmp_path / "proj", agent=agent)
+        project.env["OPENAI_API_KEY"] = "sk-test-INVENTORY-0123456789"
+        project.new()
+        run = project.specd("continue", "t", "--auto")
         answers = [fake_openai.tool_messages(body) for body in server.bodies[1:]]
     assert run.returncode == 0, run.stdout + run.stderr
     assert answers, "run_command was never answered"
