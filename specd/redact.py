@@ -21,8 +21,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from specd.redact_rules import RULE_HINTS, URL_CREDENTIALS, holds_token, may_hold
 from specd.redact_rules import RULES as _RULES
-from specd.redact_rules import URL_CREDENTIALS, holds_token
 
 MASK = "[REDACTED]"
 
@@ -150,6 +150,8 @@ def _redact_long(text: str, secrets: tuple[str, ...]) -> str:
         if secret in text:
             text = text.replace(secret, MASK)
     lowered = text.lower()
+    if not may_hold(lowered, RULE_HINTS):
+        return text
     for hints, pattern in _RULES:
         if any(hint in lowered for hint in hints):
             text = pattern.sub(_mask, text)

@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 from specd.git.journal import NAME as JOURNAL
 from specd.git.repo import NO_HOOKS, Repo, git_env
 from specd.git.tree import GONE, Entry, Snapshot, inside
-from specd.redact_rules import SHAPES
+from specd.redact_rules import SHAPE_HINTS, SHAPES, may_hold
 from specd.state.history import HISTORY_FILE, SEALED_DIR
 from specd.state.store import HEARTBEAT, SHAPE_JSON, STATE_JSON, STATE_MD
 from specd.system import children
@@ -132,7 +132,7 @@ class Barrier:
                 found.setdefault(name, set()).add(value)
         text = data.decode("latin-1")  # one character a byte: the shapes are ASCII
         lowered = text.lower()
-        for rule in SHAPES:
+        for rule in SHAPES if may_hold(lowered, SHAPE_HINTS) else ():
             if any(hint in lowered for hint in rule.hints):
                 for match in rule.pattern.finditer(text):
                     found.setdefault(rule.name, set()).add(match.group(0).encode("latin-1"))

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from fnmatch import fnmatch
+from pathlib import Path, PurePosixPath
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from specd import redact as module
+from specd.git.tree import SECRET_NAMES, is_secret
 from specd.redact import MASK, redact, redact_obj, scrubbed_env
+from specd.redact_rules import SHAPES, SHORT, holds_token
 from specd.tasks.secrets import env_files, load_project_secrets
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P"
@@ -149,3 +154,38 @@ def test_nested_env_and_credential_file_values_are_masked(tmp_path: Path, monkey
 ])
 def test_a_bare_aws_secret_key_is_masked_next_to_its_label_or_key_id(text: str, kept: str) -> None:
     assert redact(text) == kept
+
+
+# Short texts are first scanned for every rule's hints at once (redact_rules.may_hold): what the rules then
+# do must be what they did when each rule tested its own hints, on texts full of hints, near the length where
+# the scan stops being used, and past it.
+_PIECES = sorted({hint for hints, _ in module._RULES for hint in hints}) + [
+    "sk-ant-api03-" + "a" * 90, "ghp_" + "b" * 36, "AKIA" + "C" * 16, "password=hunter2", " ", "/", "x", "=", ":"]
+
+
+def _reference_redact(text: str) -> str:
+    lowered = text.lower()
+    for hints, pattern in module._RULES:
+        if any(hint in lowered for hint in hints):
+            text = pattern.sub(module._mask, text)
+    return text
+
+
+@given(st.lists(st.sampled_from(_PIECES) | st.text(min_size=0, max_size=40), max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_the_one_scan_for_hints_changes_nothing_a_rule_does(parts: list[str]) -> None:
+    text = "".join(parts)
+    for sized in (text, text[:SHORT], (text + " " * SHORT)[: SHORT + 1]):
+        assert module._redact_long(sized, ()) == _reference_redact(sized)
+        lowered = sized.lower()
+        assert holds_token(sized) == any(any(hint in lowered for hint in rule.hints) and rule.pattern.search(sized)
+                                         for rule in SHAPES)
+
+
+@pytest.mark.parametrize("path", [".env", ".env.local", "app/.env.production", "key.pem", "a/b/server.key",
+                                  "id_rsa", "id_rsa.pub", "credentials.json", "x/credentials-prod.json",
+                                  "cert.p12", "sub/", ".envs/", "env", "notes.md", "a.keys", "credentials.yaml",
+                                  "KEY.PEM", "my.env", "x.p12.bak"])
+def test_secret_names_match_as_fnmatch_matches_each_pattern(path: str) -> None:
+    name = PurePosixPath(path).name
+    assert is_secret(path) == any(fnmatch(name, pattern) for pattern in SECRET_NAMES)
