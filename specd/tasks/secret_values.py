@@ -13,6 +13,7 @@ What each kind of file holds (see ``specd.system.envfiles`` for which files thes
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -53,9 +54,12 @@ def _parse(name: str, text: str) -> Pairs:
     if name == ".git-credentials":
         return [("password", found) for match in URL_CREDENTIALS.finditer(text)
                 for found in {match.group(2), unquote(match.group(2))}]
-    if name == ".pgpass":  # host:port:database:user:password, a line each
-        return [("password", line.rsplit(":", 1)[1]) for line in text.splitlines()
-                if line.count(":") >= 4 and not line.startswith("#")]
+    if name == ".pgpass":  # host:port:database:user:password, a line each; \: and \\ escape within a field
+        fields = [re.split(r"(?<!\\):", line.replace("\\\\", "\0")) for line in text.splitlines()
+                  if not line.startswith("#")]
+        raw = [":".join(f[4:]).replace("\0", "\\\\") for f in fields if len(f) >= 5]  # as written, and as used
+        return [("password", found) for value in raw
+                for found in dict.fromkeys([value, value.replace("\\:", ":").replace("\\\\", "\\")])]
     if name.endswith(".json"):
         return _json_secrets(text)
     if name.endswith((".pem", ".key", ".p12", ".pfx")) or name.startswith("id_"):

@@ -171,3 +171,12 @@ def test_git_lists_a_repository_and_is_not_asked_about_a_folder_outside_any(tmp_
         assert sum("ls-files" in line for line in asked) >= 2  # the project's listing (and the nested one's)
     else:
         assert asked == []
+
+
+def test_a_pgpass_password_with_an_escaped_colon_or_backslash_is_known_whole(tmp_path: Path) -> None:
+    from specd.tasks.secret_values import values_in
+
+    # .pgpass escapes ':' and '\' inside a field: the password is everything after the fourth unescaped colon
+    (tmp_path / ".pgpass").write_text("h:5432:db:u:pa\\:ss\\\\word-77\n*:*:*:ops:plain-pass-88\n")
+    assert values_in(tmp_path / ".pgpass") == [("password", "pa\\:ss\\\\word-77"), ("password", "pa:ss\\word-77"),
+                                               ("password", "plain-pass-88")]
