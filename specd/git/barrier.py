@@ -67,7 +67,7 @@ class Barrier:
         self._known = None
 
     def named(self, paths: set[str]) -> set[str]:
-        """Untracked paths whose NAME looks like a secret's (``tree.SECRET_NAMES``): never added, said once."""
+        """Untracked paths whose NAME looks like a secret's (``envfiles.never_added``): never added, said once."""
         self._named |= paths
         return paths
 

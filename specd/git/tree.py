@@ -11,23 +11,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import stat
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from fnmatch import translate
 from pathlib import Path
 
 from specd.git.repo import Repo
 from specd.state import atomic
+from specd.system.envfiles import never_added
 
-# Names that usually hold secrets; specd never adds one that git does not already track.
-SECRET_NAMES = (".env*", "*.pem", "*.key", "id_rsa*", "credentials*.json", "*.p12")
-# All of them in one pattern (as fnmatch matches each on POSIX: case and all): a step may make 200,000 files,
-# and a match per pattern per path took seconds.
-_SECRET_NAME = re.compile("|".join(f"(?:{translate(pattern)})" for pattern in SECRET_NAMES))
 GONE = ""  # the digest of a path that no longer exists
 SETTLED_NS = 3_000_000_000
 # Only a file this big is worth remembering: a small one costs about what its stat does, and remembering
@@ -123,7 +117,8 @@ def committable(top: Path, path: str, after: Snapshot) -> bool:
 
 
 def is_secret(path: str) -> bool:
-    return _SECRET_NAME.match(path.rstrip("/").rpartition("/")[2]) is not None
+    """Whether a path's name looks like a secret file's: specd never adds one that git does not track."""
+    return never_added(path.rstrip("/").rpartition("/")[2])
 
 
 def untracked_secret(path: str, after: Snapshot) -> bool:

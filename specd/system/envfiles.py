@@ -9,13 +9,13 @@
 - private keys: ssh's ``id_rsa``, ``id_ed25519``, ... (never ``.pub``), and any ``id_*``, ``*.pem`` or ``*.key``
   file holding a ``PRIVATE KEY`` block (a ``.pem`` certificate alone is public, and ``id_map.py`` is code);
   PKCS#12 key stores (``*.p12``, ``*.pfx``), which always hold one; ``credentials*.json`` (a cloud service
-  account's key, an OAuth client's secret), which specd never commits either (``specd.git.tree``); and
-  PostgreSQL's ``.pgpass``.
+  account's key, an OAuth client's secret); and PostgreSQL's ``.pgpass``.
 
 Three parts of specd read this list: the jail shows each of these files to the agent and its commands as an
 empty file (``specd.system.jail``), since what an agent reads goes to the model untouched; the anthropic
 agent's file tools refuse them (``is_hidden``); and their values are masked by redaction and checked for in
-every commit (``specd.tasks.secrets``). Finding them at any depth stays cheap: see ``specd.system.findfiles``.
+every commit (``specd.tasks.secrets``). And specd never adds a new file named like one of them to a commit
+(``never_added``), unless git tracks it already. Finding them at any depth stays cheap: see ``specd.system.findfiles``.
 """
 
 from __future__ import annotations
@@ -53,6 +53,18 @@ def _cloud_key(name: str) -> bool:
     return name.startswith("credentials") and name.endswith(".json")
 
 
+def _by_name(name: str) -> bool:
+    """A secret file by its name alone: nothing in it needs a look."""
+    return is_env_name(name) or name in CREDENTIALS or name in SSH_KEYS or name.endswith(KEY_STORES) or _cloud_key(name)
+
+
+def never_added(name: str) -> bool:
+    """Whether specd leaves a new file of this name out of every commit while git does not track it
+    (``specd.git.tree``): a secret file by its name, and any ``.pem`` or ``.key``, since a commit does not look
+    inside to tell a certificate from a key. Plain string tests: a step may make 200,000 files."""
+    return _by_name(name) or name.endswith((".pem", ".key"))
+
+
 def holds_private_key(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
@@ -66,7 +78,7 @@ def is_secret_file(path: Path) -> bool:
     name = path.name
     if not _named(name):
         return False
-    if is_env_name(name) or name in CREDENTIALS or name in SSH_KEYS or name.endswith(KEY_STORES) or _cloud_key(name):
+    if _by_name(name):
         return path.is_file()
     return path.is_file() and holds_private_key(path)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 
 import pytest
@@ -11,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from specd import redact as module
-from specd.git.tree import SECRET_NAMES, is_secret
+from specd.git.tree import is_secret
 from specd.redact import MASK, redact, redact_obj, scrubbed_env
 from specd.redact_rules import SHAPES, SHORT, holds_token
+from specd.system import envfiles
 from specd.tasks.secrets import env_files, load_project_secrets
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P"
@@ -182,10 +182,18 @@ def test_the_one_scan_for_hints_changes_nothing_a_rule_does(parts: list[str]) ->
                                          for rule in SHAPES)
 
 
-@pytest.mark.parametrize("path", [".env", ".env.local", "app/.env.production", "key.pem", "a/b/server.key",
-                                  "id_rsa", "id_rsa.pub", "credentials.json", "x/credentials-prod.json",
-                                  "cert.p12", "sub/", ".envs/", "env", "notes.md", "a.keys", "credentials.yaml",
-                                  "KEY.PEM", "my.env", "x.p12.bak"])
-def test_secret_names_match_as_fnmatch_matches_each_pattern(path: str) -> None:
+@pytest.mark.parametrize(("path", "never"), [
+    (".env", True), (".env.local", True), ("app/.env.production", True), (".env/", True),  # a `.env` virtualenv
+    (".env.example", False), ("x/.env.sample", False),  # templates hold no values: an agent documents a setting
+    ("key.pem", True), ("a/b/server.key", True),  # a commit does not look inside to tell a certificate from a key
+    ("id_rsa", True), ("id_ed25519", True), ("id_rsa.pub", False), ("id_map.py", False),
+    ("credentials.json", True), ("x/credentials-prod.json", True), ("cert.p12", True), ("store.pfx", True),
+    (".netrc", True), (".pgpass", True), (".npmrc", True), ("config/secrets.yml", True), (".git-credentials", True),
+    ("sub/", False), (".envs/", True), ("env", False), ("notes.md", False), ("a.keys", False),
+    ("credentials.yaml", False), ("KEY.PEM", False), ("my.env", False), ("x.p12.bak", False),
+])
+def test_a_commit_never_adds_a_new_file_the_jail_would_hide_by_its_name(path: str, never: bool) -> None:
+    assert is_secret(path) is never
     name = PurePosixPath(path).name
-    assert is_secret(path) == any(fnmatch(name, pattern) for pattern in SECRET_NAMES)
+    if not never and not path.endswith("/"):  # one list: no file the jail hides by name alone is ever committed
+        assert not envfiles._by_name(name)

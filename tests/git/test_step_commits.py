@@ -122,6 +122,29 @@ def test_secret_looking_files_a_step_creates_are_never_committed_and_warned_once
     assert "tracked-key-v2" in gp.git("show", "HEAD:config/app.key")
 
 
+def test_a_step_commits_no_file_the_jail_hides_by_name_and_does_commit_templates_and_public_keys(
+        gp: GitProject) -> None:
+    # A PKCS#12 store is binary and holds no value specd could know: only its name keeps it out.
+    gp.rules({"plan": {"write": {"certs/client.pfx": "pfx-marker",
+                                 ".netrc": "machine h login me password netrc-marker\n",
+                                 ".env.example": "API_KEY=\n", "id_rsa.pub": "ssh-rsa AAAA me@host\n",
+                                 "src/id_map.py": "ids = dict()\n"}}})
+    gp.new("t")
+
+    result = gp.run("t")
+
+    assert result.returncode == 0, result.stderr
+    tracked = gp.git("ls-files").splitlines()
+    for name in ("certs/client.pfx", ".netrc"):
+        assert name not in tracked
+        said = [line for line in warnings(result) if "not committing" in line and name in line]
+        assert len(said) == 1, (name, warnings(result))
+        assert "the name looks like a secret" in said[0]
+    assert "marker" not in gp.git("log", "-p", "--all")
+    for name in (".env.example", "id_rsa.pub", "src/id_map.py"):
+        assert name in tracked
+
+
 def test_transcripts_stay_out_of_git_by_default(gp: GitProject) -> None:
     gp.new("t")
 
