@@ -10,7 +10,7 @@ from pathlib import Path
 
 from specd.errors import ConfigError
 from specd.pipeline.model import HookSpec, PipelineConfig
-from specd.system import jail
+from specd.system import findfiles, jail, pastfiles
 from specd.system.envfiles import tracked_secrets
 
 
@@ -47,8 +47,25 @@ def opted_out(config: PipelineConfig) -> list[str]:
 
 def committed_secrets(root: Path) -> list[str]:
     """A warning for each secret file git tracks (found by the run's search as it started): the jail shows it
-    empty, but its committed content is in `.git`, which every agent may read."""
+    empty, but its committed content is in `.git`, which every agent may read; then those of ``past_secrets``."""
+    tracked = [path for path in tracked_secrets(root) if path.is_relative_to(root)]
     return [f"{path.relative_to(root)} is tracked by git: the jail shows it empty, but what was committed of it "
             f"is in .git, which the agent can read (git show HEAD:{path.relative_to(root)}); take it out of git "
             f"(git rm --cached, and out of the history) and change the values it held"
-            for path in tracked_secrets(root) if path.is_relative_to(root)]
+            for path in tracked] + past_secrets(root)
+
+
+def past_secrets(root: Path) -> list[str]:
+    """A warning for each secret file git's history holds and git no longer tracks (``specd.system.pastfiles``),
+    named by its newest version."""
+    top = findfiles.top(root)
+    tracked = {path.relative_to(top).as_posix() for path in tracked_secrets(root) if top and path.is_relative_to(top)}
+    past = pastfiles.search(root)
+    newest = {version.path: version.commit[:12] for version in reversed(past.versions)}
+    said = [f"{path} is in git's history (last committed in {commit}) though git no longer tracks it: the agent "
+            f"can read what it held (git show {commit}:{path}); change those values, and take the file out of the "
+            f"history (git filter-repo)" for path, commit in sorted(newest.items()) if path not in tracked]
+    if not past.complete:
+        said.append(f"the history is too long to search for secret files in {pastfiles.LIMIT:g} s: only its newest "
+                    "commits were searched, and the agent can read all of it")
+    return said

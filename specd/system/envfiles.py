@@ -30,6 +30,7 @@ CREDENTIALS = frozenset({".npmrc", ".pypirc", ".netrc", "_netrc", ".git-credenti
                          "secrets.yaml", ".pgpass"})
 KEY_STORES = (".p12", ".pfx")
 SSH_KEYS = frozenset({"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"})
+KEY_BLOCK = b"PRIVATE KEY-----"
 PEEK = 64 * 1024  # a key file's block is at its start; a big .pem bundle is certificates
 HANDOFF = 2.0  # seconds a run's own search stays good for its first jail (see ``hidden_from_agents``)
 _handed: tuple[Path, float, list[Path]] | None = None  # (root, when, found): the run's search, not taken yet
@@ -39,7 +40,7 @@ def is_env_name(name: str, templates: bool = False) -> bool:
     return name.startswith(".env") and (templates or not name.endswith(TEMPLATES))
 
 
-def _named(name: str) -> bool:
+def maybe_secret(name: str) -> bool:
     """Whether a file of this name may be a secret file (a maybe-key still has to hold a key)."""
     # Called on every file of a walk: plain string tests. `id_*`, `*.pem`, `*.key` hold a key only if a PRIVATE
     # KEY block is in them (``is_secret_file``).
@@ -53,7 +54,7 @@ def _cloud_key(name: str) -> bool:
     return name.startswith("credentials") and name.endswith(".json")
 
 
-def _by_name(name: str) -> bool:
+def by_name(name: str) -> bool:
     """A secret file by its name alone: nothing in it needs a look."""
     return is_env_name(name) or name in CREDENTIALS or name in SSH_KEYS or name.endswith(KEY_STORES) or _cloud_key(name)
 
@@ -62,13 +63,18 @@ def never_added(name: str) -> bool:
     """Whether specd leaves a new file of this name out of every commit while git does not track it
     (``specd.git.tree``): a secret file by its name, and any ``.pem`` or ``.key``, since a commit does not look
     inside to tell a certificate from a key. Plain string tests: a step may make 200,000 files."""
-    return _by_name(name) or name.endswith((".pem", ".key"))
+    return by_name(name) or name.endswith((".pem", ".key"))
+
+
+# git pathspecs for what ``maybe_secret`` may accept, at any depth: git leaves the rest of a history out of its answer.
+NAME_GLOBS = tuple(f":(glob)**/{name}" for name in (".env*", *sorted(CREDENTIALS), "*.pem", "*.key", "*.p12",
+                                                    "*.pfx", "credentials*.json", "id_*"))
 
 
 def holds_private_key(path: Path) -> bool:
     try:
         with path.open("rb") as handle:
-            return b"PRIVATE KEY-----" in handle.read(PEEK)
+            return KEY_BLOCK in handle.read(PEEK)
     except OSError:
         return False
 
@@ -76,9 +82,9 @@ def holds_private_key(path: Path) -> bool:
 def is_secret_file(path: Path) -> bool:
     """Whether the regular file at ``path`` is one of a project's secret files (see the module's docstring)."""
     name = path.name
-    if not _named(name):
+    if not maybe_secret(name):
         return False
-    if _by_name(name):
+    if by_name(name):
         return path.is_file()
     return path.is_file() and holds_private_key(path)
 
@@ -112,7 +118,7 @@ def secret_files(root: Path, dependencies: bool = True, hand_on: bool = False) -
     """The secret files under ``root``; without ``dependencies``, none in the folders of dependencies git ignores
     (``node_modules``, a venv: ``findfiles.HEAVY``), which may take a walk of a second to cover. ``hand_on``:
     a run's search as it starts, which its first jail may take (``hidden_from_agents``)."""
-    found = [path for path in find(root, _named, heavy=dependencies) if is_secret_file(path)]
+    found = [path for path in find(root, maybe_secret, heavy=dependencies) if is_secret_file(path)]
     if hand_on and dependencies:
         global _handed
         _handed = (root, time.monotonic(), found)
@@ -127,7 +133,7 @@ def tracked_secrets(root: Path) -> list[Path]:
 
 def is_hidden(root: Path, resolved: Path) -> bool:
     """Whether ``resolved`` (symlinks resolved) is a secret file inside ``root`` kept from agents."""
-    return _named(resolved.name) and resolved.is_relative_to(root) and is_secret_file(resolved)
+    return maybe_secret(resolved.name) and resolved.is_relative_to(root) and is_secret_file(resolved)
 
 
 def _env_with_templates(name: str) -> bool:

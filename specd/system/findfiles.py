@@ -94,7 +94,7 @@ def _find(root: Path, walk: _Walk, found: set[str], nested: int) -> None:
 def _listing(root: Path) -> tuple[list[str], list[str], list[str], list[str]] | None:
     """(files, folders to walk, submodules, the files git tracks) relative to ``root``, or None when git cannot
     tell (not a repository)."""
-    if not _in_repository(root):
+    if not in_repository(root):
         return None  # git would only say so, two processes later
     # No pathspec on the first: one would hide the nested repositories, and names are filtered as fast here.
     # Both at once: each waits on the disk and its own start-up, not on the other.
@@ -126,12 +126,15 @@ def _staged(entries: list[str]) -> tuple[list[str], list[str], list[str]]:
     return paths, links, indexed
 
 
-def _in_repository(root: Path) -> bool:
+def in_repository(root: Path) -> bool:
     """Whether git may list ``root``: a ``.git`` (folder or file) in it or above it, or GIT_DIR set."""
-    if os.environ.get("GIT_DIR"):
-        return True
+    return bool(os.environ.get("GIT_DIR")) or top(root) is not None
+
+
+def top(root: Path) -> Path | None:
+    """The work tree ``root`` is in (the nearest folder with a ``.git``), which git's paths start from."""
     root = root.absolute()
-    return any(os.path.lexists(folder / ".git") for folder in (root, *root.parents))
+    return next((folder for folder in (root, *root.parents) if os.path.lexists(folder / ".git")), None)
 
 
 def _git(root: Path, *asks: list[str]) -> list[list[str] | None]:

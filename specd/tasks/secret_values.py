@@ -39,12 +39,12 @@ def values_in(path: Path) -> Pairs:
         text = read_regular(path, MAX_BYTES, follow=True, head=True).decode("utf-8", errors="replace")
     except OSError:
         return []
-    pairs = [(k, v) for k, v in _parse(path.name, text) if v]
+    pairs = [(k, v) for k, v in parse(path.name, text) if v]
     _parsed[str(path)] = (key, pairs)
     return pairs
 
 
-def _parse(name: str, text: str) -> Pairs:
+def parse(name: str, text: str) -> Pairs:
     if is_env_name(name):
         return _dotenv(text)
     if name in (".netrc", "_netrc"):

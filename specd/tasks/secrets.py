@@ -19,8 +19,9 @@ from collections import Counter
 from pathlib import Path
 
 from specd.redact import add_secrets, is_secret_var, secret_parts
+from specd.system import pastfiles
 from specd.system.envfiles import env_files, is_env_name, secret_files
-from specd.tasks.secret_values import home_files, values_in
+from specd.tasks.secret_values import home_files, parse, values_in
 
 __all__ = ["env_files", "known_secrets", "load_project_secrets"]
 
@@ -34,19 +35,22 @@ def load_project_secrets(root: Path, dependencies: bool = False) -> int:
     search found); a command that only shows what runs wrote (`status`, `logs`, the dashboard) need not spend
     the walk of a big node_modules on every start."""
     own = [value for _, _, value in _file_values(root, home=False, dependencies=dependencies, hand_on=dependencies)]
-    add_secrets([*own, *(value for _, _, value in _file_values(root, project=False))])
+    past = [value for *_, value in past_values(root)] if dependencies else []
+    add_secrets([*own, *past, *(value for _, _, value in _file_values(root, project=False))])
     return len(own)
 
 
 def known_secrets(root: Path, environ: dict[str, str] | None = None, hand_on: bool = False) -> dict[str, str]:
     """Each secret value a commit must not hold, mapped to what it is (``the value of DB_PASSWORD in
-    apps/web/.env``): secret-named environment variables and the values in secret files. ``hand_on``: the search
+    apps/web/.env``): secret-named environment variables and the values in secret files, in the tree and in the
+    history. ``hand_on``: the search
     of the files may serve the next jail (``envfiles.hidden_from_agents``)."""
     known: dict[str, str] = {}
-    for path, key, value in _file_values(root, hand_on=hand_on):
-        if not is_env_name(path.name) or is_secret_var(key, value) or looks_generated(value):
+    found = [(path.name, _shown(path, root), key, value) for path, key, value in _file_values(root, hand_on=hand_on)]
+    for name, shown, key, value in [*found, *past_values(root)]:
+        if not is_env_name(name) or is_secret_var(key, value) or looks_generated(value):
             for part in secret_parts(value):
-                known.setdefault(part, f"the value of {key} in {_shown(path, root)}")
+                known.setdefault(part, f"the value of {key} in {shown}")
     for name, value in sorted((os.environ if environ is None else environ).items()):
         if is_secret_var(name, value):
             for part in secret_parts(value):
@@ -66,6 +70,14 @@ def looks_generated(value: str) -> bool:
     counts = Counter(value)
     entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
     return entropy >= 3.5  # bits a character: a random 16-character word has about 3.7, `staging-eu-west-1` 3.4
+
+
+def past_values(root: Path) -> list[tuple[str, str, str, str]]:
+    """(file name, where, key, value) of each value in the versions of secret files the repository's history holds
+    (``specd.system.pastfiles``): `.git` is the agent's to read, so they are as known as those in the tree."""
+    return [(name, f"{version.path} as committed in {version.commit[:12]}", key, value)
+            for version in pastfiles.search(root).versions if (name := version.path.rpartition("/")[2])
+            for key, value in parse(name, version.text) if value]
 
 
 def _file_values(root: Path, project: bool = True, home: bool = True, dependencies: bool = True,

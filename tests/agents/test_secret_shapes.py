@@ -196,4 +196,4 @@ def test_a_commit_never_adds_a_new_file_the_jail_would_hide_by_its_name(path: st
     assert is_secret(path) is never
     name = PurePosixPath(path).name
     if not never and not path.endswith("/"):  # one list: no file the jail hides by name alone is ever committed
-        assert not envfiles._by_name(name)
+        assert not envfiles.by_name(name)
