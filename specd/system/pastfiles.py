@@ -5,7 +5,7 @@ read, and `git log -p` shows every version of a ``.env`` committed by mistake an
 searches the history as it starts: every path any commit of any ref added or changed whose name is a secret
 file's (a ``.pem``, ``.key`` or ``id_*`` only when that version holds a private key). The first search of a
 very long history stops after ``LIMIT`` seconds, and says so; later ones look only at the commits made since the
-refs it saw, which are kept in ``.specd/.cache/past-secrets.json`` (paths and commits, never a value). What it
+refs it saw, which are kept in ``.git/specd-past-secrets.json`` (paths and commits, never a value). What it
 finds is named on the run's first lines, and the values of those versions are masked and kept out of commits as
 the values of the files in the tree are (``specd.tasks.secrets``).
 """
@@ -28,7 +28,7 @@ from specd.system.findfiles import GIT, in_repository
 LIMIT = 5.0  # seconds the search of a history may take (the Linux kernel's takes minutes)
 MAX_BYTES = 1 << 20  # a version bigger than this is no settings file
 FRESH = 60.0  # seconds a search stays good within one process (a worker lives for days)
-CACHE = "past-secrets.json"
+CACHE = "specd-past-secrets.json"
 
 
 class Version(NamedTuple):
@@ -38,7 +38,7 @@ class Version(NamedTuple):
 
 
 class Past(NamedTuple):
-    versions: list[Version]
+    versions: tuple[Version, ...]
     complete: bool  # False: the search stopped at LIMIT, and older commits were not searched
 
 
@@ -50,22 +50,22 @@ def search(root: Path) -> Past:
     kept = _memo.get(str(root))
     if kept is not None and time.monotonic() - kept[0] < FRESH:
         return kept[1]
-    tips = _git(root, "rev-parse", "--all") if in_repository(root) else None
-    if tips is None or isinstance(tips, Cut):
-        return Past([], True)
-    cache = root / ".specd" / ".cache" / CACHE
+    asked = _git(root, "rev-parse", "--git-common-dir", "--all") if in_repository(root) else None
+    if asked is None or isinstance(asked, Cut) or not asked.strip():
+        return Past((), True)
+    common, *tips = os.fsdecode(asked).splitlines()
+    # In git's folder, shared by worktrees, and read-only to every jail: an agent cannot say it was searched.
+    cache = (root / common) / CACHE
     seen, complete, found = _read(cache)
-    now = sorted(set(tips.decode().split()))
+    now = sorted(set(tips))
     if now != seen:
         more = _log(root, seen)
-        if more is None:  # git failed: nothing is kept, the next run asks again
-            return Past(_versions(root, found), False)
+        if more is None:  # git failed: what was found before stands, and the next search asks again
+            return Past(tuple(_versions(root, found)), complete)
         found, complete = list(dict.fromkeys([*more[0], *found])), complete and more[1]
-        if cache.parent.parent.is_dir():
-            with contextlib.suppress(OSError):  # a cache: not durable; a read-only checkout searches every time
-                atomic.make_folder(cache.parent)
-                atomic.write_json(cache, {"tips": now, "complete": complete, "found": found}, durable=False)
-    past = Past(_versions(root, found), complete)
+        with contextlib.suppress(OSError):  # a cache: not durable; a read-only repository searches every time
+            atomic.write_json(cache, {"tips": now, "complete": complete, "found": found}, durable=False)
+    past = Past(tuple(_versions(root, found)), complete)
     _memo[str(root)] = (time.monotonic(), past)
     return past
 

@@ -12,6 +12,7 @@ a step commits. Two uses, two filters:
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -75,8 +76,13 @@ def looks_generated(value: str) -> bool:
 def past_values(root: Path) -> list[tuple[str, str, str, str]]:
     """(file name, where, key, value) of each value in the versions of secret files the repository's history holds
     (``specd.system.pastfiles``): `.git` is the agent's to read, so they are as known as those in the tree."""
+    return _parsed(pastfiles.search(root))
+
+
+@functools.lru_cache(maxsize=4)  # a run asks at every commit, and the search stays the same for a minute
+def _parsed(past: pastfiles.Past) -> list[tuple[str, str, str, str]]:
     return [(name, f"{version.path} as committed in {version.commit[:12]}", key, value)
-            for version in pastfiles.search(root).versions if (name := version.path.rpartition("/")[2])
+            for version in past.versions if (name := version.path.rpartition("/")[2])
             for key, value in parse(name, version.text) if value]
 
 

@@ -50,7 +50,9 @@ def test_the_run_names_each_secret_file_in_the_history_masks_its_values_and_hold
     commits = _history(g)
     g.new("t")
     # The attack: read the history and keep what it shows in the step's work.
-    peek = "git log --all -p > notes.txt; git show HEAD~1:apps/web/.env; true"
+    # And the attack on the search: its record of what was searched, which the jail holds read-only.
+    peek = ("git log --all -p > notes.txt; git show HEAD~1:apps/web/.env; "
+            f"if echo '{{}}' > .git/{pastfiles.CACHE}; then echo written; else echo refused; fi > tamper.txt; true")
     run = g.specd("continue", "t", "--auto", "--agent", f"cmd:sh -c {shlex.quote(peek)}")
 
     said = [line for line in warnings(run) if "history" in line]
@@ -67,12 +69,13 @@ def test_the_run_names_each_secret_file_in_the_history_masks_its_values_and_hold
     held = f"the value of API_TOKEN in apps/web/.env as committed in {commits['second'][:12]}"
     assert held in run.stdout + run.stderr
     assert OLD in (g.root / "notes.txt").read_text()  # what the warning is about: the agent did read it
-    written = [p for p in (g.root / ".specd").rglob("*") if p.is_file() and ".cache" not in p.parts]
+    written = [p for p in (g.root / ".specd").rglob("*") if p.is_file()]
     for value in (OLD, OLDER):
         assert value not in run.stdout + run.stderr
         assert not [p for p in written if value in p.read_text(errors="replace")]
+    assert (g.root / "tamper.txt").read_text() == "refused\n"
     # The cache of the search holds paths and commits, never a value.
-    cache = (g.root / ".specd/.cache" / pastfiles.CACHE).read_text()
+    cache = (g.root / ".git" / pastfiles.CACHE).read_text()
     assert commits["first"] in cache
     assert OLD not in cache
     assert OLDER not in cache
@@ -84,24 +87,24 @@ def test_a_later_search_looks_only_at_new_commits_and_a_lost_cache_is_searched_a
     first = pastfiles.search(g.root)
     assert {v.path for v in first.versions} == {"apps/web/.env", "deploy/server.pem"}
     assert first.complete
-    kept = json.loads((g.root / ".specd/.cache" / pastfiles.CACHE).read_text())
+    kept = json.loads((g.root / ".git" / pastfiles.CACHE).read_text())
     assert len(kept["found"]) == 4  # two .env versions, the key and the certificate (told apart by content)
     # A new commit elsewhere; the kept search is not done again (its paths stay, though the cache now lies).
     kept["found"] = [f for f in kept["found"] if f[1] != "deploy/ca.pem"]
-    (g.root / ".specd/.cache" / pastfiles.CACHE).write_text(json.dumps(kept))
+    (g.root / ".git" / pastfiles.CACHE).write_text(json.dumps(kept))
     g.write("ops/.netrc", "machine h login me password netrc-Hs82Kd0Qw\n")
     g.git("add", "-f", "ops/.netrc")
     g.git("commit", "-q", "-m", "one more")
     pastfiles._memo.clear()
     second = pastfiles.search(g.root)
     assert {v.path for v in second.versions} == {"apps/web/.env", "deploy/server.pem", "ops/.netrc"}
-    assert "deploy/ca.pem" not in json.dumps(json.loads((g.root / ".specd/.cache" / pastfiles.CACHE).read_text()))
+    assert "deploy/ca.pem" not in json.dumps(json.loads((g.root / ".git" / pastfiles.CACHE).read_text()))
     # Deleted or broken, the cache is a miss: the whole history is searched again.
-    (g.root / ".specd/.cache" / pastfiles.CACHE).write_text("{not json")
+    (g.root / ".git" / pastfiles.CACHE).write_text("{not json")
     pastfiles._memo.clear()
     third = pastfiles.search(g.root)
     assert {(v.commit, v.path) for v in third.versions} == {(v.commit, v.path) for v in second.versions}
-    assert "deploy/ca.pem" in (g.root / ".specd/.cache" / pastfiles.CACHE).read_text()
+    assert "deploy/ca.pem" in (g.root / ".git" / pastfiles.CACHE).read_text()
 
 
 def test_a_history_too_long_to_search_in_time_is_said_and_what_was_found_is_kept(
@@ -125,9 +128,9 @@ def test_a_history_too_long_to_search_in_time_is_said_and_what_was_found_is_kept
     assert not past.complete
     assert [(v.commit, v.path) for v in past.versions] == [(commits["second"], "apps/web/.env")]  # the cut one left
     assert OLD in past.versions[0].text
-    assert json.loads((g.root / ".specd/.cache" / pastfiles.CACHE).read_text())["complete"] is False
+    assert json.loads((g.root / ".git" / pastfiles.CACHE).read_text())["complete"] is False
 
 
 def test_outside_a_repository_nothing_is_searched(tmp_path: Path) -> None:
-    assert pastfiles.search(tmp_path) == pastfiles.Past([], True)
+    assert pastfiles.search(tmp_path) == pastfiles.Past((), True)
     assert not (tmp_path / ".specd").exists()
