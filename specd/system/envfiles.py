@@ -66,11 +66,6 @@ def never_added(name: str) -> bool:
     return by_name(name) or name.endswith((".pem", ".key"))
 
 
-# git pathspecs for what ``maybe_secret`` may accept, at any depth: git leaves the rest of a history out of its answer.
-NAME_GLOBS = tuple(f":(glob)**/{name}" for name in (".env*", *sorted(CREDENTIALS), "*.pem", "*.key", "*.p12",
-                                                    "*.pfx", "credentials*.json", "id_*"))
-
-
 def holds_private_key(path: Path) -> bool:
     try:
         with path.open("rb") as handle:

@@ -16,6 +16,7 @@ import contextlib
 import json
 import os
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import NamedTuple
@@ -51,21 +52,24 @@ def search(root: Path) -> Past:
     if kept is not None and time.monotonic() - kept[0] < FRESH:
         return kept[1]
     asked = _git(root, "rev-parse", "--git-common-dir", "--all") if in_repository(root) else None
-    if asked is None or isinstance(asked, Cut) or not asked.strip():
+    if asked is None or not asked.strip():
         return Past((), True)
     common, *tips = os.fsdecode(asked).splitlines()
     # In git's folder, shared by worktrees, and read-only to every jail: an agent cannot say it was searched.
     cache = (root / common) / CACHE
     seen, complete, found = _read(cache)
     now = sorted(set(tips))
-    if now != seen:
+    if now == seen:
+        past = Past(tuple(_versions(root, found)), complete)
+    else:
         more = _log(root, seen)
         if more is None:  # git failed: what was found before stands, and the next search asks again
             return Past(tuple(_versions(root, found)), complete)
-        found, complete = list(dict.fromkeys([*more[0], *found])), complete and more[1]
+        # Each new version is looked at once: only a secret file's is kept (an `id_map.py` is code).
+        past = Past(tuple(_versions(root, list(dict.fromkeys([*more[0], *found])))), complete and more[1])
+        record = {"tips": now, "complete": past.complete, "found": [(v.commit, v.path) for v in past.versions]}
         with contextlib.suppress(OSError):  # a cache: not durable; a read-only repository searches every time
-            atomic.write_json(cache, {"tips": now, "complete": complete, "found": found}, durable=False)
-    past = Past(tuple(_versions(root, found)), complete)
+            atomic.write_json(cache, record, durable=False)
     _memo[str(root)] = (time.monotonic(), past)
     return past
 
@@ -81,33 +85,73 @@ def _read(cache: Path) -> tuple[list[str], bool, list[tuple[str, str]]]:
 
 def _log(root: Path, seen: list[str]) -> tuple[list[tuple[str, str]], bool] | None:
     """(commit, path) of each secret-named file a commit not reachable from ``seen`` added or changed, newest
-    first, and whether git got through them all within ``LIMIT``; None when git failed."""
-    args = ["log", "--all", "--ignore-missing", "--format=%x01%H", "-z", "--name-only", "--diff-filter=AM",
-            "--no-renames", *(f"^{tip}" for tip in seen), "--", *envfiles.NAME_GLOBS]
-    out = _git(root, *args, timeout=LIMIT)
-    if out is None:
+    first, and whether git got through them all within ``LIMIT``; None when git failed. Read as git writes it
+    (a long history's names run to megabytes), and filtered here: a pathspec of the names makes git slower."""
+    args = ["log", "--all", "--stdin", "--ignore-missing", "--format=%x01%H", "-z", "--name-only",
+            "--diff-filter=AM", "--no-renames"]
+    try:
+        # unbuffered: each read takes what git wrote so far
+        proc = subprocess.Popen([*GIT, *args], cwd=root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=_env(), bufsize=0)
+    except OSError:
         return None
+    try:
+        assert proc.stdin is not None
+        with proc.stdin:  # the refs seen, on its input: a repository may have thousands of tags
+            proc.stdin.write("".join(f"^{tip}\n" for tip in seen).encode())
+    except OSError:  # git is gone already: its exit says why
+        pass
+    cut = threading.Event()
+
+    def stop() -> None:
+        cut.set()
+        proc.kill()
+
+    timer = threading.Timer(LIMIT, stop)
+    timer.start()
     found: list[tuple[str, str]] = []
-    for record in out.split(b"\x01")[1:]:
+    rest = b""
+    try:
+        assert proc.stdout is not None
+        while chunk := proc.stdout.read(1 << 16):
+            *records, rest = (rest + chunk).split(b"\x01")
+            found += _named(records)
+    finally:
+        timer.cancel()
+        proc.kill()  # interrupted: nothing is left running (a no-op once git is done)
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+    if cut.is_set():
+        return found, False  # the last record, which the limit may have cut, is left out
+    return (found + _named([rest]), True) if proc.returncode == 0 else None
+
+
+def _named(records: list[bytes]) -> list[tuple[str, str]]:
+    """(commit, path) of the secret-named paths in `git log` records (``<commit>\\0\\n<path>\\0<path>\\0...``)."""
+    found: list[tuple[str, str]] = []
+    for record in records:
         commit, _, names = record.partition(b"\0")
-        if len(commit) not in (40, 64) or (isinstance(out, Cut) and not record.endswith(b"\0")):
-            continue  # the record the time limit cut
-        found += [(commit.decode(), path) for path in map(os.fsdecode, names.strip(b"\n").split(b"\0"))
-                  if path and envfiles.maybe_secret(path.rpartition("/")[2])]
-    return found, not isinstance(out, Cut)
+        if len(commit) in (40, 64):
+            found += [(commit.decode(), path) for path in map(os.fsdecode, names.strip(b"\n").split(b"\0"))
+                      if path and envfiles.maybe_secret(path.rpartition("/")[2])]
+    return found
 
 
 def _versions(root: Path, found: list[tuple[str, str]]) -> list[Version]:
-    """Each found version's text, when it is a secret file's (a maybe-key holding a private key)."""
+    """Each found version's text, when it is a secret file's (a maybe-key holding a private key) and still there
+    (a rewritten history drops it)."""
     if not found:
         return []
     out = _git(root, "cat-file", "--batch", stdin="".join(f"{commit}:{path}\n" for commit, path in found))
     versions: list[Version] = []
     at = 0
     for commit, path in found:
-        if out is None or isinstance(out, Cut) or at >= len(out):
+        if out is None or at >= len(out):
             break
         line_end = out.find(b"\n", at)
+        if line_end < 0:
+            break
         header = out[at:line_end].split()
         if len(header) != 3 or header[1] != b"blob":  # "<name> missing": gone with a rewritten history
             at = line_end + 1
@@ -121,17 +165,14 @@ def _versions(root: Path, found: list[tuple[str, str]]) -> list[Version]:
     return versions
 
 
-class Cut(bytes):
-    """What git wrote before ``LIMIT`` stopped it."""
+def _env() -> dict[str, str]:
+    return {**scrubbed_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
 
 
-def _git(root: Path, *args: str, timeout: float = 30.0, stdin: str = "") -> bytes | None:
-    env = {**scrubbed_env(), "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+def _git(root: Path, *args: str, stdin: str = "") -> bytes | None:
     try:
-        done = subprocess.run([*GIT, *args], cwd=root, input=stdin.encode(), capture_output=True, env=env,
-                              timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as cut:
-        return Cut(cut.stdout or b"")
-    except OSError:
+        done = subprocess.run([*GIT, *args], cwd=root, input=stdin.encode(), capture_output=True, env=_env(),
+                              timeout=30.0, check=False)
+    except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout if done.returncode == 0 else None
