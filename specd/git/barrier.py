@@ -28,6 +28,7 @@ from specd.redact_rules import SHAPE_HINTS, SHAPES, may_hold
 from specd.state.history import HISTORY_FILE, SEALED_DIR
 from specd.state.store import HEARTBEAT, SHAPE_JSON, STATE_JSON, STATE_MD
 from specd.system import children
+from specd.system.ownfiles import read_regular
 from specd.tasks.secrets import known_secrets
 
 MAX_BYTES = 4 << 20  # a secret pasted into a huge file is near its start; 4 MB take about 0.2 s to check
@@ -57,6 +58,7 @@ class Barrier:
         self._known: dict[bytes, str] | None = None  # for this event (see ``refresh``)
         self._last: dict[bytes, str] = {}
         self._named: set[str] = set()  # withheld by name since the last ``news``
+        self._special: set[str] = set()  # FIFOs and sockets git cannot hold, since the last ``news``
         self._told: set[str] = set()
 
     def approve(self, files: Iterable[dict[str, str]]) -> None:
@@ -71,6 +73,11 @@ class Barrier:
         self._named |= paths
         return paths
 
+    def special(self, paths: set[str]) -> set[str]:
+        """Paths that are neither file, link nor folder (``tree.special``): never added, said once."""
+        self._special |= paths
+        return paths
+
     def news(self, task: str) -> list[str]:
         """What was withheld and not said yet: each file once, and again only when its content changed."""
         said: list[str] = []
@@ -78,12 +85,17 @@ class Barrier:
         if names:
             said.append(f"not committing {', '.join(names)}: the name looks like a secret and git does not track it "
                         "(commit it yourself if it belongs in the repository)")
+        odd = sorted(self._special - self._told)
+        if odd:
+            said.append(f"not committing {', '.join(odd)}: not a file, a link or a folder (a FIFO or a socket), "
+                        "which git cannot hold")
         for hit in self.holds():
             if f"{hit.path}:{hit.digest}" not in self._told:
                 said.append(f"not committing {hit.path}: it holds {hit.holds}; take the secret out of the file, or "
                             f"answer the run's hold with `specd approve {task}` to commit it as it is")
-        self._told |= set(names) | {f"{hit.path}:{hit.digest}" for hit in self.held.values()}
+        self._told |= set(names) | set(odd) | {f"{hit.path}:{hit.digest}" for hit in self.held.values()}
         self._named.clear()
+        self._special.clear()
         return said
 
     def holds(self) -> list[Hit]:
@@ -152,13 +164,13 @@ class Barrier:
 
 def _content(entry: Entry) -> bool:
     """Whether the path is a file with content to read (not gone, a link, a nested repository, unreadable)."""
-    return entry.digest != GONE and entry.digest != "dir" and not entry.digest.startswith(("link:", "unreadable:"))
+    return entry.digest != GONE and entry.digest != "dir" and not entry.digest.startswith(
+        ("link:", "unreadable:", "special:"))
 
 
 def _head_of(path: Path) -> bytes:
-    try:
-        with path.open("rb") as handle:
-            return handle.read(MAX_BYTES)
+    try:  # a regular file only, never through a link: a FIFO would block specd
+        return read_regular(path, MAX_BYTES, head=True)
     except OSError:
         return b""
 

@@ -210,6 +210,7 @@ class GitRecorder:
             self.pending.clear()  # the user commits code changes themselves
             self._journal_done(set(self.made.work))
         secrets = self.barrier.named({p for p in chosen if tree.untracked_secret(p, after)})
+        secrets |= self.barrier.special({p for p in chosen if p in after and tree.is_special(after[p])})
         chosen = {p for p in chosen - secrets if tree.committable(self.repo.top, p, after)}
         chosen -= self.barrier.look({p for p in chosen if p in after}, after)  # they stay pending
         self.warn_barrier()

@@ -138,7 +138,13 @@ def digest(path: Path, st: os.stat_result | None = None) -> str:
             return "link:" + str(path.readlink())
         if stat.S_ISDIR(st.st_mode):
             return "dir"  # a nested repository: its content is its own business
-        with path.open("rb", buffering=0) as handle:
+        if not stat.S_ISREG(st.st_mode):
+            return special(st)
+        # Never through a link, and never waiting: a FIFO swapped in since the lstat would block specd's open.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb", buffering=0) as handle:
+            if not stat.S_ISREG((now := os.fstat(fd)).st_mode):
+                return special(now)
             if st.st_size < WHOLE:  # read to the end, in case it grew since the stat
                 return hashlib.sha1(handle.readall()).hexdigest()
             return hashlib.file_digest(handle, "sha1").hexdigest()
@@ -146,6 +152,16 @@ def digest(path: Path, st: os.stat_result | None = None) -> str:
         return GONE
     except OSError as exc:  # unreadable: still a state, so a later readable version counts as a change
         return f"unreadable:{exc.errno}"
+
+
+def special(st: os.stat_result) -> str:
+    """The digest of what is neither file, link nor folder: a FIFO or a socket an agent made (``mkfifo app.py``
+    over a tracked file), never opened, since reading a FIFO waits for a writer that never comes."""
+    return f"special:{stat.S_IFMT(st.st_mode):o}"
+
+
+def is_special(entry: Entry) -> bool:
+    return entry.digest.startswith("special:")
 
 
 def _content(snapshot: Snapshot, path: str) -> str | None:

@@ -1,0 +1,41 @@
+"""A FIFO where a file was: the agent may make one (`mkfifo app.py`), and specd, which reads every changed file
+after a step (its hash, the secret check), must never open it: a FIFO's open waits for a writer that never comes,
+and the run hung there for good, Ctrl-C included. Such a path is left out of the commit and said once."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from git_harness import GitProject, warnings
+
+from specd.git import tree
+
+ATTACK = ("rm src/app.py .specd/tasks/t/CONTEXT.md; mkfifo src/app.py .specd/tasks/t/CONTEXT.md new.fifo; "
+          "echo kept > made.txt")
+
+
+def test_a_fifo_in_place_of_a_file_is_never_opened_and_never_committed(tmp_path: Path) -> None:
+    g = GitProject(tmp_path, steps=("a", "b"))
+    g.new("t")
+
+    run = g.specd("continue", "t", "--auto", "--agent", f"cmd:sh -c {shlex.quote(ATTACK + '; true')}")
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = [line for line in warnings(run) if "not a file, a link or a folder" in line]
+    assert said == ["warning: not committing .specd/tasks/t/CONTEXT.md, src/app.py: not a file, a link or a folder "
+                    "(a FIFO or a socket), which git cannot hold"]  # once, though step b saw them again
+    commits = dict(g.commits())
+    assert "made.txt" in commits["docs(t): a complete"]
+    assert "src/app.py" not in {path for files in commits.values() for path in files}
+    assert g.git("show", "HEAD:src/app.py") == "print('hello')\n"  # what was committed stays as it was
+
+
+def test_the_digest_of_a_fifo_says_what_it_is_without_opening_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert tree.digest(fifo) == "special:10000"  # S_IFIFO; an open() here would wait for a writer
+    assert tree.is_special(tree.Entry("??", tree.digest(fifo)))
+    (tmp_path / "file").write_text("x")
+    assert not tree.is_special(tree.Entry("??", tree.digest(tmp_path / "file")))
