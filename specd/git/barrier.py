@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 
 from specd.git.journal import NAME as JOURNAL
 from specd.git.repo import NO_HOOKS, Repo, git_env
-from specd.git.tree import GONE, Entry, Snapshot, inside
+from specd.git.tree import BIG_FILE, GONE, Entry, Snapshot, inside
 from specd.redact_rules import SHAPE_HINTS, SHAPES, may_hold
 from specd.state.history import HISTORY_FILE, SEALED_DIR
 from specd.state.store import HEARTBEAT, SHAPE_JSON, STATE_JSON, STATE_MD
@@ -35,6 +35,17 @@ MAX_BYTES = 4 << 20  # a secret pasted into a huge file is near its start; 4 MB 
 # specd's own writes in the task folder, all redacted: the run state, its history, the journals, config.json.
 OWN = frozenset({STATE_JSON, STATE_MD, SHAPE_JSON, HEARTBEAT, HISTORY_FILE, SEALED_DIR, JOURNAL, ".git-baseline.json",
                  "config.json"})
+
+
+# Why a path is left out of every commit until a person commits it: by its name (``envfiles.never_added``), by what
+# it is (``tree.is_special``), by its size (``tree.too_big``).
+WITHHELD = {
+    "name": "the name looks like a secret and git does not track it (commit it yourself if it belongs in the "
+            "repository)",
+    "special": "not a file, a link or a folder (a FIFO or a socket), which git cannot hold",
+    "big": f"over {BIG_FILE >> 20} MB, which GitHub and most hosts refuse in a push (commit it yourself, with git "
+           "lfs, if it belongs in the repository, or list it in .gitignore)",
+}
 
 
 @dataclass(frozen=True)
@@ -57,8 +68,7 @@ class Barrier:
         self._seen: dict[tuple[str, str], str] = {}  # (path, digest) -> what it holds ("" for nothing)
         self._known: dict[bytes, str] | None = None  # for this event (see ``refresh``)
         self._last: dict[bytes, str] = {}
-        self._named: set[str] = set()  # withheld by name since the last ``news``
-        self._special: set[str] = set()  # FIFOs and sockets git cannot hold, since the last ``news``
+        self._withheld: dict[str, set[str]] = {kind: set() for kind in WITHHELD}  # since the last ``news``
         self._told: set[str] = set()
 
     def approve(self, files: Iterable[dict[str, str]]) -> None:
@@ -68,34 +78,24 @@ class Barrier:
         """Between events the secret files may have changed: the known values are read again when next needed."""
         self._known = None
 
-    def named(self, paths: set[str]) -> set[str]:
-        """Untracked paths whose NAME looks like a secret's (``envfiles.never_added``): never added, said once."""
-        self._named |= paths
-        return paths
-
-    def special(self, paths: set[str]) -> set[str]:
-        """Paths that are neither file, link nor folder (``tree.special``): never added, said once."""
-        self._special |= paths
+    def withhold(self, kind: str, paths: set[str]) -> set[str]:
+        """Paths never added, for a reason of ``WITHHELD``'s; each said once."""
+        self._withheld[kind] |= paths
         return paths
 
     def news(self, task: str) -> list[str]:
         """What was withheld and not said yet: each file once, and again only when its content changed."""
         said: list[str] = []
-        names = sorted(self._named - self._told)
-        if names:
-            said.append(f"not committing {', '.join(names)}: the name looks like a secret and git does not track it "
-                        "(commit it yourself if it belongs in the repository)")
-        odd = sorted(self._special - self._told)
-        if odd:
-            said.append(f"not committing {', '.join(odd)}: not a file, a link or a folder (a FIFO or a socket), "
-                        "which git cannot hold")
+        for kind, why in WITHHELD.items():
+            if paths := sorted(self._withheld[kind] - self._told):
+                said.append(f"not committing {', '.join(paths)}: {why}")
+                self._told |= set(paths)
+            self._withheld[kind].clear()
         for hit in self.holds():
             if f"{hit.path}:{hit.digest}" not in self._told:
                 said.append(f"not committing {hit.path}: it holds {hit.holds}; take the secret out of the file, or "
                             f"answer the run's hold with `specd approve {task}` to commit it as it is")
-        self._told |= set(names) | set(odd) | {f"{hit.path}:{hit.digest}" for hit in self.held.values()}
-        self._named.clear()
-        self._special.clear()
+        self._told |= {f"{hit.path}:{hit.digest}" for hit in self.held.values()}
         return said
 
     def holds(self) -> list[Hit]:

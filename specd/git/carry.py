@@ -137,7 +137,8 @@ def commit_carried(rec: GitRecorder, message: str, carried: Snapshot) -> bool:
         return False
     if rec.settings.commit_docs:  # with nothing pending, the task folder is all this commit could hold
         new = rec.carry.new_files(files)
-        secrets = rec.barrier.named({p for p in new if tree.is_secret(p)})
+        secrets = rec.barrier.withhold("name", {p for p in new if tree.is_secret(p)})
+        secrets |= rec.barrier.withhold("big", {p for p in new if tree.too_big(rec.repo.top / p)})
         rec.warn_barrier()
         try:
             if set(new) - secrets:  # `git add`, which refuses a file git ignores (see ``Carry.new_files``)

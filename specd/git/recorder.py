@@ -209,9 +209,8 @@ class GitRecorder:
         else:
             self.pending.clear()  # the user commits code changes themselves
             self._journal_done(set(self.made.work))
-        secrets = self.barrier.named({p for p in chosen if tree.untracked_secret(p, after)})
-        secrets |= self.barrier.special({p for p in chosen if p in after and tree.is_special(after[p])})
-        chosen = {p for p in chosen - secrets if tree.committable(self.repo.top, p, after)}
+        withheld = self._withhold(chosen, after)
+        chosen = {p for p in chosen - withheld if tree.committable(self.repo.top, p, after)}
         chosen -= self.barrier.look({p for p in chosen if p in after}, after)  # they stay pending
         self.warn_barrier()
         self._now = None  # adding and committing change the statuses
@@ -226,8 +225,14 @@ class GitRecorder:
             # The committed paths are clean now: the step opened next starts from this, without a status.
             self._now = {p: e for p, e in after.items() if p not in chosen}
             self.carry.keep(self._now)
-        self.pending -= chosen | secrets
-        self._journal_done(chosen | secrets)
+        self.pending -= chosen | withheld
+        self._journal_done(chosen | withheld)
+
+    def _withhold(self, chosen: set[str], after: tree.Snapshot) -> set[str]:
+        """The chosen paths never added: named like a secret, a FIFO, or too big to push (``barrier.WITHHELD``)."""
+        out = self.barrier.withhold("name", {p for p in chosen if tree.untracked_secret(p, after)})
+        out |= self.barrier.withhold("special", {p for p in chosen if p in after and tree.is_special(after[p])})
+        return out | self.barrier.withhold("big", {p for p in chosen - out if tree.too_big(self.repo.top / p)})
 
     def _publish(self) -> None:
         """With SPECD_GIT_PUSH=<remote> (a Temporal worker's run), each commit is pushed at once; the "starting"

@@ -30,6 +30,8 @@ REMEMBERED = 64 * 1024
 # A file smaller than this is read in one go: hashlib.file_digest allocates a 256 KiB buffer per file, which
 # made hashing many small files five times slower.
 WHOLE = 1024 * 1024
+# A file bigger than this is never committed by specd: GitHub refuses a push that holds one (its limit is 100 MB).
+BIG_FILE = 100 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)  # slots: a snapshot may hold hundreds of thousands
@@ -158,6 +160,13 @@ def special(st: os.stat_result) -> str:
     """The digest of what is neither file, link nor folder: a FIFO or a socket an agent made (``mkfifo app.py``
     over a tracked file), never opened, since reading a FIFO waits for a writer that never comes."""
     return f"special:{stat.S_IFMT(st.st_mode):o}"
+
+
+def too_big(path: Path) -> bool:
+    try:
+        return stat.S_ISREG((st := path.lstat()).st_mode) and st.st_size > BIG_FILE
+    except OSError:
+        return False
 
 
 def is_special(entry: Entry) -> bool:

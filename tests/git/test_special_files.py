@@ -1,6 +1,10 @@
-"""A FIFO where a file was: the agent may make one (`mkfifo app.py`), and specd, which reads every changed file
-after a step (its hash, the secret check), must never open it: a FIFO's open waits for a writer that never comes,
-and the run hung there for good, Ctrl-C included. Such a path is left out of the commit and said once."""
+"""Paths a commit must leave out whatever the step meant, each said once.
+
+- A FIFO where a file was: the agent may make one (`mkfifo app.py`), and specd, which reads every changed file
+  after a step (its hash, the secret check), must never open it: a FIFO's open waits for a writer that never
+  comes, and the run hung there for good, Ctrl-C included.
+- A file over 100 MB: GitHub refuses a push that holds one, and rewriting the history is the only way out.
+"""
 
 from __future__ import annotations
 
@@ -39,3 +43,21 @@ def test_the_digest_of_a_fifo_says_what_it_is_without_opening_it(tmp_path: Path)
     assert tree.is_special(tree.Entry("??", tree.digest(fifo)))
     (tmp_path / "file").write_text("x")
     assert not tree.is_special(tree.Entry("??", tree.digest(tmp_path / "file")))
+
+
+def test_a_file_over_100_mb_is_not_committed_and_said_once(tmp_path: Path) -> None:
+    g = GitProject(tmp_path, steps=("a", "b"))
+    g.new("t")
+    # sparse: 101 MB to every reader, nothing on the disk
+    make = "truncate -s 101M data/dump.bin .specd/tasks/t/trace.bin; echo small > data/ok.txt"
+    run = g.specd("continue", "t", "--auto", "--agent", f"cmd:sh -c {shlex.quote('mkdir -p data; ' + make)}")
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = [line for line in warnings(run) if "over 100 MB" in line]
+    assert len(said) == 1, warnings(run)
+    assert said[0].startswith("warning: not committing .specd/tasks/t/trace.bin, data/dump.bin: over 100 MB, which "
+                              "GitHub and most hosts refuse in a push")
+    tracked = g.git("ls-files").splitlines()
+    assert "data/ok.txt" in tracked
+    assert "data/dump.bin" not in tracked
+    assert ".specd/tasks/t/trace.bin" not in tracked
