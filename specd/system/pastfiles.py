@@ -63,6 +63,8 @@ def search(root: Path) -> Past:
         past = Past(tuple(_versions(root, found)), complete)
     else:
         more = _log(root, seen)
+        if more is None and seen:  # a ref seen before is gone for good (a branch deleted, then gc): all again
+            more, found, complete = _log(root, []), [], True
         if more is None:  # git failed: what was found before stands, and the next search asks again
             return Past(tuple(_versions(root, found)), complete)
         # Each new version is looked at once: only a secret file's is kept (an `id_map.py` is code).
@@ -87,7 +89,8 @@ def _log(root: Path, seen: list[str]) -> tuple[list[tuple[str, str]], bool] | No
     """(commit, path) of each secret-named file a commit not reachable from ``seen`` added or changed, newest
     first, and whether git got through them all within ``LIMIT``; None when git failed. Read as git writes it
     (a long history's names run to megabytes), and filtered here: a pathspec of the names makes git slower."""
-    args = ["log", "--all", "--stdin", "--ignore-missing", "--format=%x01%H", "-z", "--name-only",
+    # (--ignore-missing does not cover --stdin in git 2.39: a ref seen before that is gone makes git fail)
+    args = ["log", "--all", "--stdin", "--format=%x01%H", "-z", "--name-only",
             "--diff-filter=AM", "--no-renames"]
     try:
         # unbuffered: each read takes what git wrote so far

@@ -137,3 +137,22 @@ def test_a_history_too_long_to_search_in_time_is_said_and_what_was_found_is_kept
 def test_outside_a_repository_nothing_is_searched(tmp_path: Path) -> None:
     assert pastfiles.search(tmp_path) == pastfiles.Past((), True)
     assert not (tmp_path / ".specd").exists()
+
+
+def test_a_ref_seen_before_and_gone_for_good_makes_the_search_start_again(tmp_path: Path) -> None:
+    g = GitProject(tmp_path, steps=("a",))
+    _history(g)
+    assert {v.path for v in pastfiles.search(g.root).versions} == {"apps/web/.env", "deploy/server.pem"}
+    # The branch with the key deleted and its commits pruned: its tip, kept as seen, is no object any more.
+    g.git("branch", "-D", "side")
+    g.git("reflog", "expire", "--expire=now", "--all")
+    g.git("gc", "-q", "--prune=now")
+    g.write("ops/.netrc", "machine h login me password netrc-Hs82Kd0Qw\n")
+    g.git("add", "-f", "ops/.netrc")
+    g.git("commit", "-q", "-m", "one more")
+    pastfiles._memo.clear()
+
+    past = pastfiles.search(g.root)
+
+    assert {v.path for v in past.versions} == {"apps/web/.env", "ops/.netrc"}  # the key went with its commits
+    assert past.complete
