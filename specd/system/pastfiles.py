@@ -63,8 +63,8 @@ def search(root: Path) -> Past:
         past = Past(tuple(_versions(root, found)), complete)
     else:
         more = _log(root, seen)
-        if more is None and seen:  # a ref seen before is gone for good (a branch deleted, then gc): all again
-            more, found, complete = _log(root, []), [], True
+        if more is None and seen and (again := _log(root, [])) is not None:
+            more, found, complete = again, [], True  # a ref seen before is gone for good (deleted, then gc)
         if more is None:  # git failed: what was found before stands, and the next search asks again
             return Past(tuple(_versions(root, found)), complete)
         # Each new version is looked at once: only a secret file's is kept (an `id_map.py` is code).
