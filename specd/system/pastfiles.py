@@ -60,15 +60,18 @@ def search(root: Path) -> Past:
     seen, complete, found = _read(cache)
     now = sorted(set(tips))
     if now == seen:
-        past = Past(tuple(_versions(root, found)), complete)
+        past = Past(tuple(_versions(root, found) or ()), complete)
     else:
         more = _log(root, seen)
         if more is None and seen and (again := _log(root, [])) is not None:
             more, found, complete = again, [], True  # a ref seen before is gone for good (deleted, then gc)
         if more is None:  # git failed: what was found before stands, and the next search asks again
-            return Past(tuple(_versions(root, found)), complete)
+            return Past(tuple(_versions(root, found) or ()), complete)
         # Each new version is looked at once: only a secret file's is kept (an `id_map.py` is code).
-        past = Past(tuple(_versions(root, list(dict.fromkeys([*more[0], *found])))), complete and more[1])
+        versions = _versions(root, list(dict.fromkeys([*more[0], *found])))
+        if versions is None:  # git could not show them: nothing is kept, the next search looks again
+            return Past(tuple(_versions(root, found) or ()), complete)
+        past = Past(tuple(versions), complete and more[1])
         record = {"tips": now, "complete": past.complete, "found": [(v.commit, v.path) for v in past.versions]}
         with contextlib.suppress(OSError):  # a cache: not durable; a read-only repository searches every time
             atomic.write_json(cache, record, durable=False)
@@ -141,16 +144,18 @@ def _named(records: list[bytes]) -> list[tuple[str, str]]:
     return found
 
 
-def _versions(root: Path, found: list[tuple[str, str]]) -> list[Version]:
+def _versions(root: Path, found: list[tuple[str, str]]) -> list[Version] | None:
     """Each found version's text, when it is a secret file's (a maybe-key holding a private key) and still there
-    (a rewritten history drops it)."""
+    (a rewritten history drops it); None when git failed."""
     if not found:
         return []
     out = _git(root, "cat-file", "--batch", stdin="".join(f"{commit}:{path}\n" for commit, path in found))
+    if out is None:
+        return None
     versions: list[Version] = []
     at = 0
     for commit, path in found:
-        if out is None or at >= len(out):
+        if at >= len(out):
             break
         line_end = out.find(b"\n", at)
         if line_end < 0:
