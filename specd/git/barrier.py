@@ -38,11 +38,13 @@ OWN = frozenset({STATE_JSON, STATE_MD, SHAPE_JSON, HEARTBEAT, HISTORY_FILE, SEAL
 
 
 # Why a path is left out of every commit until a person commits it: by its name (``envfiles.never_added``), by what
-# it is (``tree.is_special``), by its size (``tree.too_big``).
+# it is (``tree.is_special``, ``tree.links_out``), by its size (``tree.too_big``).
 WITHHELD = {
     "name": "the name looks like a secret and git does not track it (commit it yourself if it belongs in the "
             "repository)",
     "special": "not a file, a link or a folder (a FIFO or a socket), which git cannot hold",
+    "link": "a link out of the project, which leads nowhere in another clone and names a place on this machine "
+            "(commit it yourself if it belongs in the repository)",
     "big": f"over {BIG_FILE >> 20} MB, which GitHub and most hosts refuse in a push (commit it yourself, with git "
            "lfs, if it belongs in the repository, or list it in .gitignore)",
 }

@@ -139,6 +139,7 @@ def commit_carried(rec: GitRecorder, message: str, carried: Snapshot) -> bool:
         new = rec.carry.new_files(files)
         secrets = rec.barrier.withhold("name", {p for p in new if tree.is_secret(p)})
         secrets |= rec.barrier.withhold("big", {p for p in new if tree.too_big(rec.repo.top / p)})
+        secrets |= rec.barrier.withhold("link", {p for p in new if tree.links_out(rec.repo.top, p)})
         rec.warn_barrier()
         try:
             if set(new) - secrets:  # `git add`, which refuses a file git ignores (see ``Carry.new_files``)

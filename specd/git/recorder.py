@@ -232,6 +232,8 @@ class GitRecorder:
         """The chosen paths never added: named like a secret, a FIFO, or too big to push (``barrier.WITHHELD``)."""
         out = self.barrier.withhold("name", {p for p in chosen if tree.untracked_secret(p, after)})
         out |= self.barrier.withhold("special", {p for p in chosen if p in after and tree.is_special(after[p])})
+        links = {p for p in chosen if p in after and after[p].digest.startswith("link:")}
+        out |= self.barrier.withhold("link", {p for p in links if tree.links_out(self.repo.top, p)})
         return out | self.barrier.withhold("big", {p for p in chosen - out if tree.too_big(self.repo.top / p)})
 
     def _publish(self) -> None:

@@ -169,6 +169,16 @@ def too_big(path: Path) -> bool:
         return False
 
 
+def links_out(top: Path, path: str) -> bool:
+    """Whether the path is a link whose target is outside the work tree (``.venv -> /home/me/.ssh``): in another
+    clone it leads nowhere, or somewhere else, and it names a place on this machine."""
+    try:
+        target = (top / path).readlink()
+    except OSError:  # not a link, or gone
+        return False
+    return not Path(os.path.normpath(top / Path(path).parent / target)).is_relative_to(top)
+
+
 def is_special(entry: Entry) -> bool:
     return entry.digest.startswith("special:")
 

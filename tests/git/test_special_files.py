@@ -4,6 +4,7 @@
   after a step (its hash, the secret check), must never open it: a FIFO's open waits for a writer that never
   comes, and the run hung there for good, Ctrl-C included.
 - A file over 100 MB: GitHub refuses a push that holds one, and rewriting the history is the only way out.
+- A link out of the project (`.venv -> /home/me/.ssh`): it leads nowhere in another clone, and names a place here.
 """
 
 from __future__ import annotations
@@ -61,3 +62,24 @@ def test_a_file_over_100_mb_is_not_committed_and_said_once(tmp_path: Path) -> No
     assert "data/ok.txt" in tracked
     assert "data/dump.bin" not in tracked
     assert ".specd/tasks/t/trace.bin" not in tracked
+
+
+def test_a_link_out_of_the_project_is_not_committed_and_one_inside_is(tmp_path: Path) -> None:
+    g = GitProject(tmp_path, steps=("a",))
+    g.new("t")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    make = (f"ln -s {outside} .venv; mkdir docs; ln -s ../.. docs/up; ln -s ../README.md docs/readme; "
+            f"ln -s {outside} .specd/tasks/t/ext; ln -s FEATURE.md .specd/tasks/t/spec.md")
+    run = g.specd("continue", "t", "--auto", "--agent", f"cmd:sh -c {shlex.quote(make)}")
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = [line for line in warnings(run) if "a link out of the project" in line]
+    assert said == ["warning: not committing .specd/tasks/t/ext, .venv, docs/up: a link out of the project, which "
+                    "leads nowhere in another clone and names a place on this machine (commit it yourself if it "
+                    "belongs in the repository)"]
+    tracked = g.git("ls-files").splitlines()
+    assert "docs/readme" in tracked
+    assert ".specd/tasks/t/spec.md" in tracked
+    for name in (".venv", "docs/up", ".specd/tasks/t/ext"):
+        assert name not in tracked
