@@ -17,13 +17,13 @@ changes them is undone (machinery). A file is read again only when its content c
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from specd.git.journal import NAME as JOURNAL
 from specd.git.repo import NO_HOOKS, Repo, git_env
-from specd.git.tree import BIG_FILE, GONE, Entry, Snapshot, inside
+from specd.git.tree import BIG_FILE, GONE, Entry, Snapshot, inside, is_secret, unfit
 from specd.redact_rules import SHAPE_HINTS, SHAPES, may_hold
 from specd.state.history import HISTORY_FILE, SEALED_DIR
 from specd.state.store import HEARTBEAT, SHAPE_JSON, STATE_JSON, STATE_MD
@@ -37,8 +37,8 @@ OWN = frozenset({STATE_JSON, STATE_MD, SHAPE_JSON, HEARTBEAT, HISTORY_FILE, SEAL
                  "config.json"})
 
 
-# Why a path is left out of every commit until a person commits it: by its name (``envfiles.never_added``), by what
-# it is (``tree.is_special``, ``tree.links_out``), by its size (``tree.too_big``).
+# Why a path is left out of every commit until a person commits it: by its name (``envfiles.never_added``), or by
+# what it is (``tree.unfit``).
 WITHHELD = {
     "name": "the name looks like a secret and git does not track it (commit it yourself if it belongs in the "
             "repository)",
@@ -80,10 +80,14 @@ class Barrier:
         """Between events the secret files may have changed: the known values are read again when next needed."""
         self._known = None
 
-    def withhold(self, kind: str, paths: set[str]) -> set[str]:
-        """Paths never added, for a reason of ``WITHHELD``'s; each said once."""
-        self._withheld[kind] |= paths
-        return paths
+    def withhold(self, paths: set[str], untracked: Callable[[str], bool]) -> set[str]:
+        """The paths never added, each said once: an ``untracked`` one named like a secret, and any ``tree.unfit``
+        (the reasons: ``WITHHELD``)."""
+        kinds = {path: "name" if untracked(path) and is_secret(path) else unfit(self.repo.top, path) for path in paths}
+        for path, kind in kinds.items():
+            if kind:
+                self._withheld[kind].add(path)
+        return {path for path, kind in kinds.items() if kind}
 
     def news(self, task: str) -> list[str]:
         """What was withheld and not said yet: each file once, and again only when its content changed."""

@@ -137,9 +137,7 @@ def commit_carried(rec: GitRecorder, message: str, carried: Snapshot) -> bool:
         return False
     if rec.settings.commit_docs:  # with nothing pending, the task folder is all this commit could hold
         new = rec.carry.new_files(files)
-        secrets = rec.barrier.withhold("name", {p for p in new if tree.is_secret(p)})
-        secrets |= rec.barrier.withhold("big", {p for p in new if tree.too_big(rec.repo.top / p)})
-        secrets |= rec.barrier.withhold("link", {p for p in new if tree.links_out(rec.repo.top, p)})
+        secrets = rec.barrier.withhold(set(new), lambda p: True)  # new files: git tracks none of them
         rec.warn_barrier()
         try:
             if set(new) - secrets:  # `git add`, which refuses a file git ignores (see ``Carry.new_files``)

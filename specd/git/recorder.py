@@ -209,7 +209,7 @@ class GitRecorder:
         else:
             self.pending.clear()  # the user commits code changes themselves
             self._journal_done(set(self.made.work))
-        withheld = self._withhold(chosen, after)
+        withheld = self.barrier.withhold(chosen, lambda p: p in after and not after[p].tracked)
         chosen = {p for p in chosen - withheld if tree.committable(self.repo.top, p, after)}
         chosen -= self.barrier.look({p for p in chosen if p in after}, after)  # they stay pending
         self.warn_barrier()
@@ -227,14 +227,6 @@ class GitRecorder:
             self.carry.keep(self._now)
         self.pending -= chosen | withheld
         self._journal_done(chosen | withheld)
-
-    def _withhold(self, chosen: set[str], after: tree.Snapshot) -> set[str]:
-        """The chosen paths never added: named like a secret, a FIFO, or too big to push (``barrier.WITHHELD``)."""
-        out = self.barrier.withhold("name", {p for p in chosen if tree.untracked_secret(p, after)})
-        out |= self.barrier.withhold("special", {p for p in chosen if p in after and tree.is_special(after[p])})
-        links = {p for p in chosen if p in after and after[p].digest.startswith("link:")}
-        out |= self.barrier.withhold("link", {p for p in links if tree.links_out(self.repo.top, p)})
-        return out | self.barrier.withhold("big", {p for p in chosen - out if tree.too_big(self.repo.top / p)})
 
     def _publish(self) -> None:
         """With SPECD_GIT_PUSH=<remote> (a Temporal worker's run), each commit is pushed at once; the "starting"

@@ -162,25 +162,20 @@ def special(st: os.stat_result) -> str:
     return f"special:{stat.S_IFMT(st.st_mode):o}"
 
 
-def too_big(path: Path) -> bool:
+def unfit(top: Path, path: str) -> str | None:
+    """Why git must not be given the path whatever the step meant (a kind of ``barrier.WITHHELD``), from one
+    lstat: "special" (a FIFO or a socket), "link" (out of the work tree: ``.venv -> /home/me/.ssh`` leads nowhere
+    in another clone and names a place here), "big" (over ``BIG_FILE``); None for a path git may take."""
     try:
-        return stat.S_ISREG((st := path.lstat()).st_mode) and st.st_size > BIG_FILE
-    except OSError:
-        return False
-
-
-def links_out(top: Path, path: str) -> bool:
-    """Whether the path is a link whose target is outside the work tree (``.venv -> /home/me/.ssh``): in another
-    clone it leads nowhere, or somewhere else, and it names a place on this machine."""
-    try:
-        target = (top / path).readlink()
-    except OSError:  # not a link, or gone
-        return False
-    return not Path(os.path.normpath(top / Path(path).parent / target)).is_relative_to(top)
-
-
-def is_special(entry: Entry) -> bool:
-    return entry.digest.startswith("special:")
+        st = (top / path).lstat()
+    except OSError:  # gone: its deletion is what a commit takes
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        target = Path(os.path.normpath(top / Path(path).parent / (top / path).readlink()))
+        return None if target.is_relative_to(top) else "link"
+    if stat.S_ISREG(st.st_mode):
+        return "big" if st.st_size > BIG_FILE else None
+    return None if stat.S_ISDIR(st.st_mode) else "special"
 
 
 def _content(snapshot: Snapshot, path: str) -> str | None:

@@ -37,13 +37,13 @@ def test_a_fifo_in_place_of_a_file_is_never_opened_and_never_committed(tmp_path:
     assert g.git("show", "HEAD:src/app.py") == "print('hello')\n"  # what was committed stays as it was
 
 
-def test_the_digest_of_a_fifo_says_what_it_is_without_opening_it(tmp_path: Path) -> None:
+def test_the_digest_of_a_fifo_and_its_unfitness_say_what_it_is_without_opening_it(tmp_path: Path) -> None:
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     assert tree.digest(fifo) == "special:10000"  # S_IFIFO; an open() here would wait for a writer
-    assert tree.is_special(tree.Entry("??", tree.digest(fifo)))
+    assert tree.unfit(tmp_path, "pipe") == "special"
     (tmp_path / "file").write_text("x")
-    assert not tree.is_special(tree.Entry("??", tree.digest(tmp_path / "file")))
+    assert tree.unfit(tmp_path, "file") is None
 
 
 def test_a_file_over_100_mb_is_not_committed_and_said_once(tmp_path: Path) -> None:
