@@ -1,14 +1,14 @@
 """No secret in a commit, whatever the file: the bytes of every path a commit would take are checked first.
 
-A file's name says little: an agent's ``loot.txt`` may hold an ssh key, a ``.env`` value or a token. So before
-each commit (and when a step or hook closes, so the run can stop right there) every changed file the commit
-would take is read, its first ``MAX_BYTES``, and searched for the secret values specd knows of (secret-named
-environment variables, the values in the project's secret files and the user's: ``specd.tasks.secrets``) and
-for the token shapes (``specd.redact_rules.SHAPES``). A file with a hit is withheld from every commit, the
-run's last one included, until a person answers: the brain stops the run (WAITING_FOR_HUMAN) naming the file
-and what the secret is, never its value. `specd approve` approves that file's content as it is then; `specd
-reject` sends the step back. A tracked file is held only for what it did not hold at HEAD: a key a test
-fixture has always had is not this step's doing.
+A file's name says little: an agent's ``loot.txt`` may hold an ssh key, a ``.env`` value or a token. So before each
+commit (and when a step or hook closes, so the run can stop right there) every changed file the commit would take
+is read, its first ``MAX_BYTES``, and searched for the secret values specd knows of (secret-named environment
+variables, the values in the project's secret files and the user's: ``specd.tasks.secrets``), plain or base64- or
+hex-encoded (``disguises``), and for the token shapes (``specd.redact_rules.SHAPES``). A file with a hit is
+withheld from every commit, the run's last one included, until a person answers: the brain stops the run
+(WAITING_FOR_HUMAN) naming the file and what the secret is, never its value. `specd approve` approves that file's
+content as it is then; `specd reject` sends the step back. A tracked file is held only for what it did not hold at
+HEAD: a key a test fixture has always had is not this step's doing.
 
 specd's own files in the task folder are not read: they are written through redaction, and an agent that
 changes them is undone (machinery). A file is read again only when its content changed (``Snapshot`` digests).
@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from specd.git.disguises import disguised
 from specd.git.journal import NAME as JOURNAL
 from specd.git.repo import NO_HOOKS, Repo, git_env
 from specd.git.tree import BIG_FILE, GONE, Entry, Snapshot, inside, is_secret, unfit
@@ -162,6 +163,7 @@ class Barrier:
             # made between steps, with nothing running, this search is the next step's jail's too
             found = known_secrets(self.root, hand_on=not children.running())
             known = {value.encode(): name for value, name in found.items()}
+            known.update(disguised(known))  # base64 and hex: a manifest's `data:` holds the key as well
             if known != self._last:
                 self._seen.clear()
             self._known = self._last = known

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import subprocess
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from specd.git import tree
 from specd.git.barrier import Barrier
+from specd.git.disguises import base64_forms
 from specd.git.repo import Repo
 from specd.tasks.secrets import known_secrets, looks_generated
 
@@ -75,6 +77,35 @@ def test_an_approval_is_of_one_content(barrier: tuple[Barrier, Repo], tmp_path: 
     assert list(_look(gate, repo, "loot.txt")) == ["loot.txt"]
     (tmp_path / "loot.txt").unlink()
     assert _look(gate, repo, "loot.txt") == {}
+
+
+def test_a_value_encoded_is_held_as_what_it_is_and_how(barrier: tuple[Barrier, Repo], tmp_path: Path) -> None:
+    """A Kubernetes Secret holds its values base64-encoded, wherever the value starts in what was encoded."""
+    gate, repo = barrier
+    value = "deploy-" + "Vx81kL2mQ9"
+    for shift, prefix in enumerate(("", "u", "us")):  # each of base64's three alignments
+        encoded = base64.b64encode(f"{prefix}{value}\n".encode()).decode()
+        (tmp_path / f"secret{shift}.yaml").write_text(f"kind: Secret\ndata:\n  DEPLOY: {encoded}\n")
+    (tmp_path / "url.txt").write_text(base64.urlsafe_b64encode(f"?t={value}".encode()).decode())
+    (tmp_path / "hex.txt").write_text(value.encode().hex().upper())
+    (tmp_path / "other.yaml").write_text(f"DEPLOY: {base64.b64encode(b'deploy-Vx81KL2mQ9').decode()}\n")  # one letter
+
+    held = _look(gate, repo, "secret0.yaml", "secret1.yaml", "secret2.yaml", "url.txt", "hex.txt", "other.yaml")
+
+    named = "the value of the environment variable DEPLOY_TOKEN"
+    assert held == {**{f"secret{shift}.yaml": f"{named}, base64-encoded" for shift in range(3)},
+                    "url.txt": f"{named}, base64-encoded", "hex.txt": f"{named}, hex-encoded"}
+
+
+def test_any_text_around_a_value_still_shows_it_once_encoded() -> None:
+    value = b"9fK2mQ7xLp4Rt8Wz"
+    forms = base64_forms(value)
+    for before in range(7):
+        for after in range(4):
+            text = b"<" * before + value + b">" * after
+            for encoded in (base64.b64encode(text), base64.urlsafe_b64encode(text)):
+                assert any(form in encoded for form in forms), (before, after)
+    assert min(map(len, forms)) >= 18  # 16 bytes: long enough never to turn up by chance
 
 
 def test_specds_own_files_are_not_read(barrier: tuple[Barrier, Repo], tmp_path: Path) -> None:
