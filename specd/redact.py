@@ -8,9 +8,10 @@ people commit and share. Standard library only, because core modules import it.
 
 What is masked: the values of secret-named environment variables (and of any
 variable holding a URL with a password), the values ``add_secrets`` was given
-(a project's ``.env*`` and credential files at any depth, see ``specd.tasks.secrets``), and the token
-shapes in ``specd.redact_rules``. The token patterns never match a quote or a
-backslash, so redacting the text of a JSON document keeps it valid JSON.
+(a project's ``.env*`` and credential files at any depth, see ``specd.tasks.secrets``),
+each also base64-encoded or in hex (``specd.disguises``), and the token shapes in
+``specd.redact_rules``. The token patterns never match a quote or a backslash, so
+redacting the text of a JSON document keeps it valid JSON.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from specd.disguises import encoded_forms
 from specd.redact_rules import RULE_HINTS, URL_CREDENTIALS, holds_token, may_hold
 from specd.redact_rules import RULES as _RULES
 
@@ -83,6 +85,7 @@ def _env_secrets() -> tuple[str, ...]:
         key = dict(raw) if isinstance(raw, dict) else None
         values = {part for name, value in os.environ.items() if is_secret_var(name, value)
                   for part in secret_parts(value)} | _extra
+        values |= {form for value in values for form in encoded_forms(value)}  # a manifest's base64, a hex dump
         # Longest first so a secret that contains another is masked whole.
         _cache = (key, tuple(sorted(values, key=len, reverse=True)))
     return _cache[1]

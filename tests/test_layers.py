@@ -48,8 +48,8 @@ def test_commands_reach_the_engine_only_through_the_seam() -> None:
 
 def test_the_top_level_holds_only_the_base_and_the_entry_points() -> None:
     top = sorted(p.stem for p in ROOT.glob("*.py"))
-    assert top == ["__init__", "__main__", "cli", "doctor", "errors", "events", "human", "redact", "redact_rules",
-                   "resources"]
+    assert top == ["__init__", "__main__", "cli", "disguises", "doctor", "errors", "events", "human", "redact",
+                   "redact_rules", "resources"]
 
 
 def test_apprise_and_watchfiles_are_imported_lazily_in_their_one_edge_module() -> None:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from specd.git.disguises import disguised
+from specd.disguises import disguised
 from specd.git.journal import NAME as JOURNAL
 from specd.git.repo import NO_HOOKS, Repo, git_env
 from specd.git.tree import BIG_FILE, GONE, Entry, Snapshot, inside, is_secret, unfit

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,18 @@ def test_redact_env_values(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-12345678")
     monkeypatch.setenv("SHORT_SECRET", "abc")  # too short to mask without mangling ordinary text
     assert redact("got tok-12345678 and abc") == f"got {MASK} and abc"
+
+
+def test_a_secret_value_encoded_is_masked_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a step prints or reports may hold a secret it read base64-encoded (a manifest) or in hex."""
+    monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-12345678")
+    encoded = base64.b64encode(b"Bearer tok-12345678").decode()  # the value three bytes in: another alignment
+    shown = redact(f"data: {encoded} hex {b'tok-12345678'.hex()}")
+    assert shown.count(MASK) == 2
+    assert encoded not in shown
+    assert "746f6b2d3132333435363738" not in shown
+    assert shown.startswith(f"data: {encoded[:10]}")  # "Bearer " is not masked: only what holds the value
+    assert redact(base64.b64encode(b"tok-12345679 is another").decode()).count(MASK) == 0
 
 
 def test_redact_obj_is_deep_and_masks_secret_keys() -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from specd.disguises import base64_forms
 from specd.git import tree
 from specd.git.barrier import Barrier
-from specd.git.disguises import base64_forms
 from specd.git.repo import Repo
 from specd.tasks.secrets import known_secrets, looks_generated
 

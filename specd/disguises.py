@@ -1,7 +1,8 @@
 """A known secret as it reads once encoded: base64 (a Kubernetes Secret, a Basic header, a data URL) and hex.
 
 A model that writes `data: {STRIPE_KEY: c2tfbGl2ZV8...}` into a manifest has committed the key as surely as if it
-had pasted it. The barrier looks for these forms beside the plain value.
+had pasted it. The commit barrier looks for these forms beside the plain value (``disguised``), and redaction
+masks them (``encoded_forms``).
 
 Base64 writes three bytes as four characters, so the value's characters depend on where it starts in what was
 encoded: for each of the three offsets this is the run of characters that hold the value's bits alone (the
@@ -28,6 +29,12 @@ def base64_forms(value: bytes) -> set[bytes]:
         form = code[_MIXED[shift]:end]
         forms |= {form, form.translate(_URL_SAFE)}
     return forms
+
+
+def encoded_forms(value: str) -> set[str]:
+    """``value``'s base64 and hex forms, as text."""
+    data = value.encode()
+    return {form.decode("ascii") for form in (*base64_forms(data), data.hex().encode(), data.hex().upper().encode())}
 
 
 def disguised(known: Mapping[bytes, str]) -> dict[bytes, str]:
