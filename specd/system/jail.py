@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specd.redact import scrubbed_env
-from specd.system import binds, keeper, submodules
+from specd.system import binds, gitconfig, keeper, submodules
 from specd.system.agent_state import seed_state
 from specd.system.binds import EMPTY
 from specd.system.envfiles import forget_handoff, hidden_from_agents
@@ -211,7 +211,7 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | li
     if binary is None:
         raise FileNotFoundError("bwrap")
     root = root.resolve()
-    common = git_common(root)
+    common = gitconfig.git_common(root)
     # Where an agent may have left a link: this tree, the project's main tree (another task's agent), and what
     # this step may write. Nothing of the machine is shown by way of them (``binds.steered``).
     planted = [root, *([common.parent] if common is not None and common.name == ".git" else []),
@@ -230,6 +230,8 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | li
         args += ["--bind", str(folder.resolve()), str(folder.resolve())]
     for path in hidden:  # keys the model would read: shown empty, and read-only
         args += ["--ro-bind-try", str(EMPTY), str(path)]
+    for copy, config in gitconfig.binds(gitconfig.git_folders(root, common)):  # a remote's token: left out
+        args += ["--ro-bind", str(copy), str(config)]
     state = backend_state(jail)
     if state is not None:
         folder = state[1].resolve()
@@ -237,20 +239,3 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | li
     if not jail.network:
         args.append("--unshare-net")
     return [*args, *isolation(disable_userns=supports_disable_userns()), "--chdir", str(root)]
-
-
-def git_common(root: Path) -> Path | None:
-    """The git folder a worktree's ``.git`` file points into (its common dir), when it lies outside ``root``."""
-    pointer = root / ".git"
-    try:
-        text = pointer.read_text(encoding="utf-8") if pointer.is_file() else ""
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    own = (root / text.removeprefix("gitdir:").strip()).resolve()
-    try:
-        common = (own / (own / "commondir").read_text(encoding="utf-8").strip()).resolve()
-    except OSError:
-        common = own
-    return None if common.is_relative_to(root) or not common.is_dir() else common

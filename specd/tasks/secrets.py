@@ -20,7 +20,8 @@ from collections import Counter
 from pathlib import Path
 
 from specd.redact import add_secrets, is_secret_var, secret_parts
-from specd.system import pastfiles
+from specd.redact_rules import holds_token
+from specd.system import gitconfig, pastfiles
 from specd.system.envfiles import env_files, is_env_name, secret_files
 from specd.tasks.secret_values import home_files, parse, values_in
 
@@ -37,7 +38,8 @@ def load_project_secrets(root: Path, dependencies: bool = False) -> int:
     the walk of a big node_modules on every start."""
     own = [value for _, _, value in _file_values(root, home=False, dependencies=dependencies, hand_on=dependencies)]
     past = [value for *_, value in past_values(root)] if dependencies else []
-    add_secrets([*own, *past, *(value for _, _, value in _file_values(root, project=False))])
+    git = [value for _, value in git_values(root)]
+    add_secrets([*own, *past, *git, *(value for _, _, value in _file_values(root, project=False))])
     return len(own)
 
 
@@ -52,6 +54,8 @@ def known_secrets(root: Path, environ: dict[str, str] | None = None, hand_on: bo
         if not is_env_name(name) or is_secret_var(key, value) or looks_generated(value):
             for part in secret_parts(value):
                 known.setdefault(part, f"the value of {key} in {shown}")
+    for shown, value in git_values(root):
+        known.setdefault(value, f"a credential in {shown}")
     for name, value in sorted((os.environ if environ is None else environ).items()):
         if is_secret_var(name, value):
             for part in secret_parts(value):
@@ -71,6 +75,13 @@ def looks_generated(value: str) -> bool:
     counts = Counter(value)
     entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
     return entropy >= 3.5  # bits a character: a random 16-character word has about 3.7, `staging-eu-west-1` 3.4
+
+
+def git_values(root: Path) -> list[tuple[str, str]]:
+    """(where, value) of each credential in the repository's git config files (``gitconfig``): a remote's password or
+    token, an extraheader's; a URL's user name only when it looks like a key."""
+    return [(_shown(path, root), value) for path, kind, value in gitconfig.values(root)
+            if len(value) >= MIN_LEN and (kind != "user" or looks_generated(value) or holds_token(value))]
 
 
 def past_values(root: Path) -> list[tuple[str, str, str, str]]:
