@@ -8,11 +8,11 @@ that git still works there; the last ones check the values are masked and held o
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from inventory_harness import needs_bwrap
 
 from specd.git import tree
 from specd.git.barrier import Barrier
@@ -32,10 +32,7 @@ SECRETS = (PASSWORD, USER_TOKEN, HEADER, SECTION)
 
 @pytest.fixture(autouse=True)
 def _bwrap() -> None:
-    if not jail.active():
-        if os.environ.get("CI"):
-            pytest.fail("bubblewrap is required in CI (.ci/run installs it) but bwrap is missing or cannot run")
-        pytest.skip("bubblewrap is not available on this machine")
+    needs_bwrap()
 
 
 def git(root: Path, *args: str) -> str:

@@ -9,12 +9,12 @@ inside a real jail, then reads from a fresh one.
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from inventory_harness import needs_bwrap
 
 from specd.system import binds, jail
 
@@ -23,10 +23,7 @@ KEY = "-----BEGIN OPENSSH PRIVATE KEY----- planted-key-bytes"
 
 @pytest.fixture(autouse=True)
 def _bwrap() -> None:
-    if not jail.active():
-        if os.environ.get("CI"):
-            pytest.fail("bubblewrap is required in CI (.ci/run installs it) but bwrap is missing or cannot run")
-        pytest.skip("bubblewrap is not available on this machine")
+    needs_bwrap()
 
 
 def machine(tmp_path: Path) -> tuple[Path, Path]:
