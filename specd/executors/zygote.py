@@ -44,7 +44,7 @@ WARM = (("specd.tasks.markdown", "_parser"), ("specd.pipeline.schema", "_validat
 # only root may read, which every jail covers with empty files (a walk of /etc). It is made again before a run is
 # forked once it is FRESH seconds old, so a forked run's view is never older than that at its start, as a run of
 # its own has it.
-AGING = (("specd.system.binds", "_etc_secrets"),)
+AGING = (("specd.system.binds", "_etc_secrets"), ("specd.system.binds", "_machine_keys"))
 FRESH = 60.0
 BUFSIZE = 1 << 16
 

@@ -59,7 +59,7 @@ def base(env: Mapping[str, str], command: str | list[str], later: list[Path], pl
         args += ["--tmpfs", str(home), *_sealed(home, places)]
     for flag, path in shown:
         args += [flag, str(path), str(path)]
-    return args
+    return [*args, *_machine_keys()]  # last: a tool folder's bind (/usr/local) must not show them again
 
 
 def _sealed(folder: Path, places: list[Path]) -> list[str]:
@@ -201,6 +201,16 @@ def _etc_secrets() -> tuple[str, ...]:
             if not _public(path):
                 args += ["--ro-bind", str(EMPTY), path]
     return tuple(args)
+
+
+@cache
+def _machine_keys() -> tuple[str, ...]:
+    """The machine's credential files everyone may read, shown without their keys (found once per process); the
+    copies go in specd's user's cache folder."""
+    from specd.system import etcfiles
+
+    home = home_of(os.environ)
+    return tuple(etcfiles.binds(home / ".cache" / "specd" / "machine" if home is not None else None, EMPTY))
 
 
 def _public(path: str) -> bool:

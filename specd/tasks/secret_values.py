@@ -27,8 +27,9 @@ Pairs = list[tuple[str, str]]
 _parsed: dict[str, tuple[tuple[int, int, int], Pairs]] = {}
 
 
-def values_in(path: Path) -> Pairs:
-    """(key, value) pairs of the file at ``path``; none when it cannot be read (nor can an agent read it)."""
+def values_in(path: Path, kind: str = "") -> Pairs:
+    """(key, value) pairs of the file at ``path``, parsed as its name says or as ``kind`` (a file name that
+    says its format: ``.netrc``); none when it cannot be read (nor can an agent read it)."""
     try:
         info = path.stat()
         key = (info.st_mtime_ns, info.st_size, info.st_ino)
@@ -39,7 +40,7 @@ def values_in(path: Path) -> Pairs:
         text = read_regular(path, MAX_BYTES, follow=True, head=True).decode("utf-8", errors="replace")
     except OSError:
         return []
-    pairs = [(k, v) for k, v in parse(path.name, text) if v]
+    pairs = [(k, v) for k, v in parse(kind or path.name, text) if v]
     _parsed[str(path)] = (key, pairs)
     return pairs
 
@@ -109,6 +110,15 @@ def _dotenv(text: str) -> Pairs:
         values = dotenv_values(stream=io.StringIO(text), interpolate=interpolate)
         pairs += [(key, value) for key, value in values.items() if value]
     return list(dict.fromkeys(pairs))
+
+
+def machine_files() -> list[tuple[Path, str]]:
+    """The machine's credential files everyone may read (``specd.system.etcfiles``), each with the format to
+    parse it as."""
+    from specd.system import etcfiles
+
+    return [*((Path(path), "") for path in etcfiles.files(etcfiles.SETTINGS)),
+            *((Path(path), ".netrc") for path in etcfiles.files(etcfiles.PURE))]
 
 
 def home_files(home: str | None = None) -> list[Path]:

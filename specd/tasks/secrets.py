@@ -23,7 +23,7 @@ from specd.redact import add_secrets, is_secret_var, secret_parts
 from specd.redact_rules import holds_token
 from specd.system import gitconfig, pastfiles
 from specd.system.envfiles import env_files, is_env_name, secret_files
-from specd.tasks.secret_values import home_files, parse, values_in
+from specd.tasks.secret_values import home_files, machine_files, parse, values_in
 
 __all__ = ["env_files", "known_secrets", "load_project_secrets"]
 
@@ -99,8 +99,9 @@ def _parsed(past: pastfiles.Past) -> list[tuple[str, str, str, str]]:
 
 def _file_values(root: Path, project: bool = True, home: bool = True, dependencies: bool = True,
                  hand_on: bool = False) -> list[tuple[Path, str, str]]:
-    files = [*(secret_files(root, dependencies, hand_on) if project else ()), *(home_files() if home else ())]
-    return [(path, key, value) for path in files for key, value in values_in(path)]
+    files = [*((path, "") for path in secret_files(root, dependencies, hand_on) if project),
+             *(((path, "") for path in home_files()) if home else ()), *(machine_files() if home else ())]
+    return [(path, key, value) for path, kind in files for key, value in values_in(path, kind)]
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -1,0 +1,83 @@
+"""The machine's own credential files, as a jail shows them: without the keys they hold.
+
+The jail shows `/etc` and `/usr` read-only, since programs need their settings, less only what root alone may read.
+But a machine set up for a team often holds a key in a file everyone may read: a private package index's password
+in `/etc/pip.conf`, a registry's `_authToken` in the global `npmrc`, a remote's token in `/etc/gitconfig`, an
+`export NPM_TOKEN=...` in `/etc/profile.d/`. Each of those files (``SETTINGS``) that holds one is shown through a
+copy without it: the user information of every URL left out, the value of every secret-named key, and what
+redaction masks. A file that exists only to hold credentials (``PURE``: netrc's format) is shown empty.
+
+The copies are written under the user's cache folder (``~/.cache/specd/machine``), which no jail shows; when none
+can be written, the file is shown empty. The values themselves are masked in all specd writes and held from
+commits (``specd.tasks.secrets``), as those of the user's own credential files are.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from specd.redact import MASK, is_secret_var, redact
+from specd.system.ownfiles import read_regular
+
+SETTINGS = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf", "/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc",
+            "/etc/yarnrc", "/etc/gemrc", "/etc/gitconfig", "/etc/environment", "/etc/profile.d/*", "/etc/boto.cfg",
+            "/etc/containers/auth.json", "/etc/docker/config.json")
+PURE = ("/etc/netrc", "/etc/apt/auth.conf", "/etc/apt/auth.conf.d/*")
+_LIMIT = 1 << 20
+_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@\"'\]]+)@")
+# `key = value`, `key: "value"`, `export KEY=value`, `//registry/:_authToken=value`, a JSON member: the value.
+_ASSIGNED = re.compile(r"""^(\s*(?:export\s+)?"?([^\s=:"#;]+(?::[^\s=:"]+)?)"?\s*[=:]\s*"?)([^"\s,}]+)""",
+                       re.MULTILINE)
+
+
+def files(patterns: tuple[str, ...]) -> list[str]:
+    """The files ``patterns`` name that are there, a link's target in its place (what the jail shows there)."""
+    found = [path.resolve() for pattern in patterns for path in sorted(Path("/").glob(pattern.lstrip("/")))]
+    return list(dict.fromkeys(str(path) for path in found if path.is_file()))
+
+
+def scrubbed(text: str) -> str:
+    """``text`` without what a secret is: URLs' user information, secret-named keys' values, redaction's shapes."""
+    text = _USERINFO.sub(r"\1", text)
+    text = _ASSIGNED.sub(lambda m: m.group(1) + MASK if is_secret_var(m.group(2), m.group(3))
+                         and len(m.group(3)) >= 8 else m.group(0), text)
+    return redact(text)
+
+
+def read(path: str) -> str:
+    try:
+        return read_regular(Path(path), _LIMIT).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def binds(cache: Path | None, empty: Path) -> list[str]:
+    """bwrap flags that show each machine credential file holding a key without it."""
+    args: list[str] = []
+    for path in files(PURE):
+        if read(path).strip():
+            args += ["--ro-bind", str(empty), path]
+    for path in files(SETTINGS):
+        text = read(path)
+        clean = scrubbed(text)
+        if clean != text:
+            args += ["--ro-bind", str(_copy(cache, path, clean) or empty), path]
+    return args
+
+
+def _copy(cache: Path | None, path: str, text: str) -> Path | None:
+    if cache is None:
+        return None
+    target = cache / path.strip("/").replace("/", "%")
+    try:
+        current = target.read_text(encoding="utf-8") if target.is_file() and not target.is_symlink() else None
+        if current != text:
+            cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+            scratch = target.with_name(f".{target.name}.{os.getpid()}")
+            scratch.write_text(text, encoding="utf-8")
+            os.replace(scratch, target)
+    except OSError:
+        return None
+    return target

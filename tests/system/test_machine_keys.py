@@ -1,0 +1,85 @@
+"""The machine's credential files that everyone may read show no key inside a jail.
+
+A team's machine often holds a key in a file in /etc or /usr that every user may read: a private index's password
+in pip.conf, a registry's token in the global npmrc, an `export NPM_TOKEN=` in /etc/profile.d, a netrc. Each test
+points specd's list of such files at files of its own (shown in the jail through SPECD_JAIL_READ, as /etc is) and
+reads them from inside a real jail, then checks the values are masked and held outside it too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from inventory_harness import needs_bwrap
+
+from specd.git import tree
+from specd.git.barrier import Barrier
+from specd.git.repo import Repo
+from specd.redact import MASK, redact
+from specd.system import binds, etcfiles, jail
+from specd.tasks.secrets import load_project_secrets
+
+INDEX, NPM, EXPORTED, NETRC = ("idx" + "Pw7781aaQQzz", "reg" + "Token0099XYZabc", "exp" + "Orted4455kkLL",
+                               "net" + "rcPass1234ZZ")
+SECRETS = (INDEX, NPM, EXPORTED, NETRC)
+
+
+@pytest.fixture
+def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    needs_bwrap()
+    etc = tmp_path / "machine" / "etc"
+    (etc / "profile.d").mkdir(parents=True)
+    (etc / "pip.conf").write_text(f"[global]\nindex-url = https://ci:{INDEX}@pypi.example.com/simple\n"
+                                  "cert = /etc/ssl/certs/ca-certificates.crt\n")
+    (etc / "npmrc").write_text(f"registry=https://npm.example.com/\n//npm.example.com/:_authToken={NPM}\n")
+    (etc / "profile.d" / "tokens.sh").write_text(f'export NPM_TOKEN="{EXPORTED}"\nexport EDITOR=vi\n')
+    (etc / "profile.d" / "plain.sh").write_text("export PAGER=less\n")
+    (etc / "netrc").write_text(f"machine git.example.com login ci password {NETRC}\n")
+    monkeypatch.setattr(etcfiles, "SETTINGS", (str(etc / "pip.conf"), str(etc / "npmrc"), str(etc / "profile.d/*")))
+    monkeypatch.setattr(etcfiles, "PURE", (str(etc / "netrc"),))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    binds._machine_keys.cache_clear()
+    yield etc
+    binds._machine_keys.cache_clear()
+
+
+def test_a_jail_shows_the_machines_settings_without_their_keys(machine: Path, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home"), "SPECD_JAIL_READ": str(machine.parent)}
+    launch = jail.prepare(f"cat {machine}/pip.conf {machine}/npmrc {machine}/profile.d/*.sh; "
+                          f"echo netrc: $(wc -c < {machine}/netrc)", project, jail.Jail("agent"), env)
+    assert launch.jailed
+    seen = subprocess.run(launch.args, cwd=project, env=launch.env, capture_output=True, text=True).stdout
+
+    assert [secret for secret in SECRETS if secret in seen] == []
+    for kept in ("https://pypi.example.com/simple", "cert = /etc/ssl/certs/ca-certificates.crt",
+                 "registry=https://npm.example.com/", "//npm.example.com/:_authToken=", "export EDITOR=vi",
+                 "export PAGER=less", "netrc: 0"):
+        assert kept in seen, seen
+    assert NPM in (machine / "npmrc").read_text()  # the machine's file as it was
+
+
+def test_the_machines_keys_are_masked_and_held_outside_the_jail(machine: Path, tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    load_project_secrets(project)
+    assert [secret for secret in SECRETS if redact(f"x {secret}") != f"x {MASK}"] == []
+
+    repo = Repo.open(project)
+    assert repo is not None
+    gate = Barrier(repo, project, ".specd/tasks/t", ".specd")
+    (project / "copied.txt").write_text(f"token {NPM}\n")
+    gate.look({"copied.txt"}, tree.take(repo, "."))
+    assert [(hit.path, hit.holds) for hit in gate.holds()] == [
+        ("copied.txt", f"the value of //npm.example.com/:_authToken in {machine / 'npmrc'}")]
+
+
+def test_a_file_without_a_key_is_shown_as_it_is() -> None:
+    for text in ("[global]\ncert = /etc/ssl/certs/ca.crt\n", "registry=https://npm.example.com/\n",
+                 "[http]\n\tsslVerify = true\n", "export PATH=/opt/tool/bin:$PATH\n"):
+        assert etcfiles.scrubbed(text) == text
