@@ -39,8 +39,9 @@ if hold.exists():
         time.sleep(0.1)
 print(f"{step} done", flush=True)
 usage = {"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.0125 if step == "s1" else 0.0311}
-Path(os.environ["SPECD_RESULT"]).write_text(json.dumps({"outcome": "done", "summary": f"{step} of {task}",
-                                                        "usage": usage}))
+# One summary with a long unbroken run (a path an agent wrote): its column may break it, no other column shrinks.
+summary = f"{step} of {task}" + (" wrote src/" + "very_long_module_name_" * 14 if task == "done" else "")
+Path(os.environ["SPECD_RESULT"]).write_text(json.dumps({"outcome": "done", "summary": summary, "usage": usage}))
 '''
 
 

@@ -25,6 +25,21 @@ WAIT_MS = 120_000  # the browser's own waits: generous nets, not timings
 SCREENS = [("wide", {"width": 1280, "height": 800}), ("narrow", {"width": 390, "height": 844})]
 SHOT_MAX = 200 * 1024
 BACKGROUND = {"light": "rgb(246, 248, 249)", "dark": "rgb(17, 23, 27)"}  # base.html's --bg: the scheme is followed
+# Each table cell whose width is less than its longest word (up to 24 letters: a name, a status, a number): a
+# table squeezed onto a phone must scroll inside itself, not write `t01` one letter a line. Free text (td.text: a
+# summary, a reason) may break a long run, in a column kept a few words wide.
+CUT_WORDS = """() => [...document.querySelectorAll("td:not(.text), th")].filter(cell => {
+  const words = cell.innerText.split(/\\s+/).filter(w => w && w.length <= 24);
+  if (!words.length || !cell.offsetParent) return false;
+  const probe = document.createElement("span");
+  probe.style.whiteSpace = "nowrap";
+  probe.textContent = words.reduce((a, b) => a.length >= b.length ? a : b);
+  cell.appendChild(probe);
+  const need = probe.getBoundingClientRect().width;
+  probe.remove();
+  const style = getComputedStyle(cell);
+  return cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) + 1 < need;
+}).map(cell => cell.innerText.slice(0, 40))"""
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +132,8 @@ def test_every_page_fits_a_phone_and_passes_axe(screens: tuple[Screens, Server],
             wide = page.evaluate("[document.scrollingElement.scrollWidth, window.innerWidth]")
             if wide[0] != wide[1]:
                 problems.append(f"{path} at {name} in {scheme}: {wide[0]} px wide in a {wide[1]} px window")
+            problems += [f"{path} at {name} in {scheme}: a word cut in a cell: {cell!r}"
+                         for cell in page.evaluate(CUT_WORDS)]
             if "text/html" not in (reply.headers.get("content-type") or ""):
                 continue  # a plain-text answer (the 404 until it is a page of its own) has nothing for axe
             background = page.evaluate("getComputedStyle(document.body).backgroundColor")

@@ -80,20 +80,20 @@ def test_a_failure_wait_is_red_with_its_reason_and_a_gate_is_not(page: Any) -> N
     html = page.get("/").text
     failed = _row(html, "thrice")
     assert 'class="status s-WAITING_FOR_HUMAN failing"' in failed
-    assert '<td class="failure">a decision on repeated failures before s1' in failed
+    assert '<td class="text failure">a decision on repeated failures before s1' in failed
     assert "the build is broken" in failed
     gate = _row(html, "waits")
     assert 'class="status s-WAITING_FOR_HUMAN"' in gate
     assert "failing" not in gate
     blocked = _row(html, "broken")  # a failed step: red with its reason, and no "wait" made of the step's kind
-    assert re.search(r'<td class="failure"><div class="reason">step &#39;s1&#39; failed: agent command exited with '
-                     r"status 1: the build is broken; fix the cause", blocked)
+    assert re.search(r'<td class="text failure"><div class="reason">step &#39;s1&#39; failed: agent command '
+                     r"exited with status 1: the build is broken; fix the cause", blocked)
     assert "failure" not in gate
     assert list(_rows(html))[:2] == ["thrice", "waits"]  # what waits for a person comes first
     clusters = re.search(r"<h2>Failure clusters</h2>.*?</table>", page.get("/tasks/thrice").text, re.DOTALL)
     assert clusters  # the task page's table says the reason too (it read a field clusters do not have)
-    assert re.search(r'<td class="num">3</td><td>step &#39;s1&#39; failed: agent command exited with status 1: '
-                     r"the build is broken</td>", clusters.group(0))
+    assert re.search(r'<td class="num">3</td><td class="text">step &#39;s1&#39; failed: agent command exited with '
+                     r"status 1: the build is broken</td>", clusters.group(0))
 
 
 def test_each_waiting_row_and_only_those_offer_approve_reject_and_skip(page: Any) -> None:
