@@ -40,8 +40,7 @@ def follow(project: Project, state: RunState, config: PipelineConfig, seen: Mark
     try:
         edited = load_pipeline(project)
     except SpecdError as exc:
-        raise Broken(f"the pipeline was edited during the run and no longer loads: {exc}"
-                     + (f"; {exc.fix}" if getattr(exc, "fix", None) else "")) from None
+        raise Broken(f"the pipeline was edited during the run and no longer loads: {exc}") from None  # its fix once
     if edited.digest == config.digest:
         return config, now
     for notice in replan.replan(state, edited, since="the last step; the next step follows it"):

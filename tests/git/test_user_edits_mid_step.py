@@ -105,6 +105,7 @@ def test_an_edit_that_does_not_load_stops_the_run_blocked_naming_the_file(gp: Gi
     assert "Traceback" not in said
     assert "the pipeline was edited during the run and no longer loads" in said
     assert "pipeline.json" in said
+    assert said.count("fix the syntax at that line") == 1, said  # the file's fix, said once
     assert (gp.dir / "steps.log").read_text().split() == ["discuss", "plan"]  # plan finished; nothing ran after
     state = json.loads((gp.root / ".specd/tasks/a/.pipeline-state.json").read_text(encoding="utf-8"))
     assert state["status"] == "BLOCKED"
