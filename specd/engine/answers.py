@@ -24,6 +24,10 @@ def answer(state: RunState, config: PipelineConfig, verb: str, note: str, origin
     """Apply ``verb`` to what ``state`` waits on, recorded as given by ``origin``; returns a sentence saying
     what happens next."""
     wait = dict(state.waiting or {})
+    if not held(state) and state.answered and state.status == "IN_PROGRESS":
+        raise UsageError(f"task {state.task!r} was answered already ({state.answered}); no run has taken that "
+                         "answer up yet, so there is nothing else to answer",
+                         fix=f"`specd continue {state.task}` goes on with it; answer again when it next waits")
     if not held(state):
         raise UsageError(f"task {state.task!r} is not waiting for an answer (status {state.status})",
                          fix=f"see `specd status {state.task}`")

@@ -184,8 +184,8 @@ def _running(store: StateStore, task_dir: Any, task: str, state: RunState,
     if not lock.is_held():
         view["idle"] = idle.idle(state, running=False)  # what an IN_PROGRESS task nothing runs really is
         if view["idle"] == idle.ANSWERED:
-            view["status_note"] = (f"answered ({state.answered}); no process runs it yet: the control plane "
-                                   f"(`specd ui`) starts it, or `specd continue {task}`")
+            view["status_note"] = (f"no process has taken the answer up yet: the control plane (`specd ui`) "
+                                   f"starts it, or `specd continue {task}`")
         elif view["status"] == "IN_PROGRESS" and not state.reason:
             why = interrupted_reason(store)  # set when the run could not save its own end (disk full, read-only)
             view["status_note"] = (f"interrupted: {why}" if why else "no specd process is running it "

@@ -47,6 +47,11 @@ def test_specd_approve_records_cli_and_the_projects_git_identity_everywhere_it_i
     text = h.specd("status", "t")  # piped: plain text
     assert text.returncode == 0, text.stderr
     assert "approve  by Ada Lovelace <ada@example.com> via cli  note: ship the small version" in text.stdout
+    assert text.stdout.count("answered (approve)") == 1, text.stdout  # said once, then what takes it up
+    assert "no process has taken the answer up yet" in text.stdout
+    again = h.specd("skip", "t")  # a second answer before any run took the first up
+    assert again.returncode == 2
+    assert "was answered already (approve)" in again.stderr
     done = h.specd("continue", "t")
     assert done.returncode == 0, done.stderr
     state_md = (h.task_dir("t") / ".pipeline-state.md").read_text(encoding="utf-8")

@@ -55,6 +55,7 @@ def test_reject_with_a_note_then_continue_then_skip(project: Project) -> None:
         assert rejected["answer"] == "reject", rejected
         assert "continue_task" in rejected["next"], rejected
         text, _ = client.refused("skip", task="task")  # answered already: nothing waits for an answer now
+        assert "was answered already (reject)" in text
         assert "fix:" in text
         started = client.ok("continue_task", task="task")
         assert "background" in started["said"], started

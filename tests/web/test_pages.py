@@ -82,7 +82,7 @@ def test_reject_without_a_note_is_refused_and_approve_records_the_note(fresh_sit
     assert '<td class="who">page-runner via page</td>' in page
     again = client.post("/tasks/waits/approve", data={"csrf": csrf()})
     assert again.status_code == 400
-    assert "is not waiting for an answer" in again.text
+    assert "was answered already (approve); no run has taken that answer up yet" in again.text
     finished = site.specd("continue", "waits")  # the answer moves the run, as after `specd approve`
     assert finished.returncode == 0, finished.stderr
     assert _state(site)["status"] == "COMPLETE"
