@@ -35,7 +35,8 @@ def replan(state: RunState, config: PipelineConfig, since: str = "the last run")
     notices: list[str] = []
     if state.pipeline_digest and state.pipeline_digest != config.digest:
         notices += _fix_stack(state, config, old, new)
-        changes = [f"{name}: {text}" for name in new if (text := describe(old.get(name), new[name]))]
+        changes = [f"{name}: {text}" for name in new if (text := "; ".join(
+            part for part in (describe(old.get(name), new[name]), _disabled(state, config, name)) if part))]
         head = f"the pipeline file changed since {since}"
         notices.insert(0, head + (": " + "; ".join(changes) if changes and old else ""))
     state.shape = new
@@ -94,6 +95,14 @@ def _still_runs(config: PipelineConfig, frame: Frame, child: Frame) -> bool:
     if frame.step not in cursor.names(config, frame.pipeline):
         return False
     return config.step(frame.pipeline, frame.step or "").pipeline == child.pipeline
+
+
+def _disabled(state: RunState, config: PipelineConfig, pipeline: str) -> str:
+    """The steps of ``pipeline`` that are off (``enabled: false``) and not finished where the run stands in it:
+    the run will pass them by, which a list of names moved, added or removed would not say."""
+    done = {name for frame in state.cursor if frame.pipeline == pipeline for name in frame.done}
+    off = [step.name for step in config.steps(pipeline) if not step.enabled and step.name not in done]
+    return f"disabled (passed by) {', '.join(off)}" if off else ""
 
 
 def describe(before: list[str] | None, after: list[str]) -> str:

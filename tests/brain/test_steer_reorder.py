@@ -46,6 +46,19 @@ def test_reordered_steps_run_each_unfinished_step_once_in_the_new_order(h: Harne
     assert h.status("t")["status"] == "COMPLETE"
 
 
+def test_a_step_disabled_while_the_run_waits_is_named_and_passed_by(h: Harness) -> None:
+    stop_before_c(h)
+    edited = steps("d", "c", "b", "a", pause="c")
+    edited[1]["enabled"] = False
+    h.pipeline({"main": edited})
+
+    result = h.specd("continue", "t", "--approve")
+
+    assert result.returncode == 0, result.stderr
+    assert "main: moved d, c, b, a; disabled (passed by) c" in result.stderr  # the move, and what will not run
+    assert h.log() == ["step a", "step b", "step d"]
+
+
 def test_removing_a_finished_step_and_inserting_a_new_one_loses_and_repeats_nothing(h: Harness) -> None:
     stop_before_c(h)
     h.pipeline({"main": steps("b", "x", "c", "d", pause="c")})
