@@ -81,7 +81,7 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     notes = [*project_notes(project), *([broken] if broken else [])]
     warn(notes)  # stderr: --json output stays one document
     if as_graph:
-        return _graph(project, config, broken, mermaid, as_json)
+        return _graph(project, config, broken, mermaid, as_json, temporal)
     data: dict[str, Any] | list[dict[str, Any]]
     if task and (where := locate(project, task)) != project:  # running in its worktree: its live folder is there
         data = task_status(where, task, broken=broken) | {"branch": branch(task)}
@@ -94,8 +94,6 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
         if before is not None and isinstance(data, dict) and not data.get("running"):
             _remember(project, data["task"], before, config, data, notes, temporal)
     if isinstance(data, list):
-        problem = graph.annotate(data)  # said once; every task is still listed
-        warn([problem] if problem else [])
         from specd.commands.temporal import listing_on_temporal
 
         if data and listing_on_temporal(project, data, lambda p, name: task_status(p, name, broken=broken),
@@ -104,6 +102,8 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
 
             keep = []  # the rows of tasks on Temporal come from its server, which no mark watches
             readmodel.forget_listing(project)
+        problem = graph.annotate(data)  # after Temporal's rows: who is ready follows what the workers pushed
+        warn([problem] if problem else [])
         if data and (memo or not sys.stdout.isatty() or as_json):
             return _listing(project, data, as_json, before, config, keep, [*notes, *([problem] if problem else [])])
     if as_json:
@@ -192,14 +192,17 @@ def _on_temporal(project: Project, task: str, broken: str | None, temporal: dict
 
 
 def _graph(project: Project, config: PipelineConfig | None, broken: str | None, mermaid: bool,
-           as_json: bool) -> int:
+           as_json: bool, temporal: dict[str, str | None]) -> int:
+    from specd.commands.temporal import listing_on_temporal
     from specd.commands.terminal import graph as drawing
     from specd.redact import redact
     from specd.tasks import graph
-    from specd.tasks.status import all_status
+    from specd.tasks.status import all_status, task_status
 
     edges = graph.load(project)  # an unknown name or a cycle is bad input here: the graph cannot be drawn
-    statuses = {str(row["task"]): str(row["status"]) for row in all_status(project, config, broken, full=False)}
+    rows = all_status(project, config, broken, full=False)
+    listing_on_temporal(project, rows, lambda p, name: task_status(p, name, broken=broken), temporal)  # as listed
+    statuses = {str(row["task"]): str(row["status"]) for row in rows}
     if as_json:  # the nodes as data; with --mermaid, the flowchart's text beside them
         from specd.commands.envelope import emit
 

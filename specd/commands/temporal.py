@@ -170,7 +170,7 @@ def listing_on_temporal(project: Project, rows: list[dict[str, Any]], look: Call
             data = _on_temporal(project, settings[name], name, _one(look, name), found[name],
                                 fetched.get(settings[name].remote))
             row.update({k: v for k, v in data.items() if k in row and k not in LOCAL} | {
-                "branch": data["branch"], "temporal": data["temporal"]})
+                "branch": data["branch"], "temporal": data["temporal"], "updated_at": data.get("updated_at")})
     return bool(found)
 
 
