@@ -1,13 +1,16 @@
-"""A listing and the task graph show tasks on Temporal as their workers left them: statuses, who is ready, when.
+"""What a clone sees of tasks on Temporal, and what it is told when it answers one. Real dev server, real workers.
 
-Before, the listing worked out `ready` and `waits for` from this clone's copies (never run here: NOT_STARTED)
-before putting the workers' rows in, and the graph read only this clone's copies: a finished task's dependant
-said it waited for it, and every node said NOT_STARTED. Real dev server, a real worker.
+- A listing and the task graph show tasks as their workers left them: statuses, who is ready, when. Before, the
+  listing worked out `ready` and `waits for` from this clone's copies (never run here: NOT_STARTED) before putting
+  the workers' rows in, and the graph read only this clone's copies.
+- A second answer to the same wait is refused, as it is locally: the workflow keeps one answer a wait, and before,
+  the second was "sent", exit 0, then dropped without a trace.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from executor_harness import Repo
@@ -34,5 +37,33 @@ def test_a_listing_and_the_graph_follow_what_the_workers_pushed(tmp_path: Path, 
         assert drawn.returncode == 0, drawn.stderr
         assert [(node["task"], node["status"]) for node in json.loads(drawn.stdout)["graph"]] == [
             ("w1", "COMPLETE"), ("w2", "COMPLETE")]
+    finally:
+        cluster.close()
+
+
+def test_a_second_answer_to_one_wait_is_refused_even_with_no_worker_running(tmp_path: Path,
+                                                                           temporal_server: DevServer) -> None:
+    repo = Repo(tmp_path, pause="s2")
+    repo.new("g")
+    cluster = TemporalExecutor(repo, temporal_server, workers=1)
+    try:
+        waiting = cluster.run("g", "--semi-auto")
+        assert waiting.returncode == 3, waiting.stdout + waiting.stderr
+        cluster.close()  # no worker: the answers wait in the workflow's history
+        first = repo.specd("approve", "g", "--note", "first", *cluster.flags())
+        assert first.returncode == 0, first.stderr
+        second = repo.specd("reject", "g", "--note", "second", *cluster.flags())
+        assert second.returncode == 2, second.stdout + second.stderr
+        assert "was answered already (approve by" in second.stderr
+        cluster.start_workers()  # the worker takes the first answer up, and the task goes on to its end
+        for _ in range(600):
+            shown = repo.specd("status", "g", "--json", *cluster.flags())
+            if json.loads(shown.stdout).get("status") == "COMPLETE":
+                break
+            time.sleep(0.2)
+        cluster.fetch()
+        state = json.loads(repo.git("show", "origin/specd/g:.specd/tasks/g/.pipeline-state.json"))
+        assert state["status"] == "COMPLETE"
+        assert [(c["answer"], c["note"]) for c in state["checkpoints"]] == [("approve", "first")]
     finally:
         cluster.close()

@@ -65,6 +65,12 @@ def answer_on_temporal(project: Project, task: str, verb: str, note: str, option
         if found["status"] != "WAITING_FOR_HUMAN":
             raise UsageError(f"task {task!r} runs on Temporal ({found['status']}) and waits for nothing",
                              fix=f"answer it once `specd status {task}` shows it waiting")
+        earlier = await _answered(client, handle, found.get("wait"))
+        if earlier is not None:  # the workflow keeps one answer a wait: a second would be dropped unseen
+            raise UsageError(f"task {task!r} on Temporal was answered already ({earlier.get('answer')} by "
+                             f"{earlier.get('by') or 'someone'}); its workers take that answer up when they next run "
+                             "it, and a wait takes one answer",
+                             fix=f"see `specd status {task}`; answer again when it next waits")
         # who answers travels with the answer: the worker that records it runs in a clone of its own
         given = {"answer": verb, "note": note, "by": by or who(project.root)}
         if found.get("wait") is not None:  # the wait it answers: one sent for a wait over when it arrives is dropped
@@ -73,3 +79,24 @@ def answer_on_temporal(project: Project, task: str, verb: str, note: str, option
         return f"{verb} sent to workflow {handle.id}; the answer is recorded as a checkpoint as the task goes on"
 
     return asyncio.run(go())
+
+
+async def _answered(client: Any, handle: Any, wait: Any) -> dict[str, Any] | None:
+    """The answer already sent for the wait the workflow is in (numbered ``wait``), read from its history: no
+    worker need run to see it. None when there is none, or when the workflow does not number its waits."""
+    if wait is None:
+        return None
+    from temporalio.service import RPCError
+
+    try:
+        async for event in handle.fetch_history_events():
+            if not event.HasField("workflow_execution_signaled_event_attributes"):
+                continue
+            signal = event.workflow_execution_signaled_event_attributes
+            if signal.signal_name == "answer":
+                given = (await client.data_converter.decode(signal.input.payloads) or [None])[0]
+                if isinstance(given, dict) and given.get("wait") == wait:
+                    return given
+    except RPCError:
+        return None  # unknown: the workflow itself still keeps only the first
+    return None
