@@ -26,7 +26,8 @@ SETTINGS = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf", "/etc/npmrc", "/usr/etc/np
             "/etc/containers/auth.json", "/etc/docker/config.json")
 PURE = ("/etc/netrc", "/etc/apt/auth.conf", "/etc/apt/auth.conf.d/*")
 _LIMIT = 1 << 20
-_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@\"'\]]+)@")
+# `scheme://` then user information up to an `@`: `x-token:glpat-...@`, `ghp_...@`, `user:pass@`.
+USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@\"'\]]+)@")
 # `key = value`, `key: "value"`, `export KEY=value`, `//registry/:_authToken=value`, a JSON member: the value.
 _ASSIGNED = re.compile(r"""^(\s*(?:export\s+)?"?([^\s=:"#;]+(?::[^\s=:"]+)?)"?\s*[=:]\s*"?)([^"\s,}]+)""",
                        re.MULTILINE)
@@ -40,13 +41,14 @@ def files(patterns: tuple[str, ...]) -> list[str]:
 
 def scrubbed(text: str) -> str:
     """``text`` without what a secret is: URLs' user information, secret-named keys' values, redaction's shapes."""
-    text = _USERINFO.sub(r"\1", text)
+    text = USERINFO.sub(r"\1", text)
     text = _ASSIGNED.sub(lambda m: m.group(1) + MASK if is_secret_var(m.group(2), m.group(3))
                          and len(m.group(3)) >= 8 else m.group(0), text)
     return redact(text)
 
 
-def read(path: str) -> str:
+def read(path: str | Path) -> str:
+    """A settings file's text (a regular file, never a FIFO; at most a MB); "" when it cannot be read."""
     try:
         return read_regular(Path(path), _LIMIT).decode("utf-8", errors="replace")
     except OSError:
@@ -68,13 +70,16 @@ def binds(cache: Path | None, empty: Path) -> list[str]:
 
 
 def _copy(cache: Path | None, path: str, text: str) -> Path | None:
-    if cache is None:
-        return None
-    target = cache / path.strip("/").replace("/", "%")
+    return None if cache is None else keep_copy(cache / path.strip("/").replace("/", "%"), text)
+
+
+def keep_copy(target: Path, text: str) -> Path | None:
+    """``target`` holding ``text``, written (atomically, only when it holds something else) for a jail to show in
+    a file's place; None when it cannot be written."""
     try:
         current = target.read_text(encoding="utf-8") if target.is_file() and not target.is_symlink() else None
         if current != text:
-            cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             scratch = target.with_name(f".{target.name}.{os.getpid()}")
             scratch.write_text(text, encoding="utf-8")
             os.replace(scratch, target)

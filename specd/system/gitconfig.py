@@ -18,20 +18,17 @@ import re
 from pathlib import Path
 
 from specd.redact import MASK, redact
-from specd.system.ownfiles import read_regular
+from specd.system.etcfiles import USERINFO, keep_copy, read
 
 CONFIGS = ("config", "config.worktree")
 SHOWN = "specd-shown"  # the copies, in the git folder: read-only in every jail, like the rest of it
-_LIMIT = 1 << 20
-# `scheme://` then user information up to an `@`: `x-token:glpat-...@`, `ghp_...@`, `user:pass@`.
-_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@\"'\]]+)@")
 _HEADER = re.compile(r"^(\s*extraheader\s*=\s*)(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
 _GIT_PARTS = frozenset({"objects", "refs", "logs", "hooks", "info", "lfs", "rr-cache", "worktrees"})
 
 
 def shown(text: str) -> str:
     """``text``, a git config file, without its credentials."""
-    text = _USERINFO.sub(r"\1", text)
+    text = USERINFO.sub(r"\1", text)
     return redact(_HEADER.sub(lambda m: f"{m.group(1)}{MASK}", text))
 
 
@@ -40,7 +37,7 @@ def credentials(text: str) -> list[tuple[str, str]]:
     no password ("user": a token, or just a name, as Bitbucket's clone URLs hold), an extraheader's last word
     ("header": the token of `Authorization: Bearer <token>`)."""
     found = []
-    for match in _USERINFO.finditer(text):
+    for match in USERINFO.finditer(text):
         user, colon, password = match.group(2).partition(":")
         found.append(("password", password) if colon else ("user", user))
     found += [("header", words[-1]) for match in _HEADER.finditer(text) if (words := match.group(2).split())]
@@ -64,13 +61,6 @@ def config_files(folders: list[Path]) -> list[Path]:
     return [path for path in found if path.is_file() and not path.is_symlink()]
 
 
-def read(path: Path) -> str:
-    try:
-        return read_regular(path, _LIMIT).decode("utf-8", errors="replace")
-    except OSError:
-        return ""
-
-
 def binds(folders: list[Path]) -> list[tuple[Path, Path]]:
     """(copy, config file) for each config file of ``folders`` that holds a credential: the copy, written or
     refreshed in ``<first folder>/specd-shown``, goes over the file in the jail. When no copy can be written the
@@ -88,16 +78,7 @@ def _copy(home: Path, path: Path, text: str) -> Path:
     from specd.system.binds import EMPTY
 
     name = path.relative_to(home) if path.is_relative_to(home) else path
-    target = home / SHOWN / str(name).strip("/").replace("/", "%")
-    try:
-        if read(target) != text:
-            target.parent.mkdir(mode=0o755, exist_ok=True)
-            scratch = target.with_name(f".{target.name}.{os.getpid()}")
-            scratch.write_text(text, encoding="utf-8")
-            os.replace(scratch, target)
-    except OSError:
-        return EMPTY
-    return target
+    return keep_copy(home / SHOWN / str(name).strip("/").replace("/", "%"), text) or EMPTY
 
 
 def git_common(root: Path) -> Path | None:

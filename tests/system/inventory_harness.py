@@ -59,6 +59,27 @@ def needs_bwrap() -> None:
         pytest.skip("bubblewrap is not available on this machine")
 
 
+def known_outside(root: Path, secrets: tuple[str, ...], files: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """What specd makes, outside any jail, of secrets the jail keeps from view: the ones redaction would still show
+    once the project's secrets are loaded (none, if masked), and each of ``files`` (written into ``root``) that
+    the commit barrier holds, with what it says it holds."""
+    from specd.git import tree
+    from specd.git.barrier import Barrier
+    from specd.git.repo import Repo
+    from specd.redact import MASK, redact
+    from specd.tasks.secrets import load_project_secrets
+
+    load_project_secrets(root)
+    shown = [secret for secret in secrets if redact(f"x {secret}") != f"x {MASK}"]
+    repo = Repo.open(root)
+    assert repo is not None
+    gate = Barrier(repo, root, ".specd/tasks/t", ".specd")
+    for name, text in files.items():
+        (root / name).write_text(text)
+    gate.look(set(files), tree.take(repo, "."))
+    return shown, {hit.path: hit.holds for hit in gate.holds()}
+
+
 def hosting(tmp_path: Path) -> Iterator[Host]:
     """The body of each test module's ``host`` fixture: bubblewrap or a skip, then a Host, closed after."""
     needs_bwrap()
