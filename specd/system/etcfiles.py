@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 from specd.redact import MASK, is_secret_var, redact
@@ -34,9 +35,32 @@ _ASSIGNED = re.compile(r"""^(\s*(?:export\s+)?"?([^\s=:"#;]+(?::[^\s=:"]+)?)"?\s
 
 
 def files(patterns: tuple[str, ...]) -> list[str]:
-    """The files ``patterns`` name that are there, a link's target in its place (what the jail shows there)."""
-    found = [path.resolve() for pattern in patterns for path in sorted(Path("/").glob(pattern.lstrip("/")))]
-    return list(dict.fromkeys(str(path) for path in found if path.is_file()))
+    """The files ``patterns`` name that are there (a pattern ends in `/*` for a folder's files), a link's target in
+    its place (what the jail shows there). A stat or a folder listing each: a status pays for it at every call."""
+    found: list[str] = []
+    for pattern in patterns:
+        if pattern.endswith("/*"):
+            try:
+                with os.scandir(pattern[:-2]) as entries:
+                    found += sorted(entry.path for entry in entries)
+            except OSError:
+                continue
+        else:
+            found.append(pattern)
+    shown = [_regular(path) for path in found]
+    return list(dict.fromkeys(path for path in shown if path is not None))
+
+
+def _regular(path: str) -> str | None:
+    """``path``, or the file its link leads to, when that is a regular file."""
+    try:
+        mode = os.lstat(path).st_mode
+        if stat.S_ISLNK(mode):
+            path = os.path.realpath(path)
+            mode = Path(path).stat().st_mode
+    except OSError:
+        return None
+    return path if stat.S_ISREG(mode) else None
 
 
 def scrubbed(text: str) -> str:
