@@ -30,8 +30,8 @@ from specd.state.model import RunState, now
 from specd.state.packing import Shape
 from specd.state.redacting import SnapshotRedactor
 from specd.state.render import render_markdown
-from specd.state.text import escaped, scrub
-from specd.system.ownfiles import open_own
+from specd.state.text import clean, escaped, scrub
+from specd.system.ownfiles import open_own, read_regular
 
 STATE_JSON = ".pipeline-state.json"
 STATE_MD = ".pipeline-state.md"
@@ -61,6 +61,7 @@ class StateStore:
         self._rewrite = True  # the history file must be written whole (fresh run, or migrated state)
         self._changed = False  # rows already on disk were changed in place (see history_changed)
         self._written: tuple[Key, Key | None] | None = None  # the last snapshot written: exact and loose keys
+        self._loaded: tuple[Key, str, str] | None = None  # the snapshot the run began from, and its two times
         self._events_sealed = False
         self._listing = False  # loaded without history: must never be saved (it would drop the rows)
         self._redact = SnapshotRedactor()  # walks only what changed since the last save
@@ -94,6 +95,7 @@ class StateStore:
             self._persisted = len(state.history)
             self._rewrite = count is None  # version 1: rows were inside the JSON; write them out once
             self._written = self._keys(state)
+            self._loaded = (self._written[0], state.updated_at, state.heartbeat_at)
         return state
 
     def save(self, state: RunState, *, settled: bool = True, durable: bool = True) -> None:
@@ -124,7 +126,14 @@ class StateStore:
             # Unchanged, or only stages that ran nothing were ticked off: re-running those on resume runs
             # nothing again, so they need no durable write.
             return
-        state.updated_at = state.heartbeat_at = now()
+        if not reshaped and self._loaded is not None and exact == self._loaded[0]:
+            # Back to the snapshot the run began from (a waiting task looked at again, still waiting, after the
+            # run's IN_PROGRESS save): written as it was, times included, so the file is byte for byte what it
+            # was and git has nothing to commit. The times say when the state last changed, not when it was
+            # last looked at (`status` tells a live run by its lock and the heartbeat file, not by these).
+            state.updated_at, state.heartbeat_at = self._loaded[1], self._loaded[2]
+        else:
+            state.updated_at = state.heartbeat_at = now()
         shape = self._shape_file
         if shape is None or state.shape != shape:  # first: the snapshot is packed against it (the old one is kept)
             atomic.write_json(self.shape_path, {"shape": state.shape, "previous": self._shape_disk},
@@ -153,7 +162,13 @@ class StateStore:
         self.render(state)
 
     def render(self, state: RunState) -> None:
-        atomic.write_text(self.md_path, render_markdown(state, self.budgets))
+        """Written only when it reads differently: a run that changed nothing leaves the file (and git) alone."""
+        text = clean(redact(render_markdown(state, self.budgets)))
+        data = text.encode("utf-8")
+        with contextlib.suppress(OSError):  # none yet, a link, a bigger file: written afresh
+            if read_regular(self.md_path, len(data)) == data:
+                return
+        atomic.write_text(self.md_path, text, checked=True)
 
     def heartbeat_age(self) -> float | None:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,33 @@ def test_finish_renders_markdown_and_save_does_not(tmp_path: Path) -> None:
     text = store.md_path.read_text(encoding="utf-8")
     assert "alpha" in text
     assert "COMPLETE" in text
+
+
+def test_a_run_that_ends_where_it_began_leaves_the_files_as_they_were(tmp_path: Path) -> None:
+    """A waiting task looked at again: saved IN_PROGRESS at the start, WAITING again at the end, nothing else.
+    The snapshot goes back to its old bytes (times included) and the markdown is not written at all."""
+    old = RunState(task="t", status="WAITING_FOR_HUMAN", reason="gate")
+    old.history.append(row("alpha", 0))
+    StateStore(tmp_path, "t").finish(old)
+    then = old.updated_at
+    time.sleep(1.1)  # a later second: a rewrite would show it
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    md = (tmp_path / ".pipeline-state.md").stat().st_mtime_ns
+    store = StateStore(tmp_path, "t")
+    state = store.load()
+    assert state is not None
+    state.status, state.reason = "IN_PROGRESS", ""
+    store.save(state)  # the run's start: live, with a fresh time
+    assert store.json_path.read_bytes() != before[store.json_path.name]
+    state.status, state.reason = "WAITING_FOR_HUMAN", "gate"
+    store.finish(state)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+    assert state.updated_at == state.heartbeat_at == then
+    assert store.md_path.stat().st_mtime_ns == md
+    state.notes.append("a real change")  # anything else is news, with a time of its own
+    store.finish(state)
+    assert state.updated_at != then
+    assert state.updated_at in store.md_path.read_text(encoding="utf-8")
 
 
 def test_listing_load_skips_history(tmp_path: Path) -> None:
