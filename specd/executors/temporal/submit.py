@@ -92,7 +92,7 @@ async def submit(client: Client, project: Project, settings: Settings, names: li
     for job in jobs:  # its home, unless it has one: a task run here already is not moved by this (see home.py)
         home.settle(project, job["task"], home.Home("temporal", address=settings.address,
                                                     workflow_id=workflow_id(key, job["task"])))
-    record.save(project, settings, [s.task for s in out if s.how != "done-here"])
+    record.save(project, settings, [s.task for s in out if s.how != "done-here"], key)
     return key, out
 
 
