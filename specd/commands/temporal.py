@@ -33,7 +33,8 @@ def run_on_temporal(project: Project, names: list[str], options: dict[str, Any],
     from specd.executors.temporal.lookup import connect
     from specd.executors.temporal.submit import Options, submit
 
-    run_options = Options(options.get("mode"), options.get("agent_spec"), options.get("max_cost"), options.get("jobs"))
+    run_options = Options(options.get("mode"), options.get("agent_spec"), options.get("max_cost"), options.get("jobs"),
+                          bool(options.get("move")))
 
     async def go() -> list[Any] | None:
         client = await connect(settings)
@@ -42,9 +43,12 @@ def run_on_temporal(project: Project, names: list[str], options: dict[str, Any],
             line = {"kind": "submitted", "how": item.how, "workflow_id": item.workflow_id,
                     "ui": settings.ui_link(item.workflow_id)}
             if as_json:
-                click.echo(__import__("json").dumps({"task": item.task, **line}))
+                click.echo(__import__("json").dumps({"task": item.task, **line, **({"said": list(item.said)}
+                                                                                    if item.said else {})}))
             else:
                 click.echo(f"{item.task}: {item.how} {item.workflow_id}  {line['ui']}")
+                for said in item.said:
+                    click.echo(f"{item.task}: {said}")
         if not wait:
             return None
         view = RunView(as_json=as_json)

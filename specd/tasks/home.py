@@ -10,7 +10,7 @@ Records are never committed (``homes/`` is in ``.specd/.gitignore``): they descr
 A task from before the records existed is placed by what is on disk; found in both places, it is refused. A task
 with no record and no run here that this clone submitted to Temporal (``submitted.py``) is its workflow's: its
 history is on the branch its workers push, and a first run here would start it again from its first step.
-Bringing a task here from Temporal is `specd run TASK --move` (``executors/temporal/move.py``).
+Moving a task between this machine and Temporal is `specd run TASK --move` (``executors/temporal/move.py``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
-"""Bringing a task back from Temporal, through the real CLI, a dev server and a `specd worker`: the printed fix
-followed step by step, and the task's history kept (no step it finished runs again, one copy at a time).
+"""Moving a task between this machine and Temporal, through the real CLI, a dev server and `specd worker`s: the
+printed fixes followed step by step, and the task's history kept both ways (no step it finished runs again, one
+copy at a time).
 
-It used to start again from its first step, in a second copy, when its home record was deleted as the fix said.
+Bringing a task back from Temporal used to start it again from its first step, in a second copy, when its home
+record was deleted as the fix said; moving a task that ran steps here to Temporal was refused whatever was done.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import json
 import re
 import shlex
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -118,3 +121,92 @@ def test_a_task_brought_back_from_temporal_goes_on_after_its_last_finished_step(
     finally:
         hold.unlink(missing_ok=True)
         cluster.close()
+
+
+def test_a_task_that_ran_a_step_in_the_main_tree_moves_to_temporal_and_goes_on_there(
+        tmp_path: Path, temporal_server: DevServer) -> None:
+    """s1 ran here (`specd continue`) and the gate before s2 waits. Submitting it is refused with a fix that works
+    when followed: `run --executor temporal --move` pushes the commit that holds its state, its workflow waits at
+    the same gate, an answer sends it on, and s1 never runs again. A change to its folder not committed is refused
+    first (its branch would not hold it), and so is a move while a run here holds it."""
+    repo = Repo(tmp_path, pause="s2")
+    repo.new("t")
+    cluster = TemporalExecutor(repo, temporal_server, workers=1, mode="semi-auto")
+    try:
+        held = repo.specd("continue", "t", "--semi-auto", "--agent", repo.agent())
+        assert held.returncode == 3, _said(held)
+        refused = repo.specd("run", "t", "--executor", "temporal", *cluster.flags())
+        assert refused.returncode == 2, _said(refused)
+        assert "already runs on this machine, in the main tree" in _said(refused)
+        fix = _fix(refused, r"then `(specd run t --executor temporal [^`]* --move)`")
+        assert fix == ["run", "t", "--executor", "temporal", *cluster.flags(), "--move"]
+
+        notes = repo.root / ".specd" / "tasks" / "t" / "FEATURE.md"
+        before = notes.read_text()
+        notes.write_text(before + "\nOne more thing.\n")
+        dirty = repo.specd(*fix)
+        assert dirty.returncode == 2, _said(dirty)
+        assert "not committed (.specd/tasks/t/FEATURE.md)" in _said(dirty)
+        notes.write_text(before)
+        holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(notes.parent)], stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout is not None
+            assert holder.stdout.readline().strip() == "held"
+            busy = repo.specd(*fix)
+            assert busy.returncode == 2, _said(busy)
+            assert f"already being run by pid {holder.pid}" in _said(busy)
+        finally:
+            holder.terminate()
+            holder.wait(timeout=60)
+
+        moved = repo.specd(*fix)  # as printed
+        assert moved.returncode == 0, _said(moved)
+        assert "t: moved specd-" in moved.stdout
+        assert _home(repo, "t")["kind"] == "temporal"
+        here = repo.specd("continue", "t", "--semi-auto", "--agent", repo.agent())
+        assert here.returncode == 2, _said(here)
+        assert "runs on Temporal" in _said(here)
+
+        waiting = _waits(cluster, "t")
+        assert waiting["next"]["step"] == "s2"
+        assert cluster.approve("t", "--note", "go on there").returncode == 0
+        assert cluster.ended("t")["status"] == "COMPLETE"
+        state = cluster.state("t")
+        assert _ledger(repo.git("show", "origin/specd/t:ledger-t.txt")) == ["s1", "s2", "s3"]  # s1 once, here
+        assert [row["note"] for row in state["checkpoints"] if row["answer"] == "approve"] == ["go on there"]
+        landed = repo.specd("land", "t")
+        assert landed.returncode == 0, _said(landed)
+        assert _ledger((repo.root / "ledger-t.txt").read_text()) == ["s1", "s2", "s3"]
+    finally:
+        cluster.close()
+
+
+def test_a_task_in_its_worktree_moves_to_temporal_and_its_worktree_goes(tmp_path: Path,
+                                                                        temporal_server: DevServer) -> None:
+    repo = Repo(tmp_path, pause="s2")
+    repo.new("k")
+    cluster = TemporalExecutor(repo, temporal_server, workers=1, mode="semi-auto")
+    try:
+        local = repo.specd("run", "k", "--semi-auto", "--agent", repo.agent())
+        assert local.returncode == 3, _said(local)  # s1 ran in .specd/worktrees/k; the gate before s2 waits
+        moved = repo.specd("run", "k", "--executor", "temporal", *cluster.flags(), "--move")
+        assert moved.returncode == 0, _said(moved)
+        assert "k: removed its worktree .specd/worktrees/k (branch specd/k stays)" in moved.stdout
+        assert not repo.tree("k").exists()
+        assert repo.git("branch", "--list", "specd/k").strip()
+        _waits(cluster, "k")
+        assert cluster.approve("k").returncode == 0
+        assert cluster.ended("k")["status"] == "COMPLETE"
+        assert _ledger(repo.git("show", "origin/specd/k:ledger-k.txt")) == ["s1", "s2", "s3"]
+    finally:
+        cluster.close()
+
+
+_HOLD = """
+import sys, time
+from pathlib import Path
+from specd.state.lock import TaskLock
+with TaskLock(Path(sys.argv[1]), "t"):  # as a run here holds it
+    print("held", flush=True)
+    time.sleep(600)
+"""
