@@ -138,6 +138,18 @@ def _home(ctx: click.Context, task: str) -> Project:
     return where
 
 
+def runnable(ctx: click.Context, task: str) -> Project:
+    """The tree TASK lives in, for a verb that changes its run before running it (`retry`, `rerun`): a task that
+    lives on Temporal is refused before anything here is touched (a run state written here would be a second copy)."""
+    from specd.tasks import home
+
+    given = project_from(ctx)
+    main = home.main_of(given)
+    if main == given:
+        home.local(main, task, home.current(main, task))
+    return task_project(ctx, task)
+
+
 def _next(task: str, status: str) -> str:
     return {"WAITING_FOR_HUMAN": f"specd status {task}, then specd approve|reject|skip {task}",
             "CANCELLED": f"specd rerun {task} --from STEP"}.get(status, f"specd status {task}")

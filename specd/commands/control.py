@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from specd.commands.common import complete_steps, project_from, task_argument, task_project
-from specd.commands.continue_ import run_options, start_run
+from specd.commands.continue_ import run_options, runnable, start_run
 from specd.commands.envelope import emit, json_option
 from specd.commands.temporal import answer_on_temporal, temporal_options
 from specd.engine import control
@@ -43,7 +43,7 @@ def cancel(ctx: click.Context, /, task: str, as_json: bool, **temporal: str | No
 def retry(ctx: click.Context, /, task: str, **options: Any) -> int:
     """Run the step that FAILED (or BLOCKED) TASK again, then go on as
     `specd continue` would, with the run's saved agent and mode."""
-    project = task_project(ctx, task)
+    project = runnable(ctx, task)
     click.echo(f"{task}: {control.retry(project, task, identity.here('cli', project.root))}", err=True)
     return start_run(ctx, task, **options)
 
@@ -59,6 +59,6 @@ def rerun(ctx: click.Context, /, task: str, step: str, phase: str | None, **opti
     """Run TASK again from STEP (in phase P). Later history rows are kept and
     marked superseded, never deleted. Works on COMPLETE, FAILED and CANCELLED
     tasks too, e.g. after new phases were added to the roadmap."""
-    project = task_project(ctx, task)
+    project = runnable(ctx, task)
     click.echo(f"{task}: {control.rerun(project, task, step, phase, identity.here('cli', project.root))}", err=True)
     return start_run(ctx, task, **options)

@@ -35,10 +35,15 @@ from specd.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK,
 @click.option("--remote", metavar="NAME|URL", help="With --executor temporal: the shared repository the workers "
               "use (default: origin).")
 @click.option("--wait", is_flag=True, help="With --executor temporal: follow the workflows until each one settles.")
+@click.option("--move", is_flag=True,
+              help="Move the TASKs named to this executor, with their history: with --executor temporal, tasks that "
+                   "live on this machine (stopped, their folder committed) go on on Temporal; without it, tasks "
+                   "whose workflow ended (`specd cancel TASK` first) come here, each in its worktree. No step they "
+                   "finished runs again.")
 @click.pass_context
 def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: int | None, mode: str | None,
         agent_spec: str | None, max_cost: float | None, as_json: bool, keep_waiting: bool, land_them: bool,
-        executor_name: str, wait: bool, **temporal: Any) -> int:
+        executor_name: str, wait: bool, move: bool, **temporal: Any) -> int:
     """Run TASKs (or, with --all, every unfinished task) and what they need,
     side by side, each in its own git worktree .specd/worktrees/<task> on
     branch specd/<task>. Your own tree, index and branch are not touched;
@@ -53,11 +58,17 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
 
     if bool(tasks) == all_tasks:
         raise UsageError("name the tasks to run, or pass --all", fix="`specd run TASK...` or `specd run --all`")
+    if move and all_tasks:
+        raise UsageError("--move moves only the tasks named, never --all", fix="`specd run TASK... --move`")
     project = project_from(ctx)
     if executor_name == "temporal":
         return run_on_temporal(project, list(tasks), {**temporal, "mode": mode, "agent_spec": agent_spec,
-                                                      "max_cost": max_cost, "jobs": jobs}, wait=wait,
+                                                      "max_cost": max_cost, "jobs": jobs, "move": move}, wait=wait,
                                as_json=as_json)
+    if move:
+        from specd.commands.temporal import move_here
+
+        move_here(project, list(tasks), temporal, as_json=as_json)
     settings = Settings(mode=mode, agent=agent_spec, max_cost=max_cost, keep_waiting=keep_waiting)
     if jobs is not None:
         settings = Settings(jobs, mode, agent_spec, max_cost, keep_waiting)

@@ -83,9 +83,12 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     if as_graph:
         return _graph(project, config, broken, mermaid, as_json, temporal)
     data: dict[str, Any] | list[dict[str, Any]]
-    if task and (where := locate(project, task)) != project:  # running in its worktree: its live folder is there
+    asked = any(temporal.values())  # Temporal named by flag: its copy is shown, wherever the task lives here
+    if task and asked and (remote := _on_temporal(project, task, broken, temporal)) is not None:
+        data = remote
+    elif task and (where := locate(project, task)) != project:  # running in its worktree: its live folder is there
         data = task_status(where, task, broken=broken) | {"branch": branch(task)}
-    elif task and (remote := _on_temporal(project, task, broken, temporal)) is not None:
+    elif task and not asked and (remote := _on_temporal(project, task, broken, temporal)) is not None:
         data = remote  # run by Temporal workers: what they pushed, and the workflow's state
     else:
         keep: list[Any] = []  # each row's folder and signature, when the status index holds it

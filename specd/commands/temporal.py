@@ -33,7 +33,8 @@ def run_on_temporal(project: Project, names: list[str], options: dict[str, Any],
     from specd.executors.temporal.lookup import connect
     from specd.executors.temporal.submit import Options, submit
 
-    run_options = Options(options.get("mode"), options.get("agent_spec"), options.get("max_cost"), options.get("jobs"))
+    run_options = Options(options.get("mode"), options.get("agent_spec"), options.get("max_cost"), options.get("jobs"),
+                          bool(options.get("move")))
 
     async def go() -> list[Any] | None:
         client = await connect(settings)
@@ -42,9 +43,12 @@ def run_on_temporal(project: Project, names: list[str], options: dict[str, Any],
             line = {"kind": "submitted", "how": item.how, "workflow_id": item.workflow_id,
                     "ui": settings.ui_link(item.workflow_id)}
             if as_json:
-                click.echo(__import__("json").dumps({"task": item.task, **line}))
+                click.echo(__import__("json").dumps({"task": item.task, **line, **({"said": list(item.said)}
+                                                                                    if item.said else {})}))
             else:
                 click.echo(f"{item.task}: {item.how} {item.workflow_id}  {line['ui']}")
+                for said in item.said:
+                    click.echo(f"{item.task}: {said}")
         if not wait:
             return None
         view = RunView(as_json=as_json)
@@ -59,6 +63,53 @@ def run_on_temporal(project: Project, names: list[str], options: dict[str, Any],
     if statuses & {"BLOCKED", "FAILED"}:
         return EXIT_FAILED
     return EXIT_OK if statuses <= {"COMPLETE"} else EXIT_WAITING
+
+
+def move_here(project: Project, names: list[str], options: dict[str, Any], *, as_json: bool) -> None:
+    """`specd run TASK --move`: each named task that lives on Temporal, its workflow ended, brought here with its
+    history (``move.come_here``); a task that lives here already is said to, and left as it is."""
+    from specd.tasks import home
+    from specd.tasks.task import existing_task
+
+    for task in names:
+        existing_task(project, task)  # a mistyped name is said as such
+        found = home.current(project, task)
+        if found.kind != "temporal":
+            where = "your tree" if found.kind == "main" else found.path
+            said = f"lives on this machine already ({where}); nothing moved"
+        else:
+            said = _come_here(project, task, found, options)
+        if as_json:
+            click.echo(__import__("json").dumps({"task": task, "kind": "moved", "message": said}))
+        else:
+            click.echo(f"{task}: {said}", err=True)
+
+
+def _come_here(project: Project, task: str, found: Any, options: dict[str, Any]) -> str:
+    from specd.executors.temporal import require
+
+    require()
+    import asyncio
+
+    from specd.executors.temporal import lookup, move
+    from specd.executors.temporal.ids import repo_key, workflow_id
+
+    settings = settings_from(project, options, task) or settings_from(project, {"temporal_address": found.address})
+    if settings is None:
+        raise UsageError(f"task {task!r} runs on Temporal, and this clone does not know where",
+                         fix=f"pass --temporal HOST:PORT: `specd run {task} --move --temporal HOST:PORT`")
+
+    async def ask() -> dict[str, Any] | None:
+        return await lookup.state(await lookup.connect(settings), repo_key(project.root), task)
+
+    state = asyncio.run(ask())
+    if state is not None and state["running"]:
+        wid = workflow_id(repo_key(project.root), task)
+        raise UsageError(f"task {task!r} still runs on Temporal (workflow {wid}, {state['status']}); bringing it "
+                         "here now would make a second copy",
+                         fix=f"`specd cancel {task}` stops it (it ends CANCELLED on its branch), then `specd run "
+                             f"{task} --move`")
+    return move.come_here(project, task, settings.remote)
 
 
 def status_on_temporal(project: Project, task: str, look: Callable[[Project], dict[str, Any]],

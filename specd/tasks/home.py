@@ -7,7 +7,10 @@ copies, diverging, an answer lost. So the first run records the task's home (``m
 page included, resolves the task through that record. A record also says which process runs the task now.
 
 Records are never committed (``homes/`` is in ``.specd/.gitignore``): they describe this clone's trees.
-A task from before the records existed is placed by what is on disk; found in both places, it is refused.
+A task from before the records existed is placed by what is on disk; found in both places, it is refused. A task
+with no record and no run here that this clone submitted to Temporal (``submitted.py``) is its workflow's: its
+history is on the branch its workers push, and a first run here would start it again from its first step.
+Moving a task between this machine and Temporal is `specd run TASK --move` (``executors/temporal/move.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 from specd.errors import TaskError
 from specd.state import atomic
 from specd.state.model import now
+from specd.tasks import submitted
 from specd.tasks.project import SPECD_DIR, Project
 
 FOLDER = "homes"
@@ -88,7 +92,8 @@ def read(main: Project, task: str) -> Home | None:
 
 
 def infer(main: Project, task: str) -> Home | None:
-    """A task with no record, placed by what is on disk (None: it never ran anywhere)."""
+    """A task with no record, placed by what is on disk: its worktree, a run in the main tree, or this clone's
+    record of what it submitted to Temporal (None: it never ran anywhere)."""
     away = worktree(task)
     in_tree = (main.root / away.path / SPECD_DIR / "tasks" / task / "config.json").is_file()
     ran_here = (main.tasks_dir / task / STATE).is_file()
@@ -102,7 +107,11 @@ def infer(main: Project, task: str) -> Home | None:
                 "tree's run); then run the command again")
     if in_tree:
         return away
-    return Home("main") if ran_here else None
+    if ran_here:
+        return Home("main")
+    sent = submitted.where(main, task)  # its record deleted, or submitted by a specd from before homes
+    return Home("temporal", address=str(sent.get("address") or ""), workflow_id=str(sent.get("workflow_id") or "")
+                ) if sent else None
 
 
 def current(main: Project, task: str) -> Home:
@@ -131,10 +140,14 @@ def local(main: Project, task: str, home: Home) -> Home:
     """``home``, when this machine may run the task; a task on Temporal is its workflow's, not a second copy."""
     if home.kind == "temporal":
         record = main.rel(_file(main, task))
-        raise TaskError(f"task {task!r} runs on Temporal (workflow {home.workflow_id} at {home.address}, recorded "
-                        f"in {record}); running it here too would make a second copy",
+        sent = submitted.path(main)
+        where = (f"workflow {home.workflow_id} at {home.address}, recorded in {record}" if home.workflow_id else
+                 f"submitted from this clone to {home.address or 'Temporal'}, as {main.rel(sent) if sent else 'git'} "
+                 "says")
+        raise TaskError(f"task {task!r} runs on Temporal ({where}); running it here too would make a second copy",
                         fix=f"answer it with `specd approve {task}` and follow it with `specd status {task}`; to run "
-                            f"it here instead, `specd cancel {task}`, then delete {record}")
+                            f"it here instead, `specd cancel {task}` (if its workflow still runs), then `specd run "
+                            f"{task} --move`, which brings it here with every step its workers finished")
     return home
 
 

@@ -74,7 +74,8 @@ def signal(main: Project, task: str, verb: str, note: str, origin: Origin) -> st
     clone's copy of the task is never touched (it would be a second copy)."""
     if verb not in (*ANSWERS, "cancel"):
         raise UsageError(f"task {task!r} runs on Temporal, whose workers run it: {verb} is not sent there",
-                         fix=f"follow it with `specd status {task}`; to run it here instead, cancel it first")
+                         fix=f"follow it with `specd status {task}`; to run it here instead, cancel it, then "
+                             f"`specd run {task} --move` brings it here with its history")
     from specd.executors.temporal.signals import answer_on_temporal
 
     said = answer_on_temporal(main, task, verb, note if verb != "skip" else "", {}, by=origin.by)

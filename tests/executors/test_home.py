@@ -159,6 +159,46 @@ def test_a_task_homed_on_temporal_is_not_run_here_as_a_second_copy(tmp_path: Pat
     assert _home(repo, "t")["kind"] == "temporal"
 
 
+def test_a_task_submitted_from_this_clone_whose_home_record_was_deleted_is_not_started_again_here(
+        tmp_path: Path) -> None:
+    """This clone submitted the task to Temporal (its record of submissions says so) and nothing of it ran here; its
+    home record was deleted since (as an older fix said, or by hand). Its history is on the branch its workers push:
+    `continue` and `run` refuse it, naming the command that brings it here, and never start it from its first step."""
+    repo = Repo(tmp_path, steps=("s1", "s2"), pause="s2")
+    repo.new("t")
+    sent = {"address": "127.0.0.1:7233", "namespace": "default", "task_queue": "specd", "remote": "origin",
+            "workflow_id": "specd-abc-t"}
+    (repo.root / ".git" / "specd-temporal.json").write_text(json.dumps({"t": sent}))
+    for argv in (("continue", "t", *_flags(repo)), ("run", "t", *_flags(repo))):
+        refused = repo.specd(*argv)
+        said = refused.stderr + refused.stdout
+        assert refused.returncode == 2, (argv, said)
+        assert "runs on Temporal (workflow specd-abc-t at 127.0.0.1:7233" in said, said
+        assert "`specd run t --move`" in said
+        assert "Traceback" not in said
+    assert _states(repo, "t") == []  # nothing ran anywhere
+    assert _ledger(repo.root, "t") == []
+    assert _home(repo, "t")["kind"] == "temporal"  # the record says again where it lives
+
+
+def test_retry_and_rerun_of_a_task_on_temporal_change_nothing_here(tmp_path: Path) -> None:
+    """`rerun` and `retry` change a run before they run it: for a task on Temporal they are refused first, so no
+    run state is written here (a second copy, which a later verb would find)."""
+    repo = Repo(tmp_path, steps=("s1", "s2"))
+    repo.new("t")
+    record = {"kind": "temporal", "address": "127.0.0.1:7233", "workflow_id": "specd-abc-t"}
+    repo.write(".specd/homes/t.json", json.dumps(record))
+    for argv in (("rerun", "t", "--from", "s2", "--auto", "--agent", repo.agent()),
+                 ("retry", "t", "--auto", "--agent", repo.agent())):
+        refused = repo.specd(*argv)
+        said = refused.stderr + refused.stdout
+        assert refused.returncode == 2, (argv, said)
+        assert "runs on Temporal (workflow specd-abc-t" in said, said
+        assert "`specd run t --move`" in said
+        assert "starts again" not in said  # nothing was changed before the refusal
+    assert _states(repo, "t") == []
+
+
 def test_a_task_on_temporal_is_left_to_its_workers_by_run_all_and_never_takes_another_tasks_turn(
         tmp_path: Path) -> None:
     """`specd run --all` leaves a task that lives on Temporal to its workers (said, not BROKEN, not exit 2); named,

@@ -128,10 +128,12 @@ def test_a_cancel_while_waiting_ends_the_task(tmp_path: Path, temporal_server: D
         assert done.returncode == 0, done.stderr
         assert cluster.ended("w")["temporal"]["status"] == "CANCELLED"
         assert cluster.state("w")["status"] == "CANCELLED"
-        # moved here, as the refusal's fix says: its home record deleted, then run in this tree. From then on
-        # this copy is its truth: status (one task and the listing) no longer shows Temporal's cancelled one
-        (repo.root / ".specd" / "homes" / "w.json").unlink()
-        here = repo.specd("continue", "w", "--semi-auto", "--agent", repo.agent())
+        # moved here, as the refusal's fix says (`specd run w --move`: the branch its workers pushed, in its
+        # worktree), then started again from the gate it was cancelled at. From then on this copy is its truth:
+        # status (one task and the listing) no longer shows Temporal's cancelled one
+        moved = repo.specd("run", "w", "--move", "--semi-auto", "--agent", repo.agent())
+        assert "moved w here from Temporal" in moved.stderr, moved.stdout + moved.stderr
+        here = repo.specd("rerun", "w", "--from", "s2", "--semi-auto", "--agent", repo.agent())
         assert here.returncode == 3, here.stdout + here.stderr
         one = json.loads(repo.specd("status", "w", "--json").stdout)
         assert (one["status"], one.get("temporal")) == ("WAITING_FOR_HUMAN", None), one

@@ -165,7 +165,7 @@ def test_the_listing_answers_when_the_server_of_a_submitted_task_is_gone(repo: R
 def test_a_task_running_on_this_machine_is_not_copied_onto_temporal(tmp_path: Path,
                                                                      temporal_server: DevServer) -> None:
     """Started by `specd continue` (its home is the main tree), then `run --executor temporal`: refused with
-    the way to move it, and no workflow is started for it."""
+    the way to move it (test_temporal_move.py follows it), and no workflow is started for it."""
     repo = Repo(tmp_path, pause="s2")
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
@@ -177,6 +177,7 @@ def test_a_task_running_on_this_machine_is_not_copied_onto_temporal(tmp_path: Pa
     moved = repo.specd("run", "a", "--executor", "temporal", "--temporal", temporal_server.address,
                        "--task-queue", "nobody")
     one_line_error(moved, "already runs on this machine, in the main tree")
-    assert "delete .specd/homes/a.json" in moved.stderr
+    assert "`specd run a --executor temporal --temporal " in moved.stderr
+    assert " --task-queue nobody --move`" in moved.stderr
     shown = repo.specd("status", "a", "--temporal", temporal_server.address, "--json")
     assert json.loads(shown.stdout)["status"] == "WAITING_FOR_HUMAN"  # still the one copy, here

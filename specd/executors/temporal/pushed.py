@@ -42,7 +42,7 @@ def fetch_all(project: Project, remote: str, tasks: list[str]) -> set[str] | Non
     there = [task for task in tasks if task in heads]
     moved = [task for task in there if _local(project, task) != heads[task]]
     if moved and git(project.root, "fetch", "--quiet", remote,
-                     *[f"+refs/heads/{branch(task)}:{_ref(task)}" for task in moved]).returncode != 0:
+                     *[f"+refs/heads/{branch(task)}:{ref(task)}" for task in moved]).returncode != 0:
         return None
     return set(there)
 
@@ -62,12 +62,13 @@ def read(project: Project, remote: str, task: str, look: Callable[[Project], dic
             return look(Project(copy)) if unpack(project, remote, task, copy, fetched) else None
 
 
-def _ref(task: str) -> str:
+def ref(task: str) -> str:
+    """Where the branch its workers pushed is fetched to: a ref of specd's own, never a branch of the user's."""
     return f"refs/specd-temporal/{task}"
 
 
 def _local(project: Project, task: str) -> str:
-    return git(project.root, "rev-parse", "--verify", "--quiet", _ref(task)).stdout.strip()
+    return git(project.root, "rev-parse", "--verify", "--quiet", ref(task)).stdout.strip()
 
 
 def unpack(project: Project, remote: str, task: str, into: Path, fetched: bool = False) -> bool:
@@ -75,9 +76,9 @@ def unpack(project: Project, remote: str, task: str, into: Path, fetched: bool =
     replacing what was there whole (unpacked beside it, then renamed: a reader sees the old copy or the new one);
     left as it is when the branch has not moved since. False when the remote has no such branch. Callers that
     share ``into`` hold its lock (``read``, the page's worker thread)."""
-    ref = _ref(task)
+    fetched_to = ref(task)
     if not fetched and git(project.root, "fetch", "--quiet", remote,
-                           f"+refs/heads/{branch(task)}:{ref}").returncode != 0:
+                           f"+refs/heads/{branch(task)}:{fetched_to}").returncode != 0:
         return False
     commit = _local(project, task)
     if not commit:
@@ -85,7 +86,7 @@ def unpack(project: Project, remote: str, task: str, into: Path, fetched: bool =
     mark = into.with_name(into.name + ".commit")
     if into.is_dir() and mark.is_file() and mark.read_text(encoding="utf-8") == commit:
         return True
-    done = git_bytes(project.root, "archive", "--format=tar", ref, ".specd")
+    done = git_bytes(project.root, "archive", "--format=tar", fetched_to, ".specd")
     if done is None:
         return False
     fresh, old = into.with_name(into.name + ".new"), into.with_name(into.name + ".old")

@@ -7,6 +7,8 @@ The pushed run state is a copy written on a worker. Read here, three of its word
   done, so the pushed copy still says WAITING_FOR_HUMAN (and asks for the answer already given);
 - a workflow that ended without pushing (a job its worker refused, a workflow terminated or timed out) leaves the
   last pushed state behind, IN_PROGRESS or waiting, where the workflow says BLOCKED or FAILED and why.
+A task whose workflow ended CANCELLED or FAILED is told `specd run TASK --move` (brought here with its history,
+where `rerun` and `retry` act), not the `rerun` or `retry` its pushed copy names, which act on a copy here.
 The answers a waiting task is told about are those that signal its workflow, never `continue --approve`.
 """
 
@@ -23,8 +25,9 @@ def as_workflow_says(task: str, data: dict[str, Any], found: dict[str, Any]) -> 
     if not found["running"] and found["status"] != data.get("status"):
         data.update(status=found["status"], idle=None, running=None, hint=None, status_note=None,
                     reason=found["reason"] or f"its workflow ended {found['status']}")
-        return data
     if not found["running"]:
+        if data.get("status") in ("CANCELLED", "FAILED"):  # `retry` and `rerun` act here: it comes here first
+            data["hint"] = f"specd run {task} --move"
         return data
     if data.get("status") == "WAITING_FOR_HUMAN" and found["status"] == "IN_PROGRESS":
         data.update(status="IN_PROGRESS", reason=None, waiting=None)  # answered: the workflow took it up
