@@ -51,7 +51,7 @@ def test_a_worker_killed_just_after_an_answer_is_replaced_and_the_answer_is_used
 def test_two_answers_to_one_gate_never_answer_the_next_one_and_status_says_what_the_workflow_does(
         tmp_path: Path, temporal_server: DevServer) -> None:
     """Two people approve one gate while no worker has taken the first answer up (both saw it waiting): the
-    second is dropped, so the next gate still waits for a person. Meanwhile `status` tells the truth of the
+    second is refused, so the next gate still waits for a person. Meanwhile `status` tells the truth of the
     workflow: a step running on a worker is IN_PROGRESS (no process here runs it, yet it is not STOPPED), and
     a waiting task is answered by signals, never by `specd continue`, which refuses a task on Temporal."""
     repo = Repo(tmp_path, pause=("s2", "s3"))
@@ -68,9 +68,11 @@ def test_two_answers_to_one_gate_never_answer_the_next_one_and_status_says_what_
         assert "continue" not in said, said
         cluster.close()  # no worker: nothing takes an answer up, so the memo says waiting to both people
         (repo.dir / "hold-g-s2").write_text("")
-        for note in ("first", "second"):
-            answered = cluster.approve("g", "--note", note)
-            assert answered.returncode == 0, answered.stderr
+        answered = cluster.approve("g", "--note", "first")
+        assert answered.returncode == 0, answered.stderr
+        second = cluster.approve("g", "--note", "second")  # refused: the first is in the workflow's history
+        assert second.returncode == 2, second.stdout + second.stderr
+        assert "was answered already (approve by" in second.stderr
         cluster.start_workers()
         cluster.wait_held(["g-s2"])
         running = cluster.view("g")  # the pushed copy still says waiting; the workflow took the answer
