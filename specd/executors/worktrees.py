@@ -6,17 +6,20 @@ user's tree, index or branch. It starts from the user's current HEAD with every 
 The task folder: when the base commit does not hold ``.specd/tasks/<task>/`` (a task created with `specd new`
 and not committed yet, the usual case), it is copied from the user's tree into the worktree and committed on the
 task branch as the branch's first commit, so the run's step commits hold only step work. The pipeline file,
-hooks and workflows come from the base commit: commit them to have tasks run under them.
+hooks and workflows come from your HEAD: what it changed of them since the task's branch forked is brought onto
+the branch before each run (``steering``), so commit them to have tasks run under them.
 """
 
 from __future__ import annotations
 
 import shutil
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from specd.errors import UsageError
+from specd.executors import steering
 from specd.git.paths import QUIET
 from specd.git.repo import git, identity
 from specd.tasks.locate import locate
@@ -91,6 +94,9 @@ def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:
     for need in needs:
         _merge(project, tree, task, need)
     _bring_task_folder(project, tree, task)
+    said = steering.follow_head(project.root, tree, branch(task))  # what your HEAD changed of the pipeline
+    if said:
+        print(f"note: {said}", file=sys.stderr, flush=True)  # the run re-plans, and says what changed
     return tree
 
 
