@@ -37,6 +37,10 @@ def follow_head(root: Path, tree: Path, branch: str) -> str | None:
     if own:
         return (f"{branch} changed {', '.join(sorted(own))} itself, which your HEAD changed too since it forked: "
                 f"the task follows its branch's (merge them with `git -C {tree} merge {head[:12]}`)")
+    edited = _out(tree, "status", "--porcelain", "--", *changed)
+    if edited:  # never over a change not committed there: it would be lost
+        return (f"{branch} has changes not committed to {', '.join(changed)} in {tree}: the task follows them; "
+                "commit or drop them there to take what your HEAD changed")
     there = set(_out(tree, "ls-tree", "-r", "--name-only", head, "--", *changed).splitlines())
     gone = [name for name in changed if name not in there]
     if there and git(tree, "checkout", head, "--", *sorted(there)).returncode != 0:

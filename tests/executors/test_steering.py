@@ -80,6 +80,19 @@ def test_a_branch_that_changed_the_same_file_itself_keeps_its_own(tmp_path: Path
     assert json.loads((tree / ".specd/pipeline.json").read_text()) == {"steps": ["a", "x"]}
 
 
+def test_a_change_not_committed_in_the_worktree_is_never_overwritten(tmp_path: Path) -> None:
+    root, tree = forked(tmp_path)
+    write(tree, ".specd/pipeline.json", json.dumps({"steps": ["being", "edited"]}))
+    write(root, ".specd/pipeline.json", json.dumps({"steps": ["a", "b", "d"]}))
+    git(root, "commit", "-qam", "the pipeline changes")
+
+    said = follow_head(root, tree, "specd/t")
+
+    assert said is not None
+    assert "has changes not committed to .specd/pipeline.json" in said
+    assert json.loads((tree / ".specd/pipeline.json").read_text()) == {"steps": ["being", "edited"]}
+
+
 def test_nothing_is_done_when_your_head_changed_nothing_that_steers(tmp_path: Path) -> None:
     root, tree = forked(tmp_path)
     assert follow_head(root, tree, "specd/t") is None
