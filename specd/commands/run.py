@@ -50,8 +50,16 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     `specd land TASK` brings a finished task's work back. A task first run
     by `specd continue` lives in your tree: it goes on there (one copy).
 
-    Exit codes: 0 all complete, 1 a task failed or is blocked, 2 bad input,
-    3 a task waits for a human, 130 interrupted (run again to resume).
+    A task another process has (a second `specd run`, a `specd continue`)
+    is left to it, its worktree untouched: the run waits for that process,
+    then counts the task as it ended there (or runs it, if it was let go
+    unfinished).
+
+    Exit codes, the first that applies: 130 interrupted (run again to
+    resume), 1 a task failed or is blocked, 2 bad input (an unknown task; a
+    task whose files, the pipeline file or the agent's settings are wrong:
+    its row names the fix, its status is unchanged), 3 a task waits for a
+    human, 0 all complete.
     """
     from specd.commands.terminal.many import RunView
     from specd.executors.local import Settings
@@ -102,7 +110,7 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     statuses = {r.status for r in results}
     if statuses & {"BLOCKED", "FAILED"}:
         return EXIT_FAILED
-    if "BROKEN" in statuses:  # the others ran; the task's own files are bad input, named with their fix above
+    if any(r.bad_input for r in results):  # the others ran; named above with the fix, each task as it was
         return EXIT_BAD_INPUT
     return EXIT_OK if statuses <= {"COMPLETE"} else EXIT_WAITING
 

@@ -147,8 +147,8 @@ def _say(task: str, event: dict[str, Any]) -> None:
         click.echo(f"specd: {task}: {event.get('status')}{reason}", err=True)
     elif kind == "task_broken":
         click.echo(f"specd: {task + ': not started' if task else 'tasks'}: {event.get('reason')}", err=True)
-    elif kind == "notice":
-        click.echo(f"specd: {task}: {event.get('message')}", err=True)
+    elif kind in ("notice", "task_elsewhere"):
+        click.echo(f"specd: {task}: {event.get('message') or event.get('reason')}", err=True)
 
 
 def _bind(host: str, port: int) -> socket.socket:

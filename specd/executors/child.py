@@ -23,11 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from specd.agents.proc import popen_child
+from specd.errors import EXIT_BAD_INPUT, said
 from specd.executors import warm
 from specd.system import children
 
-# what a child's exit code says when it printed no run_finished event (bad input, a crash)
-EXIT_STATUS = {0: "COMPLETE", 1: "BLOCKED", 2: "FAILED", 3: "WAITING_FOR_HUMAN", 4: "CANCELLED", 130: "ABORTED"}
+# What a child's exit code says when it printed no run_finished event (a crash, a refusal). Exit 2 is not here: it
+# stopped on bad input (a broken pipeline file, a missing API key), before its run could end in any status, and
+# ``bad_input`` says which.
+EXIT_STATUS = {0: "COMPLETE", 1: "BLOCKED", 3: "WAITING_FOR_HUMAN", 4: "CANCELLED", 130: "ABORTED"}
 
 
 @dataclass
@@ -40,6 +43,7 @@ class Child:
     tokens: int = 0
     cost: float = 0.0  # spent by this child's run since it started
     finished: dict[str, Any] = field(default_factory=dict)
+    envelope: dict[str, Any] = field(default_factory=dict)  # the closing `--json` line: its error, when it failed
 
     def terminate(self) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -76,6 +80,8 @@ def _read(child: Child, inbox: queue.Queue[tuple[str, dict[str, Any] | None]]) -
         # An event has a kind; the child's closing `--json` envelope has none, and the run prints its own summary.
         if isinstance(event, dict) and "kind" in event:
             inbox.put((child.task, event))
+        elif isinstance(event, dict) and "ok" in event:
+            child.envelope = event  # read before the None below is: the same thread puts both
     child.proc.wait()
     inbox.put((child.task, None))  # None: the child is gone
 
@@ -85,8 +91,21 @@ def ended(child: Child) -> None:
     child.errors.close()
 
 
+def bad_input(child: Child) -> str | None:
+    """The error the child stopped on when it was bad input (exit 2 with no run_finished: the pipeline file does not
+    load, the agent has no key, the task's lock is held), with its fix; None when its run ended otherwise."""
+    if child.finished or child.proc.returncode != EXIT_BAD_INPUT:
+        return None
+    error = child.envelope.get("error")
+    error = error if isinstance(error, dict) else {}
+    message, fix = str(error.get("message") or ""), error.get("fix")
+    if not message:
+        return said(child.stderr_tail()) or f"specd continue {child.task} exited with {EXIT_BAD_INPUT}"
+    return f"{message}\n  fix: {fix}" if fix else message
+
+
 def status_of(child: Child) -> tuple[str, str]:
-    """The status and reason the child ended with."""
+    """The status and reason the child ended with (``bad_input`` first: this one has no status for that)."""
     if child.finished:
         return str(child.finished.get("status")), str(child.finished.get("reason") or "")
     code = child.proc.returncode

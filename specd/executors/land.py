@@ -140,7 +140,11 @@ def _remove_worktree(project: Project, task: str) -> list[str]:
     tree = worktrees.path_of(project, task)
     if not (tree / ".git").exists():
         return []
-    removed = git(project.root, "worktree", "remove", "--force", str(tree))
+    try:
+        with worktrees.turn(project):  # a run adding a worktree meanwhile would read this one's record half gone
+            removed = git(project.root, "worktree", "remove", "--force", str(tree))
+    except worktrees.WorktreeError as exc:
+        return [f"warning: could not remove {project.rel(tree)}: {exc}"]
     return [f"removed its worktree {project.rel(tree)}" if removed.returncode == 0 else
             f"warning: could not remove {project.rel(tree)}: {removed.stderr.strip()}"]
 

@@ -8,7 +8,8 @@ would never be committed, since a finished task is not started again.
 
 A task was left by a killed run exactly when its lock's owner file is still there (a run that ends removes it):
 only those are touched. Taking the lock stops the leftovers (``state.lock``); a COMPLETE one is then committed
-as `specd continue` would (``git.commit_finished``). A task whose lock a live run holds is that run's business.
+as `specd continue` would (``git.commit_finished``). A task whose lock a live run holds is that run's business,
+and so is one another `specd run` has (``taken``): it may be starting that task's child this very moment.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from specd import git
 from specd.errors import LockHeld, SpecdError
 from specd.events import Event, EventBus
+from specd.executors import taken
 from specd.state.lock import TaskLock
 from specd.state.store import StateStore
 from specd.tasks.locate import locate
@@ -37,8 +39,9 @@ def settle(project: Project, tasks: Iterable[str], listener: Listener) -> None:
         for task in tasks:
             found = _stop(project, task, listener)
             if found is not None:
-                held.push(found[0])  # released when this ends, after the commits
-                finished.append(found[1:])
+                held.callback(found[0].release)  # released when this ends, after the commits
+                held.push(found[1])
+                finished.append(found[2:])
         for tree, task, task_dir in finished:
             events = EventBus(_relay(task, listener))
             try:
@@ -47,9 +50,10 @@ def settle(project: Project, tasks: Iterable[str], listener: Listener) -> None:
                 events.emit("warning", message=f"{task}: {exc}")
 
 
-def _stop(project: Project, task: str, listener: Listener) -> tuple[TaskLock, Any, str, Any] | None:
+def _stop(project: Project, task: str, listener: Listener) -> tuple[taken.Hold, TaskLock, Any, str, Any] | None:
     """Stop what a killed run left of ``task`` (taking its lock does); when its state was saved COMPLETE, so its
-    last commit is still to be made: its lock, still held, and its tree, name and folder."""
+    last commit is still to be made: this run's claim and the task's lock, still held, and its tree, name and
+    folder."""
     try:
         tree = locate(project, task)
     except SpecdError:
@@ -58,6 +62,21 @@ def _stop(project: Project, task: str, listener: Listener) -> tuple[TaskLock, An
     lock = TaskLock(task_dir, task)
     if not lock.owner_path.is_file():
         return None
+    claim = taken.claim(project, task)
+    if isinstance(claim, taken.Holder):
+        return None  # another run has it
+    found = None
+    try:
+        found = _stopped(tree, task, task_dir, lock, listener)
+    finally:
+        if found is None:
+            claim.release()
+    return None if found is None else (claim, *found)
+
+
+def _stopped(tree: Project, task: str, task_dir: Any, lock: TaskLock,
+             listener: Listener) -> tuple[TaskLock, Any, str, Any] | None:
+    """``_stop`` once this run has the task."""
     events = EventBus(_relay(task, listener))
     try:
         lock.__enter__()

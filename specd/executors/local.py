@@ -3,6 +3,10 @@
 A task starts only when everything it needs is COMPLETE. A task whose need ended otherwise (waiting, blocked,
 failed) is not started and is reported as waiting on that need. ``--max-cost`` caps the whole run: each child
 gets what is left (total minus what the others spent so far) and no task starts once it is spent.
+
+A task another process has (another `specd run`, a `specd continue`: ``taken``) is left to it, its tree untouched;
+the run waits for that process to let it go, then reports how the task ended there, or goes on with it when it
+was let go unfinished (NOT_STARTED, IN_PROGRESS, ABORTED).
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from specd.errors import ConfigError, TaskError
+from specd.errors import ConfigError, SpecdError, TaskError
 from specd.executors import child as children
-from specd.executors import held, leftovers, place, warm, worktrees
+from specd.executors import held, leftovers, place, taken, warm, worktrees
+from specd.state.lock import HELD
 from specd.state.store import StateStore
 from specd.tasks import graph as graphs
 from specd.tasks import home
@@ -25,6 +30,7 @@ from specd.tasks.status import task_status
 from specd.tasks.task import existing_task
 
 FINAL = ("COMPLETE", "CANCELLED", "FAILED")
+GOES_ON = ("NOT_STARTED", "IN_PROGRESS", "ABORTED")  # a task let go of in these is run here; else it ended there
 Listener = Callable[[str, dict[str, Any]], None]  # (task, event): the child's events plus the executor's own
 
 
@@ -44,10 +50,18 @@ class Result:
     reason: str = ""
     waiting_for: tuple[str, ...] = ()
     home: str = "worktree"  # "main": the task lives in the user's own tree, on no branch of its own
+    elsewhere: bool = False  # another process ran it (this run left it to that one, or found it finished)
+    run_by: int | None = None  # that process's pid, when known
+    input_error: bool = False  # its run stopped on bad input (exit 2): the status is the task's own, unchanged
 
     @property
     def branch(self) -> str | None:
         return None if self.home == "main" else worktrees.branch(self.task)
+
+    @property
+    def bad_input(self) -> bool:
+        """The task is reported with an error in what it was given (its files, the pipeline file, a missing key)."""
+        return self.status == BROKEN or self.input_error
 
 
 BROKEN = "BROKEN"  # a task whose own files do not load: reported with their fix, never run, never a stop for the rest
@@ -88,6 +102,9 @@ class LocalExecutor:
         self.here: set[str] = set()  # of those, the ones that live in the main tree (no branch to land)
         self.graph: graphs.Graph = {}
         self.waiting: dict[str, tuple[str, ...]] = {}  # --keep-waiting: task -> its needs, until answered
+        self.holds: dict[str, taken.Hold] = {}  # the tasks this run has (being placed, or running)
+        self.elsewhere: dict[str, taken.Holder] = {}  # tasks another process has: left to it, until it lets go
+        self.looked_away = 0.0  # when ``elsewhere`` was last looked at
         self.stopping = False
 
     def interrupt(self) -> None:
@@ -113,14 +130,14 @@ class LocalExecutor:
             if status[task] in FINAL:
                 self.results[task] = Result(task, status[task])
             elif status[task] == BROKEN:  # said, then left alone: the other tasks run
-                self.results[task] = Result(task, BROKEN, broken[task])
-                self.listener(task, {"kind": "task_broken", "reason": broken[task]})
+                self._broken(task, broken[task], status)
         try:
-            while pending or self.running or self.waiting or self._serving():
+            while pending or self.running or self.waiting or self._away() or self._serving():
+                pending += self._let_go(status)
                 before, pending = len(pending), self._start_ready(pending, graph, status)
                 self._resume_answered(status)
                 self._look(status)
-                if not self.running and not self.waiting and not self._serving():
+                if not self.running and not self.waiting and not self._away() and not self._serving():
                     if len(pending) < before:  # the slots went to tasks that could not start (broken, blocked)
                         continue
                     break
@@ -130,6 +147,8 @@ class LocalExecutor:
                     time.sleep(held.POLL)
         finally:
             warm.close_shared()
+            for hold in self.holds.values():  # a run cut short by an error: its children are gone with it
+                hold.release()
         for task in pending:  # never started: the run was stopped, or the budget is spent
             why = "interrupted" if self.stopping else "the run's --max-cost is spent"
             self.results[task] = Result(task, status[task], why)
@@ -163,13 +182,13 @@ class LocalExecutor:
         for task in pending:
             needs = graph.get(task, ())
             stuck = tuple(n for n in needs if status[n] != "COMPLETE" and n not in pending
-                          and n not in self.running and n not in self.waiting)
+                          and n not in self.running and n not in self.waiting and n not in self.elsewhere)
             if stuck:
                 self.results[task] = Result(task, status[task], "waits for " + ", ".join(stuck), stuck)
                 self.listener(task, {"kind": "task_held", "waiting_for": list(stuck)})
             elif any(status[n] != "COMPLETE" for n in needs) or not self._may_start(len(ready)):
                 left.append(task)
-            else:
+            elif self._take(task, status):  # else another process has it: left to it (self.elsewhere)
                 ready.append((task, needs))
         return left + [placed.task for placed in place.place_all(self.project, ready)
                        if not self._launch(placed, status)]
@@ -180,17 +199,90 @@ class LocalExecutor:
                 and (budget is None or self.spent < budget))
 
     def _start(self, task: str, needs: tuple[str, ...], status: dict[str, str]) -> None:
-        if task in self.running:  # started already (a control plane saw it answered): one child per task
+        if task in self.running or task in self.elsewhere:  # one child per task, and none beside another's
             return
-        self._launch(place.place(self.project, task, needs), status)
+        if self._take(task, status):
+            self._launch(place.place(self.project, task, needs), status)
+
+    def _take(self, task: str, status: dict[str, str]) -> bool:
+        """Have ``task`` before anything touches its tree; False when another process has it (left to that one)."""
+        found = taken.take(self.project, task)
+        if isinstance(found, taken.Holder):
+            self._leave(task, found, status)
+            return False
+        broken: dict[str, str] = {}
+        now = current_status(self.project, task, broken)  # another process may have run it since it was read
+        if now in FINAL or now == BROKEN:
+            found.release()
+            if now == BROKEN:
+                self._broken(task, broken[task], status)
+            else:  # what ran it has let go: who it was is not known any more
+                self._ended(task, now, "ended meanwhile in another process", status, elsewhere=True)
+            return False
+        self.holds[task] = found
+        return True
+
+    def _leave(self, task: str, other: taken.Holder, status: dict[str, str]) -> None:
+        self.elsewhere[task] = other
+        self.started.discard(task)  # not this run's to land
+        self.here.discard(task)
+        reason = f"runs in {other.text()}; left to it"
+        self.results[task] = Result(task, status[task], reason, elsewhere=True, run_by=other.pid)  # if it stops first
+        self.listener(task, {"kind": "task_elsewhere", "pid": other.pid, "reason": reason})
+
+    def _away(self) -> bool:
+        """Tasks another process has, that this run waits for (not once it is stopping)."""
+        return bool(self.elsewhere) and not self.stopping
+
+    def _let_go(self, status: dict[str, str]) -> list[str]:
+        """The tasks another process has let go of and that go on here; the others are reported as they ended."""
+        back: list[str] = []
+        if time.monotonic() - self.looked_away < held.POLL:  # once per event otherwise
+            return back
+        self.looked_away = time.monotonic()
+        for task, other in list(self.elsewhere.items()):
+            if self.stopping or taken.holder(self.project, task) is not None:
+                continue
+            del self.elsewhere[task]
+            broken: dict[str, str] = {}
+            now = status[task] = current_status(self.project, task, broken)
+            if now == BROKEN:
+                self._broken(task, broken[task], status)
+            elif now not in GOES_ON:
+                why = "" if now == "COMPLETE" else self._reason(task)
+                self._ended(task, now, f"run by {other.text()}" + (f": {why}" if why else ""), status,
+                            elsewhere=True, run_by=other.pid)
+            elif not self._serving():  # `specd ui` starts only what is answered or asked for: its look finds it
+                self.listener(task, {"kind": "notice", "message": f"{other.text()} let it go ({now}): it goes on "
+                                                                  "in this run"})
+                back.append(task)
+        return back
+
+    def _reason(self, task: str) -> str:
+        """Why the task's saved run stopped where it did ("" when that cannot be read)."""
+        try:
+            state = StateStore(existing_task(tree_of(self.project, task), task), task).load(with_history=False)
+        except (SpecdError, OSError):
+            return ""
+        return state.reason if state is not None else ""
+
+    def _broken(self, task: str, reason: str, status: dict[str, str], **said: Any) -> None:
+        status[task] = BROKEN
+        self.results[task] = Result(task, BROKEN, reason)
+        self.listener(task, {"kind": "task_broken", "reason": reason, **said})
+
+    def _release(self, task: str) -> None:
+        hold = self.holds.pop(task, None)
+        if hold is not None:
+            hold.release()
 
     def _launch(self, placed: place.Placed, status: dict[str, str]) -> bool:
         """Start the placed task's run; False when it was not started (the run was stopped meanwhile)."""
         task, tree, error = placed.task, placed.tree, placed.error
+        if error is not None or tree is None or self.stopping:
+            self._release(task)  # not started: nothing of it runs
         if isinstance(error, TaskError):  # where it lives says it cannot run here (home.py): bad input, with its fix
-            status[task] = BROKEN
-            self.results[task] = Result(task, BROKEN, str(error))
-            self.listener(task, {"kind": "task_broken", "reason": str(error), "refused": True})
+            self._broken(task, str(error), status, refused=True)
             return True
         if error is not None or tree is None:  # a need's branch does not merge, or git refused the worktree
             status[task] = "BLOCKED"
@@ -244,15 +336,36 @@ class LocalExecutor:
         self.listener(task, event)
 
     def _finished(self, running: children.Child, status: dict[str, str]) -> None:
-        del self.running[running.task]
-        state, reason = children.status_of(running)
+        task = running.task
+        del self.running[task]
+        self._release(task)
+        error, (state, reason) = children.bad_input(running), children.status_of(running)
         children.ended(running)
-        status[running.task] = state
-        self.results[running.task] = Result(running.task, state, reason)
-        self.listener(running.task, {"kind": "task_finished", "status": state, "reason": reason})
+        if error is None:
+            self._ended(task, state, reason, status)
+            return
+        other = taken.holder(self.project, task)
+        if other is not None or error.startswith(f"task {task!r} {HELD} "):
+            # refused the task's lock: a `specd continue` or an answer took it as this child started (the look
+            # below sees when it is let go: an answer's moment may be over already)
+            self._leave(task, other or taken.Holder(None, run=False), status)
+            return
+        # Nothing ran, or it stopped before it could save an end: the task is as its files say, and the error
+        # (with its fix) is what to act on. Not FAILED: the run exits 2, as `specd continue` does.
+        broken: dict[str, str] = {}
+        now = current_status(self.project, task, broken)
+        said = "stopped on bad input" if running.step else "not run, bad input (the task is as it was)"
+        self._ended(task, now, f"{said}: {error}", status, input_error=True)
+
+    def _ended(self, task: str, state: str, reason: str, status: dict[str, str], **result: Any) -> None:
+        """``task`` ended in ``state``, here or in another process (``elsewhere``)."""
+        status[task] = state
+        self.results[task] = Result(task, state, reason, **result)
+        self.listener(task, {"kind": "task_finished", "status": state, "reason": reason,
+                             **{key: value for key, value in result.items() if value}})
         if (self.settings.keep_waiting and state == "WAITING_FOR_HUMAN" and not self.stopping
-                and held.waiting(self.project, running.task)):
-            self.waiting[running.task] = self.graph.get(running.task, ())
+                and held.waiting(self.project, task)):
+            self.waiting[task] = self.graph.get(task, ())
 
     def _resume_answered(self, status: dict[str, str]) -> None:
         """--keep-waiting: start again every held task someone has answered since it stopped."""

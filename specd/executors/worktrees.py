@@ -12,9 +12,11 @@ the branch before each run (``steering``), so commit them to have tasks run unde
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,8 +53,11 @@ class WorktreeError(Exception):
 
 # `git worktree add` reads every other worktree's record (is the branch checked out there?), so two at once in one
 # repository break each other ("failed to read .git/worktrees/t7/commondir", a worktree half made): tasks made
-# side by side (place.py) take turns here, and only here.
+# side by side (place.py) take turns here, and only here; the threads of one run on this lock, the runs of one
+# repository (two `specd run` at once) on a flock beside the worktrees.
 _adding = threading.Lock()
+ADDING = ".adding.lock"
+ADD_WAIT = 120.0  # seconds for another run's `worktree add` to finish: one git call, unless the disk hangs
 
 
 def branch(task: str) -> str:
@@ -82,12 +87,28 @@ def check(project: Project) -> None:
                          "`git init`, commit once, then `specd run` again (or run one task: `specd continue TASK`)")
 
 
-def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:
-    """The task's worktree, created (or reused on resume) with every need's branch merged in."""
-    tree = path_of(project, task)
+@contextlib.contextmanager
+def turn(project: Project) -> Iterator[None]:
+    """This thread's turn, among every process of the repository, to add (or remove) a worktree."""
+    from filelock import FileLock, Timeout
+
     with _adding:
         _ignore(project)
-        if not (tree / ".git").exists():
+        try:
+            with FileLock(str(root_of(project) / ADDING), timeout=ADD_WAIT, thread_local=False):
+                yield
+        except Timeout:
+            raise WorktreeError(f"another process kept {project.rel(root_of(project) / ADDING)} for {ADD_WAIT:g} s: "
+                                "a `git worktree` call of another specd that hangs?") from None
+
+
+def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:
+    """The task's worktree, created (or reused on resume) with every need's branch merged in. Only for a task this
+    process has (``taken.take``): nothing here guards the worktree itself against another process."""
+    tree = path_of(project, task)
+    _ignore(project)
+    if not (tree / ".git").exists():
+        with turn(project):
             _add(project, task, tree)
     if not _checked_out(tree):  # outside the turn: the files of twenty worktrees are written side by side
         _run(tree, "reset", "--hard", "--quiet", "--no-recurse-submodules")  # what `worktree add` runs itself

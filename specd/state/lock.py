@@ -38,6 +38,7 @@ CANCEL_MARK = ".cancel-requested"  # `specd cancel` leaves it for the run it sto
 GROUPS = ".run.groups.lock"
 GROUPS_PAGE = 4096
 SCRATCH = (".tmp-*", ".result-*.json", CANCEL_MARK)  # left by a kill mid-write or mid-step; never wanted later
+HELD = "is already being run by"  # in the refusal: `specd run` tells a child that lost the lock by it
 
 
 class TaskLock:
@@ -66,7 +67,7 @@ class TaskLock:
             self._lock.acquire()
         except Timeout:
             raise LockHeld(
-                f"task {self.task!r} is already being run by {self.holder_text()} (lock: {self.path})",
+                f"task {self.task!r} {HELD} {self.holder_text()} (lock: {self.path})",
                 fix="wait for that run to finish, or stop it (Ctrl-C or `kill <pid>`) and run this again",
             ) from None
         try:
@@ -141,7 +142,7 @@ class TaskLock:
         pid = owner.get("pid")
         if owner.get("host") == _host() and isinstance(pid, int) and not pid_alive(pid):
             return False  # SIGKILLed: the kernel freed the lock, the owner file stayed behind
-        return _flocked(self.path)  # alive (or elsewhere): the lock itself says, in case the pid was reused
+        return flocked(self.path)  # alive (or elsewhere): the lock itself says, in case the pid was reused
 
 
 def _host() -> str:
@@ -172,7 +173,8 @@ def _zombie(pid: int) -> bool:
         return False  # gone meanwhile, or not ours to inspect: kill(pid, 0) said it exists
 
 
-def _flocked(path: Path) -> bool:
+def flocked(path: Path) -> bool:
+    """Whether a process holds a flock on ``path`` (a missing file: no one). Only looks: never creates it."""
     try:
         fd = os.open(path, os.O_RDONLY)  # never O_CREAT
     except OSError:

@@ -214,11 +214,17 @@ def _file(main: Project, task: str) -> Path:
     return main.specd_dir / FOLDER / f"{task}.json"
 
 
+def folder(main: Project) -> Path:
+    """``.specd/homes/``, made if need be with an ignore file of its own: records and locks are never committed."""
+    found = main.specd_dir / FOLDER
+    if not (found / ".gitignore").exists():  # projects set up before the records
+        found.mkdir(parents=True, exist_ok=True)
+        (found / ".gitignore").write_text("*\n", encoding="utf-8")
+    return found
+
+
 def _write(main: Project, task: str, home: Home) -> None:
-    folder = main.specd_dir / FOLDER
-    if not (folder / ".gitignore").exists():  # projects set up before the records: never commit them
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / ".gitignore").write_text("*\n", encoding="utf-8")
+    folder(main)
     atomic.write_json(_file(main, task), asdict(home))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -116,3 +117,58 @@ def test_one_task_with_a_cut_run_state_is_reported_and_the_others_run(repo: Repo
         assert ("s3", task) in [(step, t) for t, step, _, _ in repo.ledger()]  # its last step ran
     assert "g: not started, waits for c" in done.stdout
     assert state.read_text(encoding="utf-8") == '{"run_id": "r1", "status": "IN_PROG'  # left for its owner
+
+
+def _status(repo: Repo, task: str) -> dict[str, object]:
+    done = repo.specd("status", task, "--json")
+    assert done.returncode == 0, done.stderr
+    found: dict[str, object] = json.loads(done.stdout)
+    return found
+
+
+def test_a_pipeline_file_broken_after_an_answer_is_bad_input_and_the_task_stays_as_it_was(tmp_path: Path) -> None:
+    repo = Repo(tmp_path, pause="s2")
+    repo.new("m1")
+    waits = repo.specd("continue", "m1", "--semi-auto", "--agent", repo.agent())  # in the user's tree: s1, a gate
+    assert waits.returncode == 3, waits.stdout + waits.stderr
+    assert repo.specd("approve", "m1").returncode == 0
+    before = _status(repo, "m1")
+    assert (before["status"], before["idle"]) == ("IN_PROGRESS", "answered")
+    pipeline = repo.root / ".specd" / "pipeline.json"
+    good = pipeline.read_text(encoding="utf-8")
+    pipeline.write_text(good.replace('"name": "s2",', '"name": "s2"'), encoding="utf-8")  # a comma dropped
+
+    done = repo.specd("run", "m1", "--agent", repo.agent())
+    assert done.returncode == 2, done.stdout + done.stderr  # as `specd continue m1` exits: not 1, nothing failed
+    line = "m1: IN_PROGRESS: not run, bad input (the task is as it was): "
+    assert line in done.stdout, done.stdout
+    said = done.stdout.split(line, 1)[1]
+    assert said.startswith(f"{pipeline}:1:"), said
+    assert "invalid JSON: Expecting ',' delimiter\n  fix: fix the syntax at that line" in said, said
+    assert "FAILED" not in done.stdout
+    assert _status(repo, "m1")["status"] == "IN_PROGRESS"
+    as_json = repo.specd("run", "m1", "--json", "--agent", repo.agent())
+    assert as_json.returncode == 2
+    summary = [json.loads(row) for row in as_json.stdout.splitlines() if '"summary"' in row]
+    assert [(s["status"], s["bad_input"], s["elsewhere"]) for s in summary] == [("IN_PROGRESS", True, False)]
+
+    pipeline.write_text(good, encoding="utf-8")
+    assert _status(repo, "m1") == before  # the saved state is as the answer left it
+    ran = (repo.root / "ledger-m1.txt").read_text(encoding="utf-8").splitlines()  # the agent, in the user's tree
+    assert [line.split()[:2] for line in ran] == [["m1", "s1"]]
+
+
+def test_no_api_key_is_bad_input_the_task_is_not_started_and_what_needs_it_waits(repo: Repo) -> None:
+    repo.new("d1")
+    repo.new("d2", "d1")
+    done = repo.specd("run", "--all")  # no --agent: the pipeline's own, Anthropic's, and no key in the environment
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert ("d1: NOT_STARTED: not run, bad input (the task is as it was): the anthropic agent needs "
+            "ANTHROPIC_API_KEY") in done.stdout, done.stdout
+    assert "fix: export ANTHROPIC_API_KEY=" in done.stdout
+    assert "d2: not started, waits for d1" in done.stdout
+    assert "FAILED" not in done.stdout
+    rows = {line.split()[1]: line.split()[3] for line in done.stdout.splitlines() if line.startswith("│ d")}
+    assert rows == {"d1": "NOT_STARTED", "d2": "NOT_STARTED"}, done.stdout
+    for task in ("d1", "d2"):
+        assert _status(repo, task)["status"] == "NOT_STARTED"

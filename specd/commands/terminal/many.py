@@ -45,8 +45,11 @@ class RunView:
             row["cost"] += float(usage.get("cost_usd") or 0)
         elif kind == "task_finished":
             self.rows.pop(task, None)
-            reason = f": {event.get('reason')}" if event.get("reason") and event.get("status") != "COMPLETE" else ""
-            self._say(f"{task}: {event.get('status')}{reason}")
+            said = event.get("reason") and (event.get("status") != "COMPLETE" or event.get("elsewhere"))
+            self._say(f"{task}: {event.get('status')}" + (f": {event.get('reason')}" if said else ""))
+        elif kind == "task_elsewhere":  # another process has it: not touched, and the run waits for it
+            self.rows.pop(task, None)
+            self._say(f"{task}: {event.get('reason')}; this run waits for it")
         elif kind == "task_held":
             self._say(f"{task}: not started, waits for {', '.join(event.get('waiting_for') or [])}")
         elif kind == "notice":
@@ -77,13 +80,14 @@ class RunView:
             for result in results:
                 print(json.dumps({"task": result.task, "kind": "summary", "status": result.status,
                                   "waiting_for": list(result.waiting_for), "branch": result.branch,
-                                  "home": result.home,
-                                  "reason": result.reason}), flush=True)
+                                  "home": result.home, "reason": result.reason, "elsewhere": result.elsewhere,
+                                  "run_by": result.run_by, "bad_input": result.bad_input}), flush=True)
             return
         table = Table(title=None)
         for column in ("task", "status", "waits for", "branch"):
             table.add_column(column)
         for result in results:
-            waits = ", ".join(result.waiting_for) or (result.reason if result.status != "COMPLETE" else "")
+            said = result.status != "COMPLETE" or result.elsewhere
+            waits = ", ".join(result.waiting_for) or (result.reason if said else "")
             table.add_row(result.task, result.status, waits, result.branch or "(your tree)")
         ShownConsole(width=None if sys.stdout.isatty() else 200).print(table)
