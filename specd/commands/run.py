@@ -62,7 +62,7 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     human, 0 all complete.
     """
     from specd.commands.terminal.many import RunView
-    from specd.executors.local import Settings
+    from specd.executors.results import Settings
 
     if bool(tasks) == all_tasks:
         raise UsageError("name the tasks to run, or pass --all", fix="`specd run TASK...` or `specd run --all`")

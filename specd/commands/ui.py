@@ -83,8 +83,8 @@ def _serve(ctx: click.Context, command: str, port: int, host: str, token: str | 
         raise UsageError(f"the dashboard needs {exc.name}, which is not installed",
                          fix=f"pip install '{DISTRIBUTION}[ui]'") from None
     from specd.executors.claim import Claim
-    from specd.executors.local import Settings
     from specd.executors.plane import ControlPlane
+    from specd.executors.results import Settings
 
     project = in_project(project_from(ctx))
     load_project_secrets(project.root)  # pages show task output that may hold .env values

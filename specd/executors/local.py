@@ -11,87 +11,26 @@ was let go unfinished (NOT_STARTED, IN_PROGRESS, ABORTED).
 
 from __future__ import annotations
 
-import os
 import queue
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from specd.errors import ConfigError, SpecdError, TaskError
+from specd.errors import TaskError
 from specd.executors import child as children
 from specd.executors import held, leftovers, place, taken, warm, worktrees
+from specd.executors.results import BROKEN, FINAL, Result, Settings, current_status, mark_homes, targets
+from specd.executors.sharing import Sharing
 from specd.state.lock import HELD
 from specd.state.store import StateStore
 from specd.tasks import graph as graphs
-from specd.tasks import home
 from specd.tasks.project import Project
-from specd.tasks.status import task_status
 from specd.tasks.task import existing_task
 
-FINAL = ("COMPLETE", "CANCELLED", "FAILED")
-GOES_ON = ("NOT_STARTED", "IN_PROGRESS", "ABORTED")  # a task let go of in these is run here; else it ended there
 Listener = Callable[[str, dict[str, Any]], None]  # (task, event): the child's events plus the executor's own
 
 
-@dataclass(frozen=True)
-class Settings:
-    jobs: int = max(2, os.cpu_count() or 2)
-    mode: str | None = None
-    agent: str | None = None
-    max_cost: float | None = None
-    keep_waiting: bool = False  # a task stopped on a held wait stays in the run until answered
-
-
-@dataclass
-class Result:
-    task: str
-    status: str
-    reason: str = ""
-    waiting_for: tuple[str, ...] = ()
-    home: str = "worktree"  # "main": the task lives in the user's own tree, on no branch of its own
-    elsewhere: bool = False  # another process ran it (this run left it to that one, or found it finished)
-    run_by: int | None = None  # that process's pid, when known
-    input_error: bool = False  # its run stopped on bad input (exit 2): the status is the task's own, unchanged
-
-    @property
-    def branch(self) -> str | None:
-        return None if self.home == "main" else worktrees.branch(self.task)
-
-    @property
-    def bad_input(self) -> bool:
-        """The task is reported with an error in what it was given (its files, the pipeline file, a missing key)."""
-        return self.status == BROKEN or self.input_error
-
-
-BROKEN = "BROKEN"  # a task whose own files do not load: reported with their fix, never run, never a stop for the rest
-
-
-def current_status(project: Project, task: str, broken: dict[str, str] | None = None) -> str:
-    """The task's status; with ``broken``, a task whose files do not load is BROKEN and its error kept there."""
-    try:
-        return str(task_status(tree_of(project, task), task, listing=True)["status"])
-    except (TaskError, ConfigError) as exc:
-        if broken is None:
-            raise
-        broken[task] = str(exc)
-        return BROKEN
-
-
-def targets(project: Project, names: list[str], graph: graphs.Graph,
-            broken: dict[str, str] | None = None, known: dict[str, str] | None = None) -> list[str]:
-    """The named tasks (checked) or, with none named, every unfinished task; ``known`` keeps each status read."""
-    for name in names:
-        existing_task(project, name)
-    if names:
-        return names
-    known = {} if known is None else known
-    for task in graph:
-        known[task] = current_status(project, task, broken)
-    return [t for t in graph if known[t] not in FINAL]
-
-
-class LocalExecutor:
+class LocalExecutor(Sharing):
     def __init__(self, project: Project, settings: Settings, listener: Listener) -> None:
         self.project, self.settings, self.listener = project, settings, listener
         self.inbox: queue.Queue[tuple[str, dict[str, Any] | None]] = queue.Queue()
@@ -204,77 +143,10 @@ class LocalExecutor:
         if self._take(task, status):
             self._launch(place.place(self.project, task, needs), status)
 
-    def _take(self, task: str, status: dict[str, str]) -> bool:
-        """Have ``task`` before anything touches its tree; False when another process has it (left to that one)."""
-        found = taken.take(self.project, task)
-        if isinstance(found, taken.Holder):
-            self._leave(task, found, status)
-            return False
-        broken: dict[str, str] = {}
-        now = current_status(self.project, task, broken)  # another process may have run it since it was read
-        if now in FINAL or now == BROKEN:
-            found.release()
-            if now == BROKEN:
-                self._broken(task, broken[task], status)
-            else:  # what ran it has let go: who it was is not known any more
-                self._ended(task, now, "ended meanwhile in another process", status, elsewhere=True)
-            return False
-        self.holds[task] = found
-        return True
-
-    def _leave(self, task: str, other: taken.Holder, status: dict[str, str]) -> None:
-        self.elsewhere[task] = other
-        self.started.discard(task)  # not this run's to land
-        self.here.discard(task)
-        reason = f"runs in {other.text()}; left to it"
-        self.results[task] = Result(task, status[task], reason, elsewhere=True, run_by=other.pid)  # if it stops first
-        self.listener(task, {"kind": "task_elsewhere", "pid": other.pid, "reason": reason})
-
-    def _away(self) -> bool:
-        """Tasks another process has, that this run waits for (not once it is stopping)."""
-        return bool(self.elsewhere) and not self.stopping
-
-    def _let_go(self, status: dict[str, str]) -> list[str]:
-        """The tasks another process has let go of and that go on here; the others are reported as they ended."""
-        back: list[str] = []
-        if time.monotonic() - self.looked_away < held.POLL:  # once per event otherwise
-            return back
-        self.looked_away = time.monotonic()
-        for task, other in list(self.elsewhere.items()):
-            if self.stopping or taken.holder(self.project, task) is not None:
-                continue
-            del self.elsewhere[task]
-            broken: dict[str, str] = {}
-            now = status[task] = current_status(self.project, task, broken)
-            if now == BROKEN:
-                self._broken(task, broken[task], status)
-            elif now not in GOES_ON:
-                why = "" if now == "COMPLETE" else self._reason(task)
-                self._ended(task, now, f"run by {other.text()}" + (f": {why}" if why else ""), status,
-                            elsewhere=True, run_by=other.pid)
-            elif not self._serving():  # `specd ui` starts only what is answered or asked for: its look finds it
-                self.listener(task, {"kind": "notice", "message": f"{other.text()} let it go ({now}): it goes on "
-                                                                  "in this run"})
-                back.append(task)
-        return back
-
-    def _reason(self, task: str) -> str:
-        """Why the task's saved run stopped where it did ("" when that cannot be read)."""
-        try:
-            state = StateStore(existing_task(tree_of(self.project, task), task), task).load(with_history=False)
-        except (SpecdError, OSError):
-            return ""
-        return state.reason if state is not None else ""
-
     def _broken(self, task: str, reason: str, status: dict[str, str], **said: Any) -> None:
         status[task] = BROKEN
         self.results[task] = Result(task, BROKEN, reason)
         self.listener(task, {"kind": "task_broken", "reason": reason, **said})
-
-    def _release(self, task: str) -> None:
-        hold = self.holds.pop(task, None)
-        if hold is not None:
-            hold.release()
 
     def _launch(self, placed: place.Placed, status: dict[str, str]) -> bool:
         """Start the placed task's run; False when it was not started (the run was stopped meanwhile)."""
@@ -379,24 +251,3 @@ class LocalExecutor:
                 self.results[task] = Result(task, now)
             elif self._may_start():
                 self._start(task, self.waiting.pop(task), status)
-
-
-def mark_homes(project: Project, results: dict[str, Result]) -> dict[str, Result]:
-    """Each result says where its task lives, so the summary names no branch for a task in the user's tree."""
-    for task, result in results.items():
-        try:
-            found = home.read(project, task) or home.infer(project, task)
-        except TaskError:
-            continue  # a broken or doubled record: that task's result already says so
-        if found is not None and found.kind == "main":
-            result.home = "main"
-    return results
-
-
-def tree_of(project: Project, task: str) -> Project:
-    """Where ``task`` runs; a recorded worktree that is gone (a kill came between its record and its making, or it
-    was removed) counts as not made yet: `specd run` makes it again, from the task's branch when there is one."""
-    try:
-        return worktrees.task_project(project, task)
-    except home.WorktreeGone:
-        return project

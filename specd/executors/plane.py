@@ -23,7 +23,8 @@ from pathlib import Path
 
 from specd.errors import SpecdError, UsageError
 from specd.executors import held, worktrees
-from specd.executors.local import Listener, LocalExecutor, Settings, current_status
+from specd.executors.local import Listener, LocalExecutor
+from specd.executors.results import Settings, current_status
 from specd.state.lock import TaskLock
 from specd.state.store import StateStore
 from specd.tasks import graph as graphs

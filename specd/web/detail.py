@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.errors import SpecdError
-from specd.executors.local import current_status
+from specd.executors.results import current_status
 from specd.git.repo import GitFailed, Repo
 from specd.pipeline.model import PipelineConfig
 from specd.redact import redact, redact_obj

@@ -18,7 +18,8 @@ from typing import Any
 from executor_harness import TIMEOUT, Repo, assert_clean_branches
 
 from specd.executors.child import Child
-from specd.executors.local import LocalExecutor, Settings
+from specd.executors.local import LocalExecutor
+from specd.executors.results import Settings
 from specd.state.lock import HELD
 from specd.tasks.project import Project
 

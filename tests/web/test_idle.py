@@ -133,8 +133,8 @@ def test_without_a_control_plane_run_is_refused_with_the_fix(idle_site: Site) ->
 
 
 def test_the_control_plane_refuses_what_is_not_ready(idle_site: Site, tmp_path: Path) -> None:
-    from specd.executors.local import Settings
     from specd.executors.plane import ControlPlane
+    from specd.executors.results import Settings
     from specd.tasks.project import Project
 
     plane = ControlPlane(Project(idle_site.root), Settings(), lambda task, event: None, serve=True)

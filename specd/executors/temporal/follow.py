@@ -16,7 +16,8 @@ from typing import Any
 
 from temporalio.client import Client
 
-from specd.executors.local import Listener, Result
+from specd.executors.local import Listener
+from specd.executors.results import Result
 from specd.executors.temporal import lookup
 from specd.executors.temporal.submit import Submitted
 from specd.tasks import graph as graphs

@@ -17,7 +17,7 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDConflictPolicy, WorkflowIDReusePolicy
 
 from specd.errors import TaskError
-from specd.executors.local import current_status, targets
+from specd.executors.results import current_status, targets
 from specd.executors.temporal import budget, lookup, move, record, search, seed
 from specd.executors.temporal.ids import branch, repo_key, workflow_id
 from specd.executors.temporal.settings import DEFAULT_NAMESPACE, DEFAULT_QUEUE, Settings
