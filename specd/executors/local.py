@@ -19,12 +19,13 @@ from typing import Any
 from specd.errors import TaskError
 from specd.executors import child as children
 from specd.executors import held, leftovers, place, taken, warm, worktrees
-from specd.executors.results import BROKEN, FINAL, Result, Settings, current_status, mark_homes, targets
+from specd.executors.results import BROKEN, Result, Settings, current_status, mark_homes, targets
 from specd.executors.sharing import Sharing
 from specd.state.lock import HELD
 from specd.state.store import StateStore
 from specd.tasks import graph as graphs
 from specd.tasks.project import Project
+from specd.tasks.status import FINAL
 from specd.tasks.task import existing_task
 
 Listener = Callable[[str, dict[str, Any]], None]  # (task, event): the child's events plus the executor's own

@@ -13,10 +13,8 @@ from specd.executors import worktrees
 from specd.tasks import graph as graphs
 from specd.tasks import home
 from specd.tasks.project import Project
-from specd.tasks.status import task_status
+from specd.tasks.status import FINAL, task_status
 from specd.tasks.task import existing_task
-
-FINAL = ("COMPLETE", "CANCELLED", "FAILED")
 
 
 @dataclass(frozen=True)

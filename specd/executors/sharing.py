@@ -13,9 +13,10 @@ from typing import Any
 
 from specd.errors import SpecdError
 from specd.executors import held, taken
-from specd.executors.results import BROKEN, FINAL, Result, current_status, tree_of
+from specd.executors.results import BROKEN, Result, current_status, tree_of
 from specd.state.store import StateStore
 from specd.tasks.project import Project
+from specd.tasks.status import FINAL
 from specd.tasks.task import existing_task
 
 GOES_ON = ("NOT_STARTED", "IN_PROGRESS", "ABORTED")  # a task let go of in these is run here; else it ended there

@@ -28,9 +28,7 @@ from specd.git.repo import git
 from specd.state.lock import TaskLock
 from specd.tasks import home
 from specd.tasks.project import Project
-from specd.tasks.status import task_status
-
-FINAL = ("COMPLETE", "CANCELLED", "FAILED")
+from specd.tasks.status import FINAL, task_status
 
 
 @dataclass(frozen=True)
