@@ -149,13 +149,21 @@ class LocalExecutor(Sharing):
         self.results[task] = Result(task, BROKEN, reason)
         self.listener(task, {"kind": "task_broken", "reason": reason, **said})
 
+    def _refused(self, task: str, error: TaskError, status: dict[str, str]) -> None:
+        """Its home says it runs elsewhere (on Temporal): reported as it is, not run, and not BROKEN (its files
+        load); the run exits 2, as for any bad input, and the reason carries the fix."""
+        self.listener(task, {"kind": "task_broken", "reason": str(error), "refused": True})
+        now = current_status(self.project, task, {})
+        status[task] = now
+        self.results[task] = Result(task, now, f"not run here: {error}", input_error=True)
+
     def _launch(self, placed: place.Placed, status: dict[str, str]) -> bool:
         """Start the placed task's run; False when it was not started (the run was stopped meanwhile)."""
         task, tree, error = placed.task, placed.tree, placed.error
         if error is not None or tree is None or self.stopping:
             self._release(task)  # not started: nothing of it runs
         if isinstance(error, TaskError):  # where it lives says it cannot run here (home.py): bad input, with its fix
-            self._broken(task, str(error), status, refused=True)
+            self._refused(task, error, status)
             return True
         if error is not None or tree is None:  # a need's branch does not merge, or git refused the worktree
             status[task] = "BLOCKED"

@@ -32,14 +32,14 @@ class Result:
     status: str
     reason: str = ""
     waiting_for: tuple[str, ...] = ()
-    home: str = "worktree"  # "main": the task lives in the user's own tree, on no branch of its own
+    home: str = "worktree"  # "main": the task lives in the user's own tree, on no branch of its own; "temporal"
     elsewhere: bool = False  # another process ran it (this run left it to that one, or found it finished)
     run_by: int | None = None  # that process's pid, when known
     input_error: bool = False  # its run stopped on bad input (exit 2): the status is the task's own, unchanged
 
     @property
     def branch(self) -> str | None:
-        return None if self.home == "main" else worktrees.branch(self.task)
+        return worktrees.branch(self.task) if self.home == "worktree" else None
 
     @property
     def bad_input(self) -> bool:
@@ -81,8 +81,8 @@ def mark_homes(project: Project, results: dict[str, Result]) -> dict[str, Result
             found = home.read(project, task) or home.infer(project, task)
         except TaskError:
             continue  # a broken or doubled record: that task's result already says so
-        if found is not None and found.kind == "main":
-            result.home = "main"
+        if found is not None and found.kind in ("main", "temporal"):
+            result.home = found.kind
     return results
 
 

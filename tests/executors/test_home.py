@@ -214,6 +214,16 @@ def test_a_task_on_temporal_is_left_to_its_workers_by_run_all_and_never_takes_an
     assert named.returncode == 2, said  # a named task on Temporal is bad input here
     assert "a: not run here (the others run): task 'a' runs on Temporal" in said
     assert _status(repo, "b")["status"] == "COMPLETE", said
+    assert "BROKEN" not in said  # its files load: it is left as it is, and its row says where it lives
+    row = next(line for line in named.stdout.splitlines() if line.replace("│", " ").split()[:1] == ["a"])
+    assert "NOT_STARTED" in row, said
+    assert "(on Temporal)" in row, said
+    assert "specd/a" not in row, said
+    as_json = repo.specd("run", "a", "--json", "--auto", "--agent", repo.agent())
+    summary = [json.loads(line) for line in as_json.stdout.splitlines() if '"summary"' in line]
+    assert as_json.returncode == 2, as_json.stdout + as_json.stderr
+    assert [(s["status"], s["bad_input"], s["home"], s["branch"]) for s in summary] == [
+        ("NOT_STARTED", True, "temporal", None)]
     repo.new("c")
     every = repo.specd("run", "--all", "-j", "1", "--auto", "--agent", repo.agent())
     said = every.stdout + every.stderr

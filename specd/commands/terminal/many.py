@@ -89,5 +89,6 @@ class RunView:
         for result in results:
             said = result.status != "COMPLETE" or result.elsewhere
             waits = ", ".join(result.waiting_for) or (result.reason if said else "")
-            table.add_row(result.task, result.status, waits, result.branch or "(your tree)")
+            table.add_row(result.task, result.status, waits,
+                          result.branch or ("(on Temporal)" if result.home == "temporal" else "(your tree)"))
         ShownConsole(width=None if sys.stdout.isatty() else 200).print(table)
