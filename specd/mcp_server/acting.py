@@ -37,8 +37,9 @@ def home_of(project: Project, task: str) -> Project:
     if found.kind == "temporal":
         raise UsageError(f"task {task!r} runs on Temporal (workflow {found.workflow_id}), whose workers run it; "
                          "starting it here too would make a second copy",
-                         fix="answer it (approve, reject, skip) or cancel it, and its workers go on; follow it with "
-                             "show_task")
+                         fix="answer it (approve, reject, skip) and its workers go on; follow it with show_task. To "
+                             f"run it on this machine instead: cancel it, then `specd run {task} --move` in a "
+                             "terminal brings it here with every step its workers finished")
     return where
 
 

@@ -102,6 +102,7 @@ def test_bad_requests_are_tool_errors_with_the_fix(project: Project) -> None:
     assert "approve" in nothing, nothing
     assert "runs on Temporal (workflow wf-remote)" in remote, remote
     assert "second copy" in remote, remote
+    assert "`specd run remote --move`" in remote, remote  # the way to run it here, as the CLI's refusal names it
     assert "cannot reach Temporal at 127.0.0.1:7233" in unreachable, unreachable
     assert "fix:" in unreachable, unreachable
     assert still["status"] == "WAITING_FOR_HUMAN"  # nothing refused changed the task
