@@ -35,6 +35,8 @@ def answer(state: RunState, config: PipelineConfig, verb: str, note: str, origin
     frame = _frame(state, wait)
     if verb == "approve":
         said = _approve(state, frame, wait, note)
+        if kind == "gate" and not _enabled(config, frame.pipeline, name):
+            said = f"step {name!r} is disabled in the pipeline file now: the run passes it by and goes on after it"
     elif verb == "reject":
         if not note.strip():
             raise UsageError("reject needs a note saying what to change", fix="add --note 'what is wrong'")
@@ -55,6 +57,11 @@ def answer(state: RunState, config: PipelineConfig, verb: str, note: str, origin
     state.status, state.waiting, state.answered = "IN_PROGRESS", None, verb
     state.reason = f"answered ({verb}); `specd continue {state.task}` goes on"
     return said
+
+
+def _enabled(config: PipelineConfig | None, pipeline: str, name: str) -> bool:
+    """False for a step the (readable) pipeline file now turns off; an approval needs no file (control.edit)."""
+    return config is None or name not in cursor.names(config, pipeline) or config.step(pipeline, name).enabled
 
 
 def _frame(state: RunState, wait: dict[str, Any]) -> Frame:

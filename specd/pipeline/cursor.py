@@ -95,8 +95,12 @@ def settle(state: RunState, config: PipelineConfig, next_phase: NextPhase) -> Po
 
 
 def peek(state: RunState, config: PipelineConfig, next_phase: NextPhase) -> Position | None:
-    """Where `continue` would go next, without moving the real cursor."""
-    return settle(copy.deepcopy(state), config, next_phase)
+    """Where `continue` would go next, without moving the real cursor: a disabled step is passed by, as the run
+    passes it."""
+    probe = copy.deepcopy(state)
+    while (pos := settle(probe, config, next_phase)) is not None and not pos.step.enabled:
+        route(pos.frame, config, pos.step, "next")
+    return pos
 
 
 def finish(frame: Frame, name: str) -> None:

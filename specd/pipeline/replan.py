@@ -85,9 +85,26 @@ def _fix_stack(state: RunState, config: PipelineConfig, old: dict[str, list[str]
         break
     top = stack[-1] if stack else None
     if top is not None:
-        where = f"{top.step!r}" if top.step else "the end"
-        notices.append(f"the run goes on at {where} in {top.pipeline}" + (f", phase {top.phase}" if top.phase else ""))
+        where, passing = _onward(config, top)
+        notices.append(f"the run goes on at {where} in {top.pipeline}" + (f", phase {top.phase}" if top.phase else "")
+                       + passing)
     return notices
+
+
+def _onward(config: PipelineConfig, top: Frame) -> tuple[str, str]:
+    """Where the run goes on in ``top``'s pipeline (its cursor's step, or the first enabled one after it when that
+    one is disabled), and the disabled steps it passes by on the way."""
+    order = cursor.names(config, top.pipeline)
+    if top.step is None or top.step not in order or config.step(top.pipeline, top.step).enabled:
+        return (repr(top.step) if top.step else "the end"), ""
+    passed: list[str] = []
+    for name in order[order.index(top.step):]:
+        if name in top.done:
+            continue
+        if config.step(top.pipeline, name).enabled:
+            return repr(name), f" (passing by {', '.join(passed)}: disabled)"
+        passed.append(name)
+    return "the end", f" (passing by {', '.join(passed)}: disabled)"
 
 
 def _still_runs(config: PipelineConfig, frame: Frame, child: Frame) -> bool:

@@ -59,6 +59,26 @@ def test_a_step_disabled_while_the_run_waits_is_named_and_passed_by(h: Harness) 
     assert h.log() == ["step a", "step b", "step d"]
 
 
+def test_the_step_the_run_waits_at_disabled_is_said_to_be_passed_by_not_to_run(h: Harness) -> None:
+    """The gate before c is answered after c was turned off: status, the re-plan notice and the answer each name
+    d as where the run goes on, never c as the step that runs."""
+    stop_before_c(h)
+    edited = steps("a", "b", "c", "d", pause="c")
+    edited[2]["enabled"] = False
+    h.pipeline({"main": edited})
+
+    view = h.status("t")
+    assert view["next"]["step"] == "d", view["next"]
+    assert "the run goes on at 'd' in main (passing by c: disabled)" in view["plan_notices"], view["plan_notices"]
+    result = h.specd("continue", "t", "--approve")
+
+    assert result.returncode == 0, result.stderr
+    assert "step 'c' is disabled in the pipeline file now: the run passes it by" in result.stderr, result.stderr
+    assert "'c' runs" not in result.stderr
+    assert "goes on at 'c'" not in result.stderr
+    assert h.log() == ["step a", "step b", "step d"]
+
+
 def test_removing_a_finished_step_and_inserting_a_new_one_loses_and_repeats_nothing(h: Harness) -> None:
     stop_before_c(h)
     h.pipeline({"main": steps("b", "x", "c", "d", pause="c")})
