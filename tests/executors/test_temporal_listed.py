@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import json
-import time
+import subprocess
 from pathlib import Path
 
 from executor_harness import Repo
@@ -55,12 +55,17 @@ def test_a_second_answer_to_one_wait_is_refused_even_with_no_worker_running(tmp_
         second = repo.specd("reject", "g", "--note", "second", *cluster.flags())
         assert second.returncode == 2, second.stdout + second.stderr
         assert "was answered already (approve by" in second.stderr
+        # followed now, the workflow's memo still says waiting: the answer in its history says it goes on, so
+        # `run --wait` follows it to its end instead of reporting WAITING_FOR_HUMAN (exit 3) at once
+        follow = subprocess.Popen([*repo.specd_argv(), "run", "g", "--executor", "temporal", *cluster.flags(), "--wait",
+                                   "--json", "--semi-auto", "--agent", repo.agent()],
+                                  cwd=repo.root, env=repo.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
         cluster.start_workers()  # the worker takes the first answer up, and the task goes on to its end
-        for _ in range(600):
-            shown = repo.specd("status", "g", "--json", *cluster.flags())
-            if json.loads(shown.stdout).get("status") == "COMPLETE":
-                break
-            time.sleep(0.2)
+        out, err = follow.communicate(timeout=300)
+        assert follow.returncode == 0, out + err
+        summary = [json.loads(line) for line in out.splitlines() if '"summary"' in line]
+        assert [row["status"] for row in summary] == ["COMPLETE"], out
         cluster.fetch()
         state = json.loads(repo.git("show", "origin/specd/g:.specd/tasks/g/.pipeline-state.json"))
         assert state["status"] == "COMPLETE"

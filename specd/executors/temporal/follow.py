@@ -41,6 +41,8 @@ async def follow(client: Client, project: Project, key: str, submitted: list[Sub
             if item.task in settled:
                 continue
             found = await lookup.state(client, key, item.task) or {"running": True, "status": "SUBMITTED"}
+            if await _answer_pending(client, key, item.task, found):
+                found = {**found, "status": "IN_PROGRESS"}  # as the workflow will say once it takes the answer up
             _report(listener, item.task, seen.get(item.task), found)
             seen[item.task] = found
         for item in submitted:
@@ -73,6 +75,16 @@ async def _closed(client: Client, key: str, task: str) -> None:
     """Returns once the task's workflow has closed, however it ended (or the long poll could not go on)."""
     with contextlib.suppress(Exception):
         await lookup.handle(client, key, task).result()
+
+
+async def _answer_pending(client: Client, key: str, task: str, found: dict[str, Any]) -> bool:
+    """The workflow waits, but its wait was answered already (a signal in its history no worker has acted on yet:
+    its memo still says waiting). Not settled: followed until a worker takes the answer up."""
+    if not found["running"] or found["status"] != "WAITING_FOR_HUMAN":
+        return False
+    from specd.executors.temporal.signals import answered
+
+    return await answered(client, lookup.handle(client, key, task), found.get("wait")) is not None
 
 
 def _report(listener: Listener, task: str, before: dict[str, Any] | None, now: dict[str, Any]) -> None:

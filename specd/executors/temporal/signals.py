@@ -65,7 +65,7 @@ def answer_on_temporal(project: Project, task: str, verb: str, note: str, option
         if found["status"] != "WAITING_FOR_HUMAN":
             raise UsageError(f"task {task!r} runs on Temporal ({found['status']}) and waits for nothing",
                              fix=f"answer it once `specd status {task}` shows it waiting")
-        earlier = await _answered(client, handle, found.get("wait"))
+        earlier = await answered(client, handle, found.get("wait"))
         if earlier is not None:  # the workflow keeps one answer a wait: a second would be dropped unseen
             raise UsageError(f"task {task!r} on Temporal was answered already ({earlier.get('answer')} by "
                              f"{earlier.get('by') or 'someone'}); its workers take that answer up when they next run "
@@ -81,7 +81,7 @@ def answer_on_temporal(project: Project, task: str, verb: str, note: str, option
     return asyncio.run(go())
 
 
-async def _answered(client: Any, handle: Any, wait: Any) -> dict[str, Any] | None:
+async def answered(client: Any, handle: Any, wait: Any) -> dict[str, Any] | None:
     """The answer already sent for the wait the workflow is in (numbered ``wait``), read from its history: no
     worker need run to see it. None when there is none, or when the workflow does not number its waits."""
     if wait is None:
