@@ -31,6 +31,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    if not hasattr(config, "workerinput"):  # once, before any worker starts
+        _compiled()
+
+
+def _compiled() -> None:
+    """specd and the tests' helpers byte-compiled: the tests start specd, its zygote, workers and scripted agents as
+    thousands of new processes, and with PYTHONDONTWRITEBYTECODE set each of them compiled every module it imports
+    from source again (a third of the suite's CPU). compileall writes the caches whatever that variable says; a
+    process only reads them. Up to date, this is a look at each file's time."""
+    import compileall
+
+    root = Path(__file__).resolve().parent.parent
+    for folder in (root / "specd", root / "tests"):
+        compileall.compile_dir(folder, quiet=2, workers=0)
 
 
 @dataclass
