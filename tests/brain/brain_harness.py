@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import forked
 import pytest
 
 AGENT = r'''
@@ -154,9 +155,7 @@ class Harness:
 
     def specd(self, *args: str, input: str | None = None, timeout: float = RUN_TIMEOUT,
               cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        stdin = None if input is not None else subprocess.DEVNULL
-        return subprocess.run(self.argv(*args), input=input, stdin=stdin, capture_output=True, text=True,
-                              env=self.env, cwd=cwd or self.root, timeout=timeout, check=False)
+        return forked.run(self.argv(*args), input=input, env=self.env, cwd=cwd or self.root, timeout=timeout)
 
     def new(self, task: str) -> None:
         result = self.specd("new", task)

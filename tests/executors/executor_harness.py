@@ -19,6 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import forked
+
 AGENT = r'''
 import json, os, sys, time
 from pathlib import Path
@@ -84,8 +86,8 @@ class Repo:
         return [sys.executable, "-m", "specd"]
 
     def specd(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "specd", *args], cwd=self.root, capture_output=True, text=True,
-                              env={**self.env, **(env or {})}, stdin=subprocess.DEVNULL, timeout=TIMEOUT, check=False)
+        return forked.run([sys.executable, "-m", "specd", *args], cwd=self.root, env={**self.env, **(env or {})},
+                          timeout=TIMEOUT)
 
     def new(self, task: str, *after: str) -> None:
         assert self.specd("new", task).returncode == 0

@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import forked
+
 AGENT = r'''
 import json, os, sys, time
 from pathlib import Path
@@ -121,8 +123,7 @@ class GitProject:
         return f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(self.agent))}"
 
     def specd(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(self.argv(*args), cwd=self.root, capture_output=True, text=True, env=self.env,
-                              stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT, check=False)
+        return forked.run(self.argv(*args), cwd=self.root, env=self.env, timeout=RUN_TIMEOUT)
 
     def new(self, task: str) -> None:
         result = self.specd("new", task)
