@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import forked
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,8 +75,7 @@ def schema_outcomes(body: Mapping[str, Any]) -> list[str]:
 def claude_specd(root: Path, env: Mapping[str, str]) -> Callable[..., subprocess.CompletedProcess[str]]:
     """`specd --project ROOT ARGS` with Claude Code's test environment: a step of the real CLI may take long."""
     def specd(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "specd", "--project", str(root), *args], env=dict(env),
-                              cwd=root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600,
-                              check=False)
+        return forked.run([sys.executable, "-m", "specd", "--project", str(root), *args], env=dict(env), cwd=root,
+                          timeout=600)
 
     return specd

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import forked
+
 from specd.state.store import StateStore
 
 SECRET = "sk-ant-test-SECRET123"
@@ -55,9 +57,8 @@ class App:
         return f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(path))}"
 
     def specd(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "specd", "--project", str(self.root), *args],
-                              capture_output=True, text=True, env=self.env, cwd=self.root, timeout=120,
-                              stdin=subprocess.DEVNULL, check=False)
+        return forked.run([sys.executable, "-m", "specd", "--project", str(self.root), *args], env=self.env,
+                          cwd=self.root, timeout=120)
 
     def new(self) -> None:
         created = self.specd("new", "t", "--description", "Fix main")

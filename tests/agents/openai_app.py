@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import forked
+
 _spec = importlib.util.spec_from_file_location("fake_openai", Path(__file__).parents[1] / "fake_openai.py")
 assert _spec
 assert _spec.loader
@@ -52,9 +54,8 @@ class App:
                       **agent)
 
     def specd(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "specd", "--project", str(self.root), *args],
-                              capture_output=True, text=True, env=self.env, cwd=self.root, timeout=300,
-                              stdin=subprocess.DEVNULL, check=False)
+        return forked.run([sys.executable, "-m", "specd", "--project", str(self.root), *args], env=self.env,
+                          cwd=self.root, timeout=300)
 
     def new(self) -> None:
         created = self.specd("new", "t", "--description", "Fix main")

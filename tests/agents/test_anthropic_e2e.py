@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import fake_anthropic as fake
+import forked
 import pytest
 
 SECRET = "sk-ant-test-SECRET123"
@@ -52,9 +53,8 @@ class E2E:
         assert self.specd("new", "t", "--description", "Fix main").returncode == 0
 
     def specd(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "specd", "--project", str(self.root), *args],
-                              capture_output=True, text=True, env=self.env, cwd=self.root, timeout=120,
-                              stdin=subprocess.DEVNULL, check=False)
+        return forked.run([sys.executable, "-m", "specd", "--project", str(self.root), *args], env=self.env,
+                          cwd=self.root, timeout=120)
 
     def cont(self, *extra: str, agent: str = "anthropic") -> subprocess.CompletedProcess[str]:
         return self.specd("continue", "t", "--auto", "--agent", agent, *extra)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import fake_anthropic as fake
+import forked
 import pytest
 from claude_cli import claude_binary, claude_env, claude_specd, prompt_text, result_events, schema_outcomes
 
@@ -133,9 +134,8 @@ class OneStep:
         self.task_dir = root / ".specd" / "tasks" / "t"
 
     def specd(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "specd", "--project", str(self.root), *args], env=self.env,
-                              cwd=self.root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
-                              check=False)
+        return forked.run([sys.executable, "-m", "specd", "--project", str(self.root), *args], env=self.env,
+                          cwd=self.root, timeout=300)
 
     def status(self) -> Any:
         return json.loads(self.specd("status", "t", "--json").stdout)

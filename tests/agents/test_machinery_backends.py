@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import fake_anthropic as fake
+import forked
 from claude_cli import claude_binary, claude_env, result_events
 
 from specd.state.store import StateStore
@@ -54,9 +55,8 @@ class Project:
         subprocess.run(["git", *args], cwd=self.root, check=True, capture_output=True, env=self.env)
 
     def specd(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "specd", "--project", str(self.root), *args], env=self.env,
-                              cwd=self.root, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300,
-                              check=False)
+        return forked.run([sys.executable, "-m", "specd", "--project", str(self.root), *args], env=self.env,
+                          cwd=self.root, timeout=300)
 
     def planted_run_hook(self) -> str:
         """A pipeline with a pre-step `run:` hook that leaves a marker when it runs."""

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import forked
 import pytest
 
 # The CLI in a child Python that says, after it ran, whether the task's status was worked out (a miss) or read.
@@ -48,9 +49,8 @@ class Project:
         return done.stdout, "\n".join(err), probe.split()[1]
 
     def specd(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "specd", "--project", str(self.root), *args], capture_output=True,
-                              text=True, env=self.env, cwd=self.root, stdin=subprocess.DEVNULL, timeout=120,
-                              check=False)
+        return forked.run([sys.executable, "-m", "specd", "--project", str(self.root), *args], env=self.env,
+                          cwd=self.root, timeout=120)
 
     def settle(self, task: str) -> tuple[str, str]:
         """Ask until the answer is read from what was kept (an answer is kept once its inputs are 0.1 s old)."""

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import forked
+
 from .base import SCRUB, Backend
 
 WORK = "---\ndescription: {name}\n---\n\n# {name}\n\nDo the {name} work.\n"
@@ -50,9 +52,8 @@ class Project:
         assert created.returncode == 0, created.stderr
 
     def specd(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "specd", "--project", str(self.root), *args],
-                              capture_output=True, text=True, env=self.env, cwd=self.root, timeout=300,
-                              stdin=subprocess.DEVNULL, check=False)
+        return forked.run([sys.executable, "-m", "specd", "--project", str(self.root), *args], env=self.env,
+                          cwd=self.root, timeout=300)
 
     def cont(self, *extra: str) -> subprocess.CompletedProcess[str]:
         return self.specd("continue", "t", "--auto", *extra)
