@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import forked
+
 AGENT = r'''
 import json, os, sys
 from pathlib import Path
@@ -104,9 +106,8 @@ class Project:
         return task_dir
 
     def specd(self, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "specd", "--project", str(self.root), *args],
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True, env=self.env,
-                              cwd=self.root, timeout=timeout, check=False)
+        return forked.run([sys.executable, "-m", "specd", "--project", str(self.root), *args], env=self.env,
+                          cwd=self.root, timeout=timeout)
 
     def agent_spec(self) -> str:
         return f"cmd:{shlex.quote(sys.executable)} {shlex.quote(str(self.agent))}"

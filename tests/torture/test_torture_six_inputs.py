@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import forked
 import pytest
 
 WORKFLOW = "# w\n\nDo it.\n"
@@ -38,9 +39,8 @@ class Project:
         self.state_file = root / ".specd" / "tasks" / "t" / ".pipeline-state.json"
 
     def specd(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "specd", "--project", str(self.root), *args],
-                              capture_output=True, text=True, env=self.env, cwd=self.root, timeout=120,
-                              stdin=subprocess.DEVNULL, check=False)
+        return forked.run([sys.executable, "-m", "specd", "--project", str(self.root), *args], env=self.env,
+                          cwd=self.root, timeout=120)
 
     def edit_state(self, change: Callable[[dict[str, Any]], None]) -> None:
         data = json.loads(self.state_file.read_text())
