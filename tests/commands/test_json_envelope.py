@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import forked
 import pytest
 from brain_harness import Harness
 from jsonschema import Draft202012Validator
@@ -20,8 +21,7 @@ def envelope(h: Harness, *args: str, code: int, project: Path | None = None,
              cwd: Path | None = None) -> dict[str, Any]:
     """Run `specd [--project P] ARGS --json`; the one envelope (or a stream's last line), checked."""
     argv = [sys.executable, "-m", "specd", "--project", str(project or h.root), *args, "--json"]
-    result = subprocess.run(argv, capture_output=True, text=True, env=h.env, cwd=cwd or h.root,
-                            stdin=subprocess.DEVNULL, timeout=120, check=False)
+    result = forked.run(argv, env=h.env, cwd=cwd or h.root, timeout=120)
     assert result.returncode == code, (args, result.stdout, result.stderr)
     try:
         data = json.loads(result.stdout)

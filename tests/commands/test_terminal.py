@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forked
 import pytest
 from brain_harness import Harness
 
@@ -24,8 +25,7 @@ def two_steps(h: Harness) -> Harness:
 
 def bare(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """`specd ARGS` in ``cwd`` with no --project: what a user types in a folder."""
-    return subprocess.run([sys.executable, "-m", "specd", *args], capture_output=True, text=True, env=env, cwd=cwd,
-                          stdin=subprocess.DEVNULL, timeout=60, check=False)
+    return forked.run([sys.executable, "-m", "specd", *args], env=env, cwd=cwd, timeout=60)
 
 
 def test_piped_stderr_is_not_wrapped(two_steps: Harness) -> None:
