@@ -48,7 +48,10 @@ def run(argv: Sequence[str], *, cwd: Path | str, env: Mapping[str, str] | None, 
             forked.wait(10)
             reader.join(5)
             raise subprocess.TimeoutExpired(list(argv), timeout or 0, b"".join(chunks), _read(err))
-        reader.join()  # the pipe ends once every process holding it ended, as subprocess.run waits for it
+        _forget(forked.pid)
+        reader.join(timeout)  # the pipe ends once every process holding it ended, as subprocess.run waits for it
+        if reader.is_alive():  # a process it left holds stdout open: as subprocess.run, a timeout
+            raise subprocess.TimeoutExpired(list(argv), timeout or 0, b"".join(chunks), _read(err))
         forked.stdout.close()
         out = b"".join(chunks).decode("utf-8", errors="replace")
         return subprocess.CompletedProcess(list(argv), code, out, _read(err).decode("utf-8", errors="replace"))
@@ -68,6 +71,15 @@ def _warm() -> Any:
         if _zygote is None or _zygote.gone:
             _zygote = Zygote()
         return _zygote
+
+
+def _forget(pid: int) -> None:
+    """The spawn recorded the run as a child whose leftovers specd kills when it ends (``specd.system.children``):
+    a cold `python -m specd` is nobody's such child, so what it leaves is left alone here too."""
+    from specd.system import children
+
+    with children._live_lock:
+        children._live.pop(pid, None)
 
 
 def _kill(pid: int) -> None:
