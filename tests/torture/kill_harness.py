@@ -21,6 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import forked
+
 AGENT = r'''
 import json, os, random, subprocess, sys, time
 from pathlib import Path
@@ -139,8 +141,7 @@ class KillProject:
         return done.stdout
 
     def specd_ok(self, *args: str) -> None:
-        done = subprocess.run([sys.executable, "-m", "specd", *args], cwd=self.root, env=self.env, text=True,
-                              capture_output=True, stdin=subprocess.DEVNULL, check=False, timeout=120)
+        done = forked.run([sys.executable, "-m", "specd", *args], cwd=self.root, env=self.env, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
 
     def start(self, number: int, plan: str, *args: str) -> subprocess.Popen[str]:
