@@ -34,11 +34,12 @@ def run(argv: Sequence[str], *, cwd: Path | str, env: Mapping[str, str] | None, 
     form ``[sys.executable, "-m", "specd", ...]``."""
     whole = dict(os.environ if env is None else env)
     if input is not None or not _forkable(argv, whole):
-        return subprocess.run(list(argv), input=input, stdin=None if input is not None else subprocess.DEVNULL,
-                              capture_output=True, text=True, env=whole, cwd=cwd, timeout=timeout, check=False)
-    zygote = _warm()
+        return _cold(argv, whole, cwd, timeout, input)
     with tempfile.TemporaryFile() as err:
-        forked = zygote.spawn(list(argv[3:]), Path(cwd), err, whole)
+        try:
+            forked = _warm().spawn(list(argv[3:]), Path(cwd), err, whole)
+        except OSError:  # no zygote to be had, or a request too big for its datagram: a cold start, as before
+            return _cold(argv, whole, cwd, timeout, input)
         chunks: list[bytes] = []
         reader = threading.Thread(target=lambda: chunks.append(forked.stdout.read()), daemon=True)
         reader.start()
@@ -55,6 +56,12 @@ def run(argv: Sequence[str], *, cwd: Path | str, env: Mapping[str, str] | None, 
         forked.stdout.close()
         out = b"".join(chunks).decode("utf-8", errors="replace")
         return subprocess.CompletedProcess(list(argv), code, out, _read(err).decode("utf-8", errors="replace"))
+
+
+def _cold(argv: Sequence[str], env: dict[str, str], cwd: Path | str, timeout: float | None,
+          input: str | None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(argv), input=input, stdin=None if input is not None else subprocess.DEVNULL,
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout, check=False)
 
 
 def _forkable(argv: Sequence[str], env: Mapping[str, str]) -> bool:
