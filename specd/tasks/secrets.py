@@ -99,7 +99,8 @@ def _parsed(past: pastfiles.Past) -> list[tuple[str, str, str, str]]:
 
 def _file_values(root: Path, project: bool = True, home: bool = True, dependencies: bool = True,
                  hand_on: bool = False) -> list[tuple[Path, str, str]]:
-    files = [*((path, "") for path in secret_files(root, dependencies, hand_on) if project),
+    # Each part is searched only when asked for: a walk of the project costs a second in a big one.
+    files = [*(((path, "") for path in secret_files(root, dependencies, hand_on)) if project else ()),
              *(((path, "") for path in home_files()) if home else ()), *(machine_files() if home else ())]
     return [(path, key, value) for path, kind in files for key, value in values_in(path, kind)]
 

@@ -205,3 +205,24 @@ def test_a_one_step_run_makes_two_commits_and_the_second_holds_its_state(tmp_pat
                             stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT, check=False)
     assert failed.returncode != 0
     assert gp.commits()[-1][0].startswith("docs(u): run state ")
+
+
+def test_a_listing_and_a_runs_start_search_for_secret_files_once(tmp_path: Path) -> None:
+    """`specd status` masks the values of the project's secret files, and a run's start masks them too: one search
+    each (two `ls-files`). The user's own credential files were read with a second search of the project, thrown
+    away, which cost a walk of the whole tree where git cannot list it."""
+    gp = GitProject(tmp_path, steps=("s0",))
+    gp.new("t")
+    env, log = counting_env(gp, tmp_path)
+
+    listed = subprocess.run(gp.argv("status"), cwd=gp.root, env=env, capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT, check=False)
+
+    assert listed.returncode == 0, listed.stdout[-2000:] + listed.stderr[-2000:]
+    assert [sub for sub, _ in calls(log)].count("ls-files") == 2, calls(log)
+    log.unlink()
+    done = subprocess.run(gp.argv("continue", "t", "--auto", "--agent", "cmd:true"), cwd=gp.root, env=env,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=RUN_TIMEOUT, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    # the run's start (its search serves the one step's jail) and the listing the run ends with, if any
+    assert [sub for sub, _ in calls(log)].count("ls-files") <= 2, calls(log)
