@@ -40,10 +40,18 @@ def is_env_name(name: str, templates: bool = False) -> bool:
     return name.startswith(".env") and (templates or not name.endswith(TEMPLATES))
 
 
+# Every secret file's name starts with one of these three characters or ends with one of these four: a name
+# with neither is none, told by two set lookups (most of a walk's 100,000 names).
+_HEADS = frozenset(name[:3] for name in (*CREDENTIALS, ".env", "credentials", "id_"))
+_TAILS = frozenset((".pem", ".key", *KEY_STORES))
+
+
 def maybe_secret(name: str) -> bool:
     """Whether a file of this name may be a secret file (a maybe-key still has to hold a key)."""
     # Called on every file of a walk: plain string tests. `id_*`, `*.pem`, `*.key` hold a key only if a PRIVATE
     # KEY block is in them (``is_secret_file``).
+    if name[:3] not in _HEADS and name[-4:] not in _TAILS:
+        return False
     if name.startswith(".env"):
         return not name.endswith(TEMPLATES)
     return (name in CREDENTIALS or name.endswith((".pem", ".key", *KEY_STORES)) or _cloud_key(name)

@@ -203,19 +203,18 @@ def _walk(top: str, walk: _Walk) -> list[str]:
     """Breadth first, the project's own folders before heavy ones, until the budget is spent."""
     found: list[str] = []
     light, heavy = deque([top]), deque[str]()
-    while (light or heavy) and walk.budget > 0:
+    wanted, skipped = walk.wanted, (HEAVY | {".git"}) if not walk.heavy else frozenset({".git"})
+    while (light or heavy) and walk.budget > 0:  # names in locals: this loop sees every file of the tree
         folder = light.popleft() if light else heavy.popleft()
         walk.budget -= 1
         try:
             with os.scandir(folder) as entries:
                 for entry in entries:
+                    name = entry.name
                     if entry.is_dir(follow_symlinks=False):
-                        if entry.name in HEAVY:
-                            if walk.heavy:
-                                heavy.append(entry.path)
-                        elif entry.name != ".git":
-                            light.append(entry.path)
-                    elif walk.wanted(entry.name) and entry.is_file():
+                        if name not in skipped:
+                            (heavy if name in HEAVY else light).append(entry.path)
+                    elif wanted(name) and entry.is_file():
                         found.append(entry.path)
         except OSError:
             continue

@@ -12,6 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from specd.system import envfiles, findfiles, jail
 
@@ -180,3 +182,22 @@ def test_a_pgpass_password_with_an_escaped_colon_or_backslash_is_known_whole(tmp
     (tmp_path / ".pgpass").write_text("h:5432:db:u:pa\\:ss\\\\word-77\n*:*:*:ops:plain-pass-88\n")
     assert values_in(tmp_path / ".pgpass") == [("password", "pa\\:ss\\\\word-77"), ("password", "pa:ss\\word-77"),
                                                ("password", "plain-pass-88")]
+
+
+def _maybe_secret_by_every_rule(name: str) -> bool:
+    """The rules of `maybe_secret`, each tested in turn: what its quick rejection must agree with."""
+    if name.startswith(".env"):
+        return not name.endswith(envfiles.TEMPLATES)
+    return (name in envfiles.CREDENTIALS or name.endswith((".pem", ".key", ".p12", ".pfx"))
+            or (name.startswith("credentials") and name.endswith(".json"))
+            or (name.startswith("id_") and not name.endswith(".pub")))
+
+
+_PIECES = sorted({*envfiles.CREDENTIALS, *envfiles.SSH_KEYS, ".env", "credentials", "id_", ".pem", ".key", ".p12",
+                  ".pfx", ".pub", ".json", ".example", ".local", "a", ".", "_", "pe", "m", "ke", "y", "en", "v"})
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=4).map("".join) | st.text(max_size=12))
+def test_the_quick_rejection_of_a_name_agrees_with_every_rule(name: str) -> None:
+    assert envfiles.maybe_secret(name) == _maybe_secret_by_every_rule(name), name
