@@ -25,13 +25,14 @@ from typing import Any
 from specd.disguises import encoded_forms
 from specd.redact_rules import RULE_HINTS, URL_CREDENTIALS, holds_token, may_hold
 from specd.redact_rules import RULES as _RULES
+from specd.system.lazyre import lazy
 
 MASK = "[REDACTED]"
 
 # Environment variable names whose values are secrets, matched anywhere in the name.
 # AUTH is not matched inside AUTHOR: GIT_AUTHOR_NAME is an identity, not a credential.
 # _PAT and _PWD only as a whole part after an underscore: PATH, PWD and OLDPWD are not secrets.
-SECRET_NAME = re.compile(
+SECRET_NAME = lazy(
     r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|WEBHOOK|DSN|PRIVATE|AUTH(?!OR)|COOKIE|JWT|DATABASE_URL"
     r"|_(?:PAT|PWD)(?:_|$)", re.IGNORECASE
 )

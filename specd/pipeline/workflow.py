@@ -10,11 +10,12 @@ from typing import Any
 
 from specd.errors import ConfigError
 from specd.resources import builtin_dir
+from specd.system.lazyre import lazy
 
 # specdacular's workflows pull shared text in with a line `@~/.claude/specdacular/<kind>/<file>` (or
 # `@./.claude/...` for a project-local install). Claude Code expands such lines; every other agent would
 # see a dangling path. specd inlines its own equivalent instead, found by kind and file name.
-INCLUDE = re.compile(r"^[ \t]*@((?:~/|\./)?\.claude/specdacular/([\w.-]+)/(?:[\w.-]+/)*([\w.-]+))(.*)$", re.MULTILINE)
+INCLUDE = lazy(r"^[ \t]*@((?:~/|\./)?\.claude/specdacular/([\w.-]+)/(?:[\w.-]+/)*([\w.-]+))(.*)$", re.MULTILINE)
 EQUIVALENTS = {"workflows": "workflows", "templates": "templates"}
 
 

@@ -11,20 +11,22 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from specd.system.lazyre import lazy
+
 MAX_CLUSTERS = 50  # distinct ways of failing kept; the oldest-seen goes first
 MAX_NOTE = 2000  # a reason is a sentence or two; a pasted log is cut
 
 # What differs between two runs of the same failure: times, dates, hex ids, paths with numbers, numbers.
 _VOLATILE = (
-    re.compile(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"),
-    re.compile(r"\b\d{1,2}:\d\d(?::\d\d(?:\.\d+)?)?\b"),
-    re.compile(r"\S*/\S*\d\S*"),  # /tmp/run-1234/x, transcripts/20261123-0924/001.log
+    lazy(r"\d{4}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?)?"),
+    lazy(r"\b\d{1,2}:\d\d(?::\d\d(?:\.\d+)?)?\b"),
+    lazy(r"\S*/\S*\d\S*"),  # /tmp/run-1234/x, transcripts/20261123-0924/001.log
     # shas, run ids, addresses: six hex digits with a digit among them, or eight without one (a random id is
     # all letters once in 2,500; no English word of eight letters is spelt with a to f alone)
-    re.compile(r"\b(?:0x)?(?:(?=[0-9a-f]*\d)[0-9a-f]{6,}|[0-9a-f]{8,})\b", re.IGNORECASE),
-    re.compile(r"\d+(?:\.\d+)?"),
+    lazy(r"\b(?:0x)?(?:(?=[0-9a-f]*\d)[0-9a-f]{6,}|[0-9a-f]{8,})\b", re.IGNORECASE),
+    lazy(r"\d+(?:\.\d+)?"),
 )
-_SPACE = re.compile(r"\s+")
+_SPACE = lazy(r"\s+")
 
 
 def normalise(reason: str) -> str:

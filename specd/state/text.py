@@ -9,10 +9,11 @@ character, not the run.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-_LONE = re.compile("[\ud800-\udfff]")
+from specd.system.lazyre import lazy
+
+_LONE = lazy("[\ud800-\udfff]")
 REPLACEMENT = "\ufffd"
 
 

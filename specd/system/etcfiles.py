@@ -20,6 +20,7 @@ import stat
 from pathlib import Path
 
 from specd.redact import MASK, is_secret_var, redact
+from specd.system.lazyre import lazy
 from specd.system.ownfiles import read_regular
 
 SETTINGS = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf", "/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc",
@@ -28,9 +29,9 @@ SETTINGS = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf", "/etc/npmrc", "/usr/etc/np
 PURE = ("/etc/netrc", "/etc/apt/auth.conf", "/etc/apt/auth.conf.d/*")
 _LIMIT = 1 << 20
 # `scheme://` then user information up to an `@`: `x-token:glpat-...@`, `ghp_...@`, `user:pass@`.
-USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@\"'\]]+)@")
+USERINFO = lazy(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@\"'\]]+)@")
 # `key = value`, `key: "value"`, `export KEY=value`, `//registry/:_authToken=value`, a JSON member: the value.
-_ASSIGNED = re.compile(r"""^(\s*(?:export\s+)?"?([^\s=:"#;]+(?::[^\s=:"]+)?)"?\s*[=:]\s*"?)([^"\s,}]+)""",
+_ASSIGNED = lazy(r"""^(\s*(?:export\s+)?"?([^\s=:"#;]+(?::[^\s=:"]+)?)"?\s*[=:]\s*"?)([^"\s,}]+)""",
                        re.MULTILINE)
 
 

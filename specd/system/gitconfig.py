@@ -19,10 +19,11 @@ from pathlib import Path
 
 from specd.redact import MASK, redact
 from specd.system.etcfiles import USERINFO, keep_copy, read
+from specd.system.lazyre import lazy
 
 CONFIGS = ("config", "config.worktree")
 SHOWN = "specd-shown"  # the copies, in the git folder: read-only in every jail, like the rest of it
-_HEADER = re.compile(r"^(\s*extraheader\s*=\s*)(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
+_HEADER = lazy(r"^(\s*extraheader\s*=\s*)(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
 _GIT_PARTS = frozenset({"objects", "refs", "logs", "hooks", "info", "lfs", "rr-cache", "worktrees"})
 
 

@@ -10,11 +10,11 @@ program's own output is shown (a test run's colours in `specd logs`): they only 
 
 from __future__ import annotations
 
-import re
+from specd.system.lazyre import lazy
 
 _CONTROL = "[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f]"
-_ANY = re.compile(_CONTROL)
-_KEEP_COLOURS = re.compile(f"(\\x1b\\[[0-9;:]*m)|({_CONTROL})")
+_ANY = lazy(_CONTROL)
+_KEEP_COLOURS = lazy(f"(\\x1b\\[[0-9;:]*m)|({_CONTROL})")
 
 
 def _picture(char: str) -> str:

@@ -17,16 +17,17 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from specd.system.lazyre import lazy
 from specd.tasks import markdown
 
 NUMBER = r"(\d+(?:\.\d+)?)"
 # The words of a `## Phase N: Name` heading (levels 2 to 4) and of a `- [x] **Phase N: Name** — text` item.
-HEADING = re.compile(r"Phase\s+" + NUMBER + r"\s*(?:[:.\-–—]\s*(.*?))?\s*", re.IGNORECASE)
-ITEM = re.compile(r"(?:\*\*)?Phase\s+" + NUMBER + r"\s*[:.\-–—]?\s*([^*—]*)", re.IGNORECASE)
+HEADING = lazy(r"Phase\s+" + NUMBER + r"\s*(?:[:.\-–—]\s*(.*?))?\s*", re.IGNORECASE)
+ITEM = lazy(r"(?:\*\*)?Phase\s+" + NUMBER + r"\s*[:.\-–—]?\s*([^*—]*)", re.IGNORECASE)
 # `**Status:** Complete`, `Status: completed`, `- Status: done` under a phase heading.
-STATUS = re.compile(r"\s*(?:\*\*)?Status:?(?:\*\*)?:?\s*(?:\*\*)?\s*(\w+)", re.IGNORECASE)
+STATUS = lazy(r"\s*(?:\*\*)?Status:?(?:\*\*)?:?\s*(?:\*\*)?\s*(\w+)", re.IGNORECASE)
 DONE_WORDS = {"complete", "completed", "done", "approved"}
-FOLDER = re.compile(r"^phase-(\d+(?:\.\d+)?)$")
+FOLDER = lazy(r"^phase-(\d+(?:\.\d+)?)$")
 PHASE_FOLDERS = ("phases", "plans")  # specdacular's older tasks keep phase plans under plans/
 
 

@@ -18,12 +18,16 @@ import os
 import re
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from specd.redact import add_secrets, is_secret_var, secret_parts
 from specd.redact_rules import holds_token
-from specd.system import gitconfig, pastfiles
+from specd.system import gitconfig
 from specd.system.envfiles import env_files, is_env_name, secret_files
 from specd.tasks.secret_values import home_files, machine_files, parse, values_in
+
+if TYPE_CHECKING:
+    from specd.system import pastfiles
 
 __all__ = ["env_files", "known_secrets", "load_project_secrets"]
 
@@ -87,6 +91,8 @@ def git_values(root: Path) -> list[tuple[str, str]]:
 def past_values(root: Path) -> list[tuple[str, str, str, str]]:
     """(file name, where, key, value) of each value in the versions of secret files the repository's history holds
     (``specd.system.pastfiles``): `.git` is the agent's to read, so they are as known as those in the tree."""
+    from specd.system import pastfiles  # here: a listing never searches the history, and this costs a subprocess
+
     return _parsed(pastfiles.search(root))
 
 

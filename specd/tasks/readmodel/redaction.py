@@ -12,17 +12,17 @@ one pass over the text of all the rows; only rows where one shows are walked. Fa
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from specd.redact import redact_obj, secrets_in_force
 from specd.redact_rules import RULES
+from specd.system.lazyre import lazy
 
 HINTS = tuple(sorted({hint for hints, _ in RULES for hint in hints} - {"sk-"}))
 # `sk-` masks only after a word boundary, and every `task-…` name holds it: what may precede a masked one in
 # the JSON text is anything but an ASCII word character, or the end of an escape (`\n`, `\u001b`).
 # The literal first, so the scan jumps from one `sk-` to the next instead of trying every position.
-SK = re.compile(r"sk-(?:(?<=[^a-z0-9_]sk-)|(?<=\\[a-z]sk-)|(?<=\\u[0-9a-f]{4}sk-))")
+SK = lazy(r"sk-(?:(?<=[^a-z0-9_]sk-)|(?<=\\[a-z]sk-)|(?<=\\u[0-9a-f]{4}sk-))")
 # A key whose whole string value redact_obj masks (redact._secret_key), as it ends in the JSON text.
 KEYS = ('token":', 'secret":', 'password":', 'passwd":', 'pwd":', '"x-api-key":', '"authorization":', '"api_key":',
         '"api-key":')
