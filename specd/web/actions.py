@@ -92,14 +92,19 @@ def ask(plane: Plane | None, task: str) -> str:
     return plane.ask(task)
 
 
-def then(verb: str, task: str, plane: bool = True, temporal: bool = False) -> str:
-    """What happens next, said after the answer (``temporal``: sent to the task's workflow as a signal)."""
+def then(verb: str, task: str, plane: bool = True, temporal: bool = False, page: bool = True) -> str:
+    """What happens next, said after the answer (``temporal``: sent to the task's workflow as a signal). Not
+    ``page``: said to a terminal or a tool in another clone (the JSON API), which has no page to follow it on."""
     if verb == "cancel":
         return ""
     if temporal:
-        return "Sent to its workflow on Temporal: a worker goes on with it, and this page shows what it pushes."
-    if verb in ASKS:
-        return "This page follows it as it runs."
-    if plane:
-        return "The control plane (this server) runs it now; this page follows it."
-    return f"`specd continue {task}` goes on."
+        return ("Sent to its workflow on Temporal: a worker goes on with it, and this page shows what it pushes."
+                if page else f"Sent to its workflow on Temporal: a worker goes on with it; `specd status {task}` "
+                             "shows what it pushes.")
+    if verb in ASKS or plane:
+        if not page:
+            return (f"The control plane serving this address runs it now; follow it on its page, or with `specd "
+                    f"status {task}` in its clone.")
+        return "This page follows it as it runs." if verb in ASKS else \
+            "The control plane (this server) runs it now; this page follows it."
+    return f"`specd continue {task}` goes on." if page else f"`specd continue {task}` in the served clone goes on."

@@ -217,7 +217,8 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
                                                actions.clone(by))
         except SpecdError as exc:
             return JSONResponse(api.failure(redact(exc.message), redact(exc.fix or "")), 400)
-        after = actions.then(verb, task_name, plane is not None, actions.lives_on_temporal(project, task_name))
+        after = actions.then(verb, task_name, plane is not None, actions.lives_on_temporal(project, task_name),
+                             page=False)
         return JSONResponse({"ok": True, "task": task_name, "said": redact(said), "next": after, "error": None})
 
     routes = [

@@ -96,7 +96,9 @@ def test_an_answer_from_the_page_a_terminal_or_another_clone_starts_the_next_ste
                               env={**repo.env, "SPECD_SERVER": server.url}, capture_output=True, text=True,
                               timeout=DEADLINE, check=False)
         assert sent.returncode == 0, sent.stdout + sent.stderr
-        assert "control plane" in sent.stdout
+        assert "control plane serving this address runs it now" in sent.stdout, sent.stdout
+        assert "specd status c` in its clone" in sent.stdout, sent.stdout
+        assert "this page" not in sent.stdout  # said to a terminal, which has no page
         took["clone"] = _until(lambda: _ledger(repo.root, "c") == ["s1", "s2"], "c's s2 ran", server)
         _until(lambda: all(_status(repo, t)["status"] == "COMPLETE" for t in "abc"), "all complete", server)
     finally:
