@@ -106,9 +106,13 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
             keep = []  # the rows of tasks on Temporal come from its server, which no mark watches
             readmodel.forget_listing(project)
         problem = graph.annotate(data)  # after Temporal's rows: who is ready follows what the workers pushed
-        warn([problem] if problem else [])
+        # an ERROR row says only that its files do not load: which file, where, and the fix go beside the table
+        said = [*([problem] if problem else []),
+                *(f"task {row['task']} does not load: {row['reason']}" for row in data
+                  if row.get("status") == "ERROR" and row.get("reason"))]
+        warn(said)
         if data and (memo or not sys.stdout.isatty() or as_json):
-            return _listing(project, data, as_json, before, config, keep, [*notes, *([problem] if problem else [])])
+            return _listing(project, data, as_json, before, config, keep, [*notes, *said])
     if as_json:
         from specd.commands.envelope import emit
 

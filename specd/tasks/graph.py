@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from specd.errors import TaskError
+from specd.errors import SpecdError, TaskError
 from specd.tasks.project import Project
 from specd.tasks.task import SLUG, existing_task, list_tasks, read_config
 
@@ -137,7 +137,7 @@ def check_new(project: Project, task: str, after: Iterable[str]) -> tuple[str, .
                             fix="use the name of a folder under .specd/tasks/")
         if name == task:
             raise TaskError(f"{where} {name}: a task cannot depend on itself", fix=f"drop --after {name}")
-    graph: dict[str, tuple[str, ...]] = {name: needs(existing_task(project, name)) for name in list_tasks(project)}
+    graph = {name: _readable_needs(project, name) for name in list_tasks(project)}
     unknown = [name for name in wanted if name not in graph]
     if unknown:
         known = ", ".join(sorted(graph)) or "none"
@@ -146,6 +146,16 @@ def check_new(project: Project, task: str, after: Iterable[str]) -> tuple[str, .
     graph[task] = wanted
     check(graph, project)
     return wanted
+
+
+def _readable_needs(project: Project, name: str) -> tuple[str, ...]:
+    """Another task's needs, or none when its files cannot be read: that task is refused where it is used (its
+    own run, its row in `specd status`), and a broken neighbour does not stop a new task from being made. A cycle
+    through it cannot be seen until it is mended, and is refused then."""
+    try:
+        return needs(existing_task(project, name))
+    except SpecdError:
+        return ()
 
 
 def annotate(rows: list[dict[str, Any]]) -> str | None:

@@ -103,3 +103,27 @@ def test_a_broken_index_or_a_name_in_both_folders_is_never_trusted(h: Harness) -
     clash = _rows(h)["t"]
     assert clash["status"] == "ERROR"
     assert "exists twice" in clash["reason"]
+
+
+def test_a_task_whose_files_do_not_load_is_named_with_its_fix_and_blocks_no_other(h: Harness) -> None:
+    """Found by hand: a broken config.json gave an ERROR row with `ready: yes` and nothing said why in the table
+    (only --json carried the reason), and `specd new` of any other task was refused over it."""
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "w.md"}]})
+    h.new("broken")
+    (h.task_dir("broken") / "config.json").write_text('{"stage": \n', encoding="utf-8")
+
+    for _ in range(2):  # worked out, then the same listing printed again from what was kept
+        listing = h.specd("status")
+        assert listing.returncode == 0, listing.stderr
+        row = next(line.split() for line in listing.stdout.splitlines() if line.startswith("broken"))
+        assert row[:4] == ["broken", "ERROR", "-", "-"]  # ready for nothing
+        assert "task broken does not load:" in listing.stderr
+        assert "broken/config.json: invalid JSON" in listing.stderr
+        assert "fix: fix the JSON syntax" in listing.stderr
+
+    made = h.specd("new", "fresh", "--description", "x")
+    assert made.returncode == 0, made.stderr
+    after = h.specd("new", "later", "--after", "broken", "--description", "y")
+    assert after.returncode == 0, after.stderr
+    assert json.loads((h.task_dir("later") / "config.json").read_text())["depends_on"] == ["broken"]

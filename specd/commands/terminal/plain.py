@@ -23,7 +23,7 @@ def cells(row: dict[str, Any]) -> tuple[str, ...]:
 
 
 def _ready(row: dict[str, Any]) -> str:
-    if "ready" not in row:
+    if "ready" not in row or row.get("status") == "ERROR":  # a task whose files do not load is ready for nothing
         return "-"
     return "yes" if row["ready"] else "waits for " + ", ".join(row.get("waits_for") or ())
 

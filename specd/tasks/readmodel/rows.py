@@ -48,7 +48,9 @@ def light(row: dict[str, Any]) -> dict[str, Any]:
     """The fields a table shows, as the same dict shape (the cost inside ``usage``)."""
     usage = row.get("usage")
     cost = usage.get("cost_usd") if isinstance(usage, dict) else None
-    return {**{k: row[k] for k in SHOWN if k in row}, **({"usage": {"cost_usd": cost}} if cost is not None else {})}
+    broken = {"reason": row["reason"]} if row.get("status") == "ERROR" and "reason" in row else {}  # said beside
+    return {**{k: row[k] for k in SHOWN if k in row}, **({"usage": {"cost_usd": cost}} if cost is not None else {}),
+            **broken}
 
 
 def listing(project: Project, build: Build, always: Collection[str] = (), *, full: bool = True,
