@@ -146,13 +146,18 @@ def _children() -> Check:
 
 def _pipeline(project: Project) -> tuple[Check, str | None, Mapping[str, Any]]:
     """The pipeline's check, the backend its file names (None: it names none) and its agent block."""
+    from specd.pipeline.workflows import check_workflow_files
+
     try:
         config = load_pipeline(project)
+        # every step's and hook's workflow file, as `specd pipeline validate` reads them: a hook whose frontmatter
+        # does not parse stops the first run that reaches it
+        read = check_workflow_files(config, project)
     except SpecdError as exc:
         return Check("pipeline", "FAIL", exc.message, exc.fix), None, {}
     steps = sum(len(s) for s in config.pipelines.values())
     origin = "built-in" if config.builtin else "project"
-    detail = f"{config.source} ({origin}): {len(config.pipelines)} pipelines, {steps} steps"
+    detail = f"{config.source} ({origin}): {len(config.pipelines)} pipelines, {steps} steps, {read} workflow files read"
     backend = str(config.agent["backend"]) if config.agent.get("backend") else None  # None: the file sets none
     if config.warnings:
         return Check("pipeline", "warn", f"{detail}; " + "; ".join(config.warnings)), backend, config.agent

@@ -8,6 +8,7 @@ from specd.commands.common import project_from, warn
 from specd.commands.envelope import emit
 from specd.pipeline import load_pipeline
 from specd.pipeline.describe import hook_rows
+from specd.pipeline.workflows import check_workflow_files
 
 
 @click.command()
@@ -29,10 +30,12 @@ def hooks(ctx: click.Context, step_name: str | None, as_json: bool) -> int:
     config = load_pipeline(project)
     rows = hook_rows(config, project, step_name)
     if as_json:
+        check_workflow_files(config, project)  # a hook file that does not load: the error is the one document
         emit(None, step=step_name, hooks=rows)
         return 0
     warn(config.warnings)
     from specd.commands.terminal.pipeline import render_hooks
 
     render_hooks(rows)
+    check_workflow_files(config, project)  # listed, then said: a hook file that does not load stops its step's run
     return 0

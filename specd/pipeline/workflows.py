@@ -27,15 +27,19 @@ def check_workflow_files(config: PipelineConfig, project: Project) -> int:
         hook = global_hook(config, point, project)  # type: ignore[arg-type]
         if hook is not None and hook.path is not None:
             paths[hook.path] = None
-    problems = []
+    problems: list[ConfigError] = []
     names = {step.name for steps in config.pipelines.values() for step in steps}
     for path in paths:
         try:
             why = workflow_problem(load_workflow(path), names)  # its `output:` and its {{ steps... }} (issue 30)
         except ConfigError as exc:
-            why = str(exc)
+            problems.append(exc)
+            continue
         if why:
-            problems.append(why)
+            problems.append(ConfigError(why))
+    if len(problems) == 1:
+        raise problems[0]  # its message and its fix, apart (a --json error carries the fix in its own field)
     if problems:
-        raise ConfigError("\n".join(problems))
+        raise ConfigError("\n".join(str(problem) for problem in problems),
+                          fix="mend each file named above; `specd pipeline validate` reads them all again")
     return len(paths)

@@ -186,3 +186,19 @@ def test_doctor_judges_only_the_agents_the_project_uses(repo: Path, tmp_path: Pa
     assert found["agent: anthropic"]["level"] == "warn"
     assert "not used by this project" in found["agent: anthropic"]["detail"]
     assert found["agent: command"]["detail"].endswith("used by task t")
+
+
+def test_a_hook_whose_frontmatter_does_not_parse_fails_the_pipeline_check(repo: Path, tmp_path: Path) -> None:
+    """Found by hand: doctor said "ready to run" while the first run stopped at the hook, exit 2."""
+    hook = repo / ".specd" / "hooks" / "pre-discuss.md"
+    hook.parent.mkdir(parents=True)
+    hook.write_text("---\nrun: [\n---\nbody\n", encoding="utf-8")
+    result = doctor(repo, env_for(tmp_path, identity=True), "--json")
+    assert result.returncode == 1
+    found = checks(result)["pipeline"]
+    assert found["level"] == "FAIL"
+    assert f"{hook}:3: invalid YAML frontmatter" in found["detail"]
+    hook.write_text("---\nrun: inline\n---\nbody\n", encoding="utf-8")
+    mended = checks(doctor(repo, env_for(tmp_path, identity=True), "--json"))["pipeline"]
+    assert mended["level"] == "ok"
+    assert "workflow files read" in mended["detail"]

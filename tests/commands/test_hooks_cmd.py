@@ -168,3 +168,18 @@ def test_pipeline_show_reports_the_same_hooks(run_cli: Any, project: Any) -> Non
     assert hooks["pre"]["source"] == "convention"
     assert hooks["pre"]["path"] == str(hook.resolve())
     assert hooks["post"] is None
+
+
+def test_a_hook_file_that_does_not_load_is_listed_then_named_with_its_fix(run_cli: Any, project: Any) -> None:
+    """Found by hand: `specd hooks` listed a hook whose frontmatter does not parse as if it would run, exit 0."""
+    hook = project.file(".specd/hooks/pre-execute.md", "---\nrun: [\n---\nbody\n")
+    shown = run_cli("--project", str(project.root), "hooks")
+    assert shown.code == 2
+    assert "convention" in shown.out  # the listing is still printed
+    assert f"{hook}:3: invalid YAML frontmatter" in shown.err
+    as_json = run_cli("--project", str(project.root), "hooks", "--json")
+    assert as_json.code == 2
+    error = as_json.json()["error"]
+    assert error["message"].startswith(f"{hook}:3: invalid YAML frontmatter")
+    assert "fix:" not in error["message"]
+    assert error["fix"].startswith("fix the YAML between the '---' lines")
