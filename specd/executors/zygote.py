@@ -36,10 +36,11 @@ PRELOAD = ("specd.cli", "specd.commands.continue_", "specd.engine.seam", "specd.
            "specd.tasks.readmodel.own", "specd.tasks.readmodel.rows", "specd.system.fanout", "specd.system.binds",
            "rich._emoji_codes")  # the read model: the run's own row, written as it stops
 # What every run builds once and keeps (each is cached where it is made): the markdown parser, the compiled
-# pipeline schema, and whether bubblewrap can start a jail here (a `bwrap true` of its own). Made here, the
-# forked runs inherit them instead of each making its own.
+# pipeline schema, whether bubblewrap can start a jail here (a `bwrap true` of its own), and the regular
+# expressions specd compiles at their first use. Made here, the forked runs inherit them instead of each making
+# its own.
 WARM = (("specd.tasks.markdown", "_parser"), ("specd.pipeline.schema", "_validator"),
-        ("specd.system.probe", "bwrap_usable"))
+        ("specd.system.probe", "bwrap_usable"), ("specd.system.lazyre", "compile_all"))
 # The same for what the machine may change while a zygote lives (a control plane's lives for days): what in /etc
 # only root may read, which every jail covers with empty files (a walk of /etc). It is made again before a run is
 # forked once it is FRESH seconds old, so a forked run's view is never older than that at its start, as a run of

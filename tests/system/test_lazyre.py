@@ -50,3 +50,19 @@ print(json.dumps([len(stand_ins), [s._source[0] for s in stand_ins if s._source[
     count, compiled = json.loads(done.stdout)
     assert count >= 19, done.stdout  # every pattern of those modules but one made inside a function
     assert compiled == [], done.stdout
+
+
+def test_the_zygote_compiles_every_pattern_before_it_forks_a_run() -> None:
+    """A forked run inherits the zygote's memory: what the zygote compiled, no run compiles again. Left lazy there,
+    each of twenty runs compiled the patterns it used for itself."""
+    code = """
+import json
+from specd.executors import zygote
+from specd.system import lazyre
+zygote.preload()
+print(json.dumps([len(lazyre._made), [s._source[0] for s in lazyre._made if "_compiled" not in vars(s)]]))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    made, left = json.loads(done.stdout)
+    assert made >= 19, done.stdout
+    assert left == [], done.stdout
