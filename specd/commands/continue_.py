@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from specd.commands.common import complete_tasks, project_from, task_project
+from specd.commands.common import complete_tasks, project_from, task_project, warn
 from specd.commands.envelope import note_task
 from specd.errors import UsageError
 from specd.events import Event, EventBus
@@ -131,6 +131,11 @@ def _home(ctx: click.Context, task: str) -> Project:
     existing_task(where, task)  # a mistyped name is said as such, and gets no record
     main = home.main_of(given)
     if main == given:
+        from specd.executors.temporal import elsewhere
+
+        said = elsewhere.refuse_first_run(main, task)  # another clone's workflow may have it: never a second copy
+        if said:
+            warn([said])
         home.local(main, task, home.settle(main, task, home.Home("main")))
     if where != given:
         click.echo(f"specd: {task} lives in its worktree {given.rel(where.root)} (branch specd/{task}), "

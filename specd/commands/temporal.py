@@ -68,12 +68,15 @@ def run_on_temporal(project: Project, names: list[str], options: dict[str, Any],
 def move_here(project: Project, names: list[str], options: dict[str, Any], *, as_json: bool) -> None:
     """`specd run TASK --move`: each named task that lives on Temporal, its workflow ended, brought here with its
     history (``move.come_here``); a task that lives here already is said to, and left as it is."""
+    from specd.executors.temporal import elsewhere
     from specd.tasks import home
     from specd.tasks.task import existing_task
 
     for task in names:
         existing_task(project, task)  # a mistyped name is said as such
         found = home.current(project, task)
+        if found.kind == "main" and (address := elsewhere.submitted(project, task)):
+            found = home.Home("temporal", address=address)  # another clone submitted it: its workflow is there
         if found.kind != "temporal":
             where = "your tree" if found.kind == "main" else found.path
             said = f"lives on this machine already ({where}); nothing moved"

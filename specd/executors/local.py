@@ -46,6 +46,7 @@ class LocalExecutor(Sharing):
         self.elsewhere: dict[str, taken.Holder] = {}  # tasks another process has: left to it, until it lets go
         self.looked_away = 0.0  # when ``elsewhere`` was last looked at
         self.stopping = False
+        self.refused: dict[str, TaskError] = {}  # named tasks a workflow of another clone's has: not run here
 
     def interrupt(self) -> None:
         """SIGINT/SIGTERM: every child saves its state and ends ABORTED; nothing new starts."""
@@ -63,7 +64,9 @@ class LocalExecutor(Sharing):
         known: dict[str, str] = {}  # read once: a task's status takes its files and its plan
         order = graphs.closure(graph, self._targets(names, broken, known))
         status = {t: known[t] if t in known else current_status(self.project, t, broken) for t in order}
-        pending = [t for t in order if status[t] not in (*FINAL, BROKEN)]
+        for task, error in self.refused.items():  # another clone's workflow has it (``_targets``)
+            self._refused(task, error, status)
+        pending = [t for t in order if status[t] not in (*FINAL, BROKEN) and t not in self.refused]
         if pending:  # its imports overlap with the first worktrees made here, rather than follow them
             warm.start_shared()
         for task in order:
@@ -101,9 +104,18 @@ class LocalExecutor(Sharing):
         """As ``targets``; of every unfinished task (no names), those that live on Temporal are left to its
         workers, and said so (named, one is refused: it would be a second copy)."""
         found = targets(self.project, names, self.graph, broken, known)
-        from specd.executors.temporal import record
+        from specd.executors.temporal import elsewhere, record
 
         away = [] if names else [task for task in found if record.on_temporal(self.project, task)]
+        # never run here, yet another clone's workflow may have it: one question to Temporal for all of them
+        others, said = elsewhere.running(self.project, elsewhere.first_runs(
+            self.project, [task for task in found if task not in away]))
+        if said:
+            self.listener(found[0], {"kind": "notice", "message": said})
+        if names:
+            self.refused.update(others)  # named: refused with the fix, once their status is known
+        else:
+            away += others
         for task in away:
             self.listener(task, {"kind": "notice", "message": f"runs on Temporal: its workers run it, not this "
                                                               f"run (`specd status {task}` shows where it stands)"})

@@ -34,6 +34,7 @@ PRELOAD = ("specd.cli", "specd.commands.continue_", "specd.engine.seam", "specd.
            "specd.commands.terminal.human", "specd.commands.terminal.live", "specd.commands.examples",
            "specd.pipeline.schema", "specd.tasks.markdown", "specd.system.probe", "markdown_it", "psutil",
            "specd.tasks.readmodel.own", "specd.tasks.readmodel.rows", "specd.system.fanout", "specd.system.binds",
+           "specd.executors.temporal.elsewhere",
            "rich._emoji_codes")  # the read model: the run's own row, written as it stops
 # What every run builds once and keeps (each is cached where it is made): the markdown parser, the compiled
 # pipeline schema, whether bubblewrap can start a jail here (a `bwrap true` of its own), and the regular
