@@ -94,12 +94,15 @@ def _named(project: Project) -> bool:
 
 
 async def _states(settings: Any, project: Project, tasks: list[str]) -> dict[str, dict[str, Any] | None]:
+    import asyncio
+
     from specd.executors.temporal import lookup
     from specd.executors.temporal.ids import repo_key
 
     client = await lookup.connect(settings)
     key = repo_key(project.root)
-    return {task: await lookup.state(client, key, task) for task in tasks}
+    # asked side by side: `specd run --all` may ask about every task the project has, over the network
+    return dict(zip(tasks, await asyncio.gather(*(lookup.state(client, key, task) for task in tasks)), strict=True))
 
 
 def _refusal(task: str, address: str, state: dict[str, Any]) -> TaskError:
