@@ -6,13 +6,17 @@ is claimed: `specd ui` (and `specd serve`) and `specd run --keep-waiting` take t
 ``.specd/control.lock`` (flock: the kernel frees it when its holder dies, so a record left by a killed one is
 simply taken over) and write who they are beside it. A second claim is refused, naming the first.
 
-The record holds the dashboard's address with its token, so it is private (0600) and never committed (it is
-in ``.specd/.gitignore``; an older project's ignore file gets the line once).
+The record names the dashboard's address without its token: `.specd/` is in every jail, read-only, and a token
+there was the model's to read (`cat .specd/control.json`) and to answer its own gates with, wherever the page is
+reachable. The whole address lives in the user's own state folder (``private``, under HOME, which no jail shows),
+0600, for `specd mcp` to ask the plane with; a person has it from where the plane printed it. The record is never
+committed (``.specd/.gitignore``; an older project's ignore file gets the line once).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass, replace
@@ -58,11 +62,27 @@ def path(project: Project) -> Path:
     return home.main_of(project).specd_dir / FILE
 
 
+def private(project: Project) -> Path | None:
+    """Where the plane's whole address (with its token) is kept: the user's state folder, one file a project; None
+    without a HOME to keep it in."""
+    try:
+        state = Path.home() / ".local" / "state" / "specd" / "planes"
+    except RuntimeError:
+        return None
+    root = str(home.main_of(project).root.resolve())
+    return state / f"{hashlib.sha256(root.encode()).hexdigest()[:32]}.json"
+
+
 def running(project: Project) -> Record | None:
-    """The project's live control plane, or None (no record, or its process is gone)."""
+    """The project's live control plane, or None (no record, or its process is gone). Its ``url`` carries the
+    token when this user's state folder holds it for the same plane."""
     found = _read(path(project))
     if found is None or (found.host == _host() and not pid_alive(found.pid)):
         return None
+    kept = private(project)
+    whole = _read(kept) if kept is not None else None
+    if whole is not None and whole.identity() == found.identity() and whole.url:
+        return replace(found, url=whole.url)
     return found
 
 
@@ -96,8 +116,12 @@ class Claim:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         os.environ.pop(home.PLANE_ENV, None)
         with contextlib.suppress(OSError):
-            if _read(path(self.main)) == self.record:
+            if (found := _read(path(self.main))) is not None and found.identity() == self.record.identity():
                 path(self.main).unlink()
+        kept = private(self.main)
+        with contextlib.suppress(OSError):
+            if kept is not None and (found := _read(kept)) is not None and found.identity() == self.record.identity():
+                kept.unlink()
         self._lock.release()
 
     def serving(self, url: str) -> None:
@@ -106,11 +130,17 @@ class Claim:
         self._write()
 
     def _write(self) -> None:
-        target = path(self.main)
+        parts = urlsplit(self.record.url)
+        shown = replace(self.record, url=f"{parts.scheme}://{parts.netloc}/" if self.record.url else "")
+        atomic.write_json(path(self.main), asdict(shown))  # in the project, where every jail reads it: no token
+        kept = private(self.main)
+        if kept is None or not self.record.url:
+            return
+        kept.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         # 0600 before the token is written (the atomic write keeps the mode of the file it replaces)
-        os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o600))
-        target.chmod(0o600)
-        atomic.write_json(target, asdict(self.record))
+        os.close(os.open(kept, os.O_WRONLY | os.O_CREAT, 0o600))
+        kept.chmod(0o600)
+        atomic.write_json(kept, asdict(self.record))
 
 
 def _busy(main: Project, command: str) -> Busy:
@@ -119,8 +149,8 @@ def _busy(main: Project, command: str) -> Busy:
     stop = f"Ctrl-C where it runs, or `kill {found.pid}`" if found else "Ctrl-C where it runs"
     return Busy(f"a control plane already runs for {main.root}: {who}; `{command}` would be a second one, and "
                 "one project has one",
-                fix="use the one that runs (it starts every answered task; its address with the token is in "
-                    f"{main.rel(path(main))}), or stop it ({stop}) and start this again")
+                fix="use the one that runs (it starts every answered task; its address with the token is what "
+                    f"it printed as it started), or stop it ({stop}) and start this again")
 
 
 def _read(file: Path) -> Record | None:

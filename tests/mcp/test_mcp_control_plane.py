@@ -4,7 +4,6 @@ an answer is picked up by the plane, and continue_task and run_task ask it over 
 from __future__ import annotations
 
 import http.client
-import json
 import signal
 import subprocess
 import sys
@@ -12,6 +11,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from mcp_harness import SAFETY, Mcp, Project
+
+from specd.executors import claim
+from specd.tasks.project import Project as SpecdProject
 
 
 def test_the_control_plane_runs_what_mcp_answers_and_asks_for(tmp_path: Path) -> None:
@@ -57,9 +59,10 @@ def test_the_control_plane_runs_what_mcp_answers_and_asks_for(tmp_path: Path) ->
 
 
 def _post(project: Project, path: str) -> int:
-    """The status of a POST to the control plane's API, with the token its record holds."""
-    record = json.loads((project.root / ".specd" / "control.json").read_text(encoding="utf-8"))
-    parts = urlsplit(record["url"])
+    """The status of a POST to the control plane's API, with the token the user's state folder holds for it."""
+    plane = claim.running(SpecdProject(project.root))
+    assert plane is not None
+    parts = urlsplit(plane.url)
     connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=SAFETY)
     connection.request("POST", path, body=b"{}", headers={
         "Authorization": f"Bearer {parts.query.removeprefix('token=')}", "Content-Type": "application/json"})

@@ -22,6 +22,9 @@ import pytest
 from executor_harness import Repo
 from web_harness import DEADLINE, Server
 
+from specd.executors import claim
+from specd.tasks.project import Project
+
 SAFETY = 180.0  # seconds: a net for a busy machine, never a timing the test checks
 
 
@@ -119,8 +122,15 @@ def test_a_second_control_plane_is_refused_naming_the_first(repo: Repo) -> None:
     try:
         record = repo.root / ".specd" / "control.json"
         data = json.loads(record.read_text())
-        assert (data["pid"], data["command"], data["url"]) == (first.proc.pid, "specd ui", first.url)
-        assert stat.S_IMODE(record.stat().st_mode) == 0o600  # it holds the token
+        assert (data["pid"], data["command"], data["url"]) == (first.proc.pid, "specd ui",
+                                                               f"http://127.0.0.1:{first.port}/")
+        assert first.token not in record.read_text()  # .specd/ is in every jail: the model would read it there
+        kept = claim.private(Project(repo.root))
+        assert kept is not None
+        assert not kept.is_relative_to(repo.root)
+        assert json.loads(kept.read_text())["url"] == first.url  # the whole address, for `specd mcp` to ask with
+        assert stat.S_IMODE(kept.stat().st_mode) == 0o600
+        assert claim.running(Project(repo.root)).url == first.url  # type: ignore[union-attr]
         assert repo.git("check-ignore", ".specd/control.json").strip() == ".specd/control.json"
         for argv in (("ui", "--no-browser", "--port", "0"), ("serve", "--port", "0"),
                      ("run", "a", "--keep-waiting", *_flags(repo))):
@@ -136,6 +146,7 @@ def test_a_second_control_plane_is_refused_naming_the_first(repo: Repo) -> None:
     finally:
         first.stop()
     assert not (repo.root / ".specd" / "control.json").exists()  # a clean stop takes its record away
+    assert not kept.exists()  # and the whole address with it
 
 
 def test_a_stale_record_is_taken_over_and_keep_waiting_holds_the_role_too(repo: Repo) -> None:
@@ -290,3 +301,25 @@ def test_a_run_whose_control_plane_died_is_taken_up_by_the_next_one_and_no_other
     b = _status(repo, "b")
     assert (b["status"], b["idle"]) == ("IN_PROGRESS", "stopped")  # nobody asked for it: it still waits
     assert _ledger(repo.root, "b") == ["s1"]
+
+
+def test_a_jailed_agent_finds_no_token_of_the_control_plane(repo: Repo) -> None:
+    """Found by hand: `.specd/` is in every jail (read-only), and `.specd/control.json` held the dashboard's address
+    with its token. An agent's `cat` put it in the transcript, and so in what the model reads: with the page reachable
+    (`--host` for a phone), the model could approve its own gates. Now the project holds the address alone, and the
+    token lives under HOME, which no jail shows."""
+    repo.new("probe")
+    server = Server(repo)  # type: ignore[arg-type]
+    try:
+        # what the agent saw, said in words of its own: a token in a transcript is masked, but the model is not
+        look = ("grep -q token= .specd/control.json && echo SAW-TOKEN-IN-RECORD; "
+                "cat \"$HOME\"/.local/state/specd/planes/*.json 2>/dev/null | grep -q token= && echo SAW-KEPT-TOKEN; "
+                "grep -q 127.0.0.1 .specd/control.json && echo SAW-RECORD; true")
+        ran = repo.specd("continue", "probe", "--auto", "--agent", f"cmd:sh -c '{look}'")
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        said = "\n".join(path.read_text() for path in (repo.root / ".specd" / "tasks" / "probe").rglob("*.log"))
+        assert "SAW-RECORD" in said  # it read the record, which names the plane
+        assert "SAW-TOKEN-IN-RECORD" not in said
+        assert "SAW-KEPT-TOKEN" not in said  # HOME is not the jail's
+    finally:
+        server.stop()
