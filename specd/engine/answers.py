@@ -37,6 +37,10 @@ def answer(state: RunState, config: PipelineConfig, verb: str, note: str, origin
         said = _approve(state, frame, wait, note)
         if kind == "gate" and not _enabled(config, frame.pipeline, name):
             said = f"step {name!r} is disabled in the pipeline file now: the run passes it by and goes on after it"
+        elif kind == "gate" and config is not None and name not in cursor.names(config, frame.pipeline):
+            said = (f"step {name!r} is no longer in the pipeline file (renamed or removed): the approval is "
+                    f"recorded, and the run goes on where the file says now, whose own gate asks again if it has "
+                    f"one (`specd status {state.task}` names the step)")
     elif verb == "reject":
         if not note.strip():
             raise UsageError("reject needs a note saying what to change", fix="add --note 'what is wrong'")

@@ -136,3 +136,18 @@ def test_a_state_saved_with_an_index_cursor_is_migrated_to_step_names(h: Harness
 
     frame = old.cursor[0]
     assert (frame.step, frame.done, frame.index, frame.visits) == ("c", ["a", "b"], None, {"a": 1})
+
+
+def test_approving_a_gate_whose_step_was_renamed_says_so_instead_of_that_it_runs(h: Harness) -> None:
+    """Found by hand: with c renamed while its gate waited, `specd approve` said "step 'c' runs when the task goes
+    on", and the run then stopped at the renamed step's own gate."""
+    stop_before_c(h)
+    h.pipeline({"main": steps("a", "b", "cee", "d", pause="cee")})
+
+    answered = h.specd("approve", "t")
+
+    assert answered.returncode == 0, answered.stderr
+    said = answered.stdout + answered.stderr
+    assert "step 'c' is no longer in the pipeline file (renamed or removed)" in said, said
+    assert "'c' runs" not in said
+    assert h.status("t")["next"]["step"] == "cee"
