@@ -64,3 +64,15 @@ def test_a_temporal_section_that_is_not_an_object_names_the_file(tmp_path: Path)
     (tmp_path / ".specd" / "config.json").write_text(json.dumps({"temporal": "localhost:7233"}))
     with pytest.raises(ConfigError, match=r"config.json: \"temporal\" must be an object"):
         resolve(Project(tmp_path))
+
+
+def test_an_api_key_in_config_json_is_refused_naming_the_variable_to_use(tmp_path: Path) -> None:
+    """Found by hand: `.specd/config.json` is committed and every jail reads it, and an `api_key` there was taken
+    as the key to connect with (the README names only SPECD_TEMPORAL_API_KEY)."""
+    (tmp_path / ".specd").mkdir()
+    config = {"temporal": {"address": "ns.acct.tmprl.cloud:7233", "api_key": "cloud-key-0123456789abcdef"}}
+    (tmp_path / ".specd" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ConfigError, match=r"config.json: \"temporal\".\"api_key\" holds a secret") as raised:
+        resolve(Project(tmp_path))
+    assert "SPECD_TEMPORAL_API_KEY" in (raised.value.fix or "")
+    assert "cloud-key-0123456789abcdef" not in str(raised.value)

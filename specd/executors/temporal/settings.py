@@ -77,6 +77,11 @@ def configured(project: Project | None) -> dict[str, Any]:
     if not isinstance(section, dict):
         raise ConfigError(f"{project.config_file}: \"temporal\" must be an object",
                           fix='write it as {"temporal": {"address": "HOST:PORT", "namespace": "default"}}')
+    if section.get("api_key"):  # a key in a file every clone shares and every agent's jail reads: never used
+        raise ConfigError(f"{project.config_file}: \"temporal\".\"api_key\" holds a secret in a file that is "
+                          "committed with the project and that every agent's jail can read",
+                          fix="remove it from the file (and from git's history if it was committed: rotate the key), "
+                              "and set SPECD_TEMPORAL_API_KEY where the commands and workers that reach Temporal run")
     return section
 
 
