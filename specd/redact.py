@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from specd.disguises import encoded_forms
-from specd.redact_rules import RULE_HINTS, URL_CREDENTIALS, holds_token, may_hold
+from specd.redact_rules import RULE_HINTS, URL_CREDENTIALS, URL_QUERY_CREDENTIALS, holds_token, may_hold
 from specd.redact_rules import RULES as _RULES
 from specd.system.lazyre import lazy
 
@@ -49,9 +49,11 @@ def is_secret_name(name: str) -> bool:
 
 @functools.lru_cache(maxsize=4096)  # every git, jail and hook process scrubs the same environment again
 def is_secret_var(name: str, value: str) -> bool:
-    """A secret-named variable, one whose value is a URL with a password (REDIS_URL=redis://:pw@host), or one
-    whose value holds a token's shape, whatever its name (DEPLOY_HELPER=ghp_...): a jailed agent never gets it."""
-    return (is_secret_name(name) or ("://" in value and URL_CREDENTIALS.search(value) is not None)
+    """A secret-named variable, one whose value is a URL with a password (REDIS_URL=redis://:pw@host) or a credential
+    in its query (SPECD_SERVER=http://host/?token=...), or one whose value holds a token's shape, whatever its name
+    (DEPLOY_HELPER=ghp_...): a jailed agent never gets it."""
+    return (is_secret_name(name) or ("://" in value and (URL_CREDENTIALS.search(value) is not None
+                                                         or URL_QUERY_CREDENTIALS.search(value) is not None))
             or holds_token(value))
 
 

@@ -63,6 +63,13 @@ _B64_40 = r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"  # an AWS secret access key: 
 URL_CREDENTIALS = Pattern(
     r"(\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s/?#@:\"'\\]{0,256}:)([^\s/?#\"'\\]{1,256})(?=@[^\s/?#@\"'\\]+)")
 
+# ?token=..., &api_key=..., a signed URL's &sig=... or X-Amz-Signature=...: the name is kept, its value masked
+# (`specd ui`'s own address carries its token so). A value of five characters or fewer is a flag, not a key.
+URL_QUERY_CREDENTIALS = Pattern(
+    r"(?i)([?&](?:access_token|id_token|refresh_token|auth_token|token|api_key|apikey|api-key|key|client_secret"
+    r"|secret|sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature|x-goog-credential)=)"
+    r"[^&#\s\"'\\]{6,512}")
+QUERY_HINTS = ("token=", "key=", "secret=", "sig=", "signature=", "credential=")
 ALL: tuple[Rule, ...] = (
     # A whole PEM block; an unterminated one (a torn log) is masked as far as its base64 runs.
     # The body may hold JSON-escaped newlines (\n) but never a quote, so JSON stays valid.
@@ -100,6 +107,7 @@ ALL: tuple[Rule, ...] = (
     Rule("a Slack webhook", ("hooks.slack.com/services/",),
          Pattern(r"(hooks\.slack\.com/services/)[A-Za-z0-9_/\-]+")),
     Rule("a password in a URL", ("://",), URL_CREDENTIALS, token=False),
+    Rule("a credential in a URL's query", QUERY_HINTS, URL_QUERY_CREDENTIALS, token=False),
     Rule("a bearer token", ("bearer",), Pattern(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=\-]+"), token=False),
     Rule("an API key header", ("x-api-key",), Pattern(r"(?i)(x-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"'\\,}]+"),
          token=False),

@@ -137,10 +137,12 @@ class Claim:
         if kept is None or not self.record.url:
             return
         kept.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # 0600 before the token is written (the atomic write keeps the mode of the file it replaces)
-        os.close(os.open(kept, os.O_WRONLY | os.O_CREAT, 0o600))
-        kept.chmod(0o600)
-        atomic.write_json(kept, asdict(self.record))
+        # Not through ``atomic``, which redacts every byte (the token is the point here): 0600 from its first
+        # byte, and replaced whole.
+        tmp = kept.with_name(f".{kept.name}.{os.getpid()}")
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", encoding="utf-8") as out:
+            json.dump(asdict(self.record), out)
+        os.replace(tmp, kept)
 
 
 def _busy(main: Project, command: str) -> Busy:

@@ -34,6 +34,11 @@ JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9P
     ("passwd = s3cr3t!x", f"passwd = {MASK}"),
     ("PWD: hunter2", f"PWD: {MASK}"),
     ("pwd=abc", f"pwd={MASK}"),  # shorter than any env secret, still an assignment
+    # a credential in a URL's query (`specd ui`'s own address, a signed download): its name stays
+    ("open http://127.0.0.1:8765/?token=Zx9yQw8vTu7sRq6pOn5m now", f"open http://127.0.0.1:8765/?token={MASK} now"),
+    ("https://a.blob.core.windows.net/c?sv=2020-08-04&sig=AbCdEf0123%3D&se=1",
+     f"https://a.blob.core.windows.net/c?sv=2020-08-04&sig={MASK}&se=1"),
+    ("GET /v1/x?API_KEY=abcdef123456#top", f"GET /v1/x?API_KEY={MASK}#top"),
 ])
 def test_new_shapes_are_masked(text: str, kept: str) -> None:
     assert redact(text) == kept
@@ -50,6 +55,7 @@ def test_new_shapes_are_masked(text: str, kept: str) -> None:
     "npm_config_cache and AIza-short",
     "PWD=/home/me/project",
     "glpat- is GitLab's prefix",
+    "http://h/list?page=2&sort=key and ?token=... in a help text, and a ?key=short flag",
 ])
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact(text) == text

@@ -51,7 +51,7 @@ attempt("write_var_tmp", lambda: open(os.path.join("/var/tmp", sys.argv[1]), "w"
 attempt("write_project", lambda: open(os.path.join(root, "made-by-hook.txt"), "w").write("ok"))
 attempt("net", lambda: socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=5).close())
 SECRET_NAMES = ("SPECD_TEST_API_KEY", "DB_PASSWORD", "DEPLOY_TOKEN", "MYSQL_PWD", "DATABASE_URL", "GH_PAT",
-                "CI_JOB_JWT")
+                "CI_JOB_JWT", "SPECD_SERVER")
 results["secrets"] = sorted(k for k in SECRET_NAMES if k in os.environ)
 results["plain_env"] = os.environ.get("JAIL_PLAIN", "")
 results["home"] = sorted(os.listdir(os.path.expanduser("~"))) if os.path.isdir(os.path.expanduser("~")) else None
@@ -95,7 +95,9 @@ def test_a_hook_under_bubblewrap_cannot_unmount_write_machinery_leave_the_projec
         (home / name).write_text("secret", encoding="utf-8")
     h.env.update(SPECD_TEST_API_KEY="sk-test-0123456789abcdef", DB_PASSWORD="hunter2-hunter2", JAIL_PLAIN="kept",
                  MYSQL_PWD="mysql-pw-123", DATABASE_URL="postgres://u:pw-123456@db/x", GH_PAT="ghpat-value-123",
-                 CI_JOB_JWT="jwt-value-1234567", HOME=str(home))
+                 CI_JOB_JWT="jwt-value-1234567", HOME=str(home),
+                 # the control plane's address, as README says to keep it for a shell: its token is a key
+                 SPECD_SERVER="http://127.0.0.1:8765/?token=Zx9yQw8vTu7sRq6pOn5m")
     with _listener() as port:
         one_step(h, {"run": f"{shlex.quote(sys.executable)} probe.py {var_tmp} {port}"})
         git_config = (h.root / ".git" / "config").read_text(encoding="utf-8")
