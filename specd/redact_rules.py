@@ -18,40 +18,18 @@ a hold costs a person's time where a mask costs a few unreadable characters.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import NamedTuple
 
-
-class Pattern:
-    """A regular expression compiled the first time it is used. Most commands never redact a text that holds a
-    rule's hint, and compiling every rule at import was a tenth of what `specd status TASK` costs to start."""
-
-    __slots__ = ("source", "_compiled")
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self._compiled: re.Pattern[str] | None = None
-
-    @property
-    def compiled(self) -> re.Pattern[str]:
-        if self._compiled is None:  # two threads may both compile it: the same pattern either way
-            self._compiled = re.compile(self.source)
-        return self._compiled
-
-    def sub(self, replace: Callable[[re.Match[str]], str], text: str) -> str:
-        return self.compiled.sub(replace, text)
-
-    def search(self, text: str) -> re.Match[str] | None:
-        return self.compiled.search(text)
-
-    def finditer(self, text: str) -> Iterator[re.Match[str]]:
-        return self.compiled.finditer(text)
+# Every rule's pattern is compiled the first time it is used (``lazy``): most commands never redact a text that
+# holds a rule's hint, and compiling every rule at import was a tenth of what `specd status TASK` costs to start.
+from specd.system.lazyre import lazy
 
 
 class Rule(NamedTuple):
     name: str  # what a hold says was found: never the match itself
     hints: tuple[str, ...]
-    pattern: Pattern
+    pattern: re.Pattern[str]
     token: bool = True  # a shape that holds a commit, not only a mask (see the module's docstring)
     mask: bool = True  # a shape redaction masks
 
@@ -60,12 +38,12 @@ _PEM = r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----"
 _B64_40 = r"([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"  # an AWS secret access key: 40 base64 characters, no more
 # scheme://user:password@host: the scheme and user are kept, the password (up to the last @ before the
 # host) is masked. A password never holds a slash, ? or # unescaped, so `http://host:8080/x@y` is left alone.
-URL_CREDENTIALS = Pattern(
+URL_CREDENTIALS = lazy(
     r"(\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s/?#@:\"'\\]{0,256}:)([^\s/?#\"'\\]{1,256})(?=@[^\s/?#@\"'\\]+)")
 
 # ?token=..., &api_key=..., a signed URL's &sig=... or X-Amz-Signature=...: the name is kept, its value masked
 # (`specd ui`'s own address carries its token so). A value of five characters or fewer is a flag, not a key.
-URL_QUERY_CREDENTIALS = Pattern(
+URL_QUERY_CREDENTIALS = lazy(
     r"(?i)([?&](?:access_token|id_token|refresh_token|auth_token|token|api_key|apikey|api-key|key|client_secret"
     r"|secret|sig|signature|x-amz-signature|x-amz-security-token|x-goog-signature|x-goog-credential)=)"
     r"[^&#\s\"'\\]{6,512}")
@@ -74,55 +52,55 @@ ALL: tuple[Rule, ...] = (
     # A whole PEM block; an unterminated one (a torn log) is masked as far as its base64 runs.
     # The body may hold JSON-escaped newlines (\n) but never a quote, so JSON stays valid.
     Rule("a private key block", ("private key",),
-         Pattern(_PEM + r"""[^"]*?-----END[A-Z0-9 ]*PRIVATE KEY-----""")),
-    Rule("a private key block", ("private key",), Pattern(_PEM + r"(?:[A-Za-z0-9+/=\s]|\\[nr])*")),
+         lazy(_PEM + r"""[^"]*?-----END[A-Z0-9 ]*PRIVATE KEY-----""")),
+    Rule("a private key block", ("private key",), lazy(_PEM + r"(?:[A-Za-z0-9+/=\s]|\\[nr])*")),
     # Anthropic keys first: they also match the generic sk- rule, but this one
     # covers the dashes and underscores inside them in one go.
-    Rule("an Anthropic API key", ("sk-ant-",), Pattern(r"sk-ant-[A-Za-z0-9_\-]+")),
+    Rule("an Anthropic API key", ("sk-ant-",), lazy(r"sk-ant-[A-Za-z0-9_\-]+")),
     # Every task named `task-…` holds `sk-`: a leading \b here was 36x slower over a 7 MB status index. In a
     # commit, only a key with a digit in its first 40 characters counts: `sk-learn-compatible` in a README is prose.
-    Rule("an API key (sk-...)", ("sk-",), Pattern(r"sk-(?<=\bsk-)[A-Za-z0-9_\-]{8,}"), token=False),
-    Rule("an API key (sk-...)", ("sk-",), Pattern(r"sk-(?<=\bsk-)(?=[A-Za-z_\-]{0,40}\d)[A-Za-z0-9_\-]{20,}"),
+    Rule("an API key (sk-...)", ("sk-",), lazy(r"sk-(?<=\bsk-)[A-Za-z0-9_\-]{8,}"), token=False),
+    Rule("an API key (sk-...)", ("sk-",), lazy(r"sk-(?<=\bsk-)(?=[A-Za-z_\-]{0,40}\d)[A-Za-z0-9_\-]{20,}"),
          mask=False),
     # Stripe secret and restricted keys, live and test; `sk_live` alone is a word, not a key.
     Rule("a Stripe key", ("sk_live_", "rk_live_", "sk_test_", "rk_test_"),
-         Pattern(r"[sr]k_(?:live|test)_(?<=\b[sr]k_live_|\b[sr]k_test_)[A-Za-z0-9]{8,}")),
+         lazy(r"[sr]k_(?:live|test)_(?<=\b[sr]k_live_|\b[sr]k_test_)[A-Za-z0-9]{8,}")),
     Rule("a GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-         Pattern(r"gh[pousr]_(?<=\bgh[pousr]_)[A-Za-z0-9]{16,}")),
-    Rule("a GitHub token", ("github_pat_",), Pattern(r"github_pat_(?<=\bgithub_pat_)[A-Za-z0-9_]{20,}")),
-    Rule("a GitLab token", ("glpat-",), Pattern(r"glpat-(?<=\bglpat-)[A-Za-z0-9_\-]{16,}")),
-    Rule("an npm token", ("npm_",), Pattern(r"npm_(?<=\bnpm_)[A-Za-z0-9]{36,}")),
-    Rule("a Google API key", ("aiza",), Pattern(r"AIza(?<=\bAIza)[A-Za-z0-9_\-]{35}")),
+         lazy(r"gh[pousr]_(?<=\bgh[pousr]_)[A-Za-z0-9]{16,}")),
+    Rule("a GitHub token", ("github_pat_",), lazy(r"github_pat_(?<=\bgithub_pat_)[A-Za-z0-9_]{20,}")),
+    Rule("a GitLab token", ("glpat-",), lazy(r"glpat-(?<=\bglpat-)[A-Za-z0-9_\-]{16,}")),
+    Rule("an npm token", ("npm_",), lazy(r"npm_(?<=\bnpm_)[A-Za-z0-9]{36,}")),
+    Rule("a Google API key", ("aiza",), lazy(r"AIza(?<=\bAIza)[A-Za-z0-9_\-]{35}")),
     # An AWS secret access key has no prefix of its own: it is known by its label, or by the key id just before
     # it (`AKIA... wJalr...`, a credentials.csv row). Before the key id rule, which masks the id this one needs.
-    Rule("an AWS secret access key", ("secret",), Pattern(
+    Rule("an AWS secret access key", ("secret",), lazy(
         r"(?i)((?:aws_?)?secret_?access_?key(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?)" + _B64_40)),
-    Rule("an AWS secret access key", ("akia", "asia"), Pattern(
+    Rule("an AWS secret access key", ("akia", "asia"), lazy(
         r"(A[KS]IA(?<=\bA[KS]IA)[A-Z0-9]{16}\b(?:\\?[\"'])?[\s,:;|=]{1,8}(?:\\?[\"'])?)" + _B64_40)),
-    Rule("an AWS access key id", ("akia", "asia"), Pattern(r"A[KS]IA(?<=\bA[KS]IA)[A-Z0-9]{16}\b")),
-    Rule("a Slack token", ("xox",), Pattern(r"xox[abprs]-(?<=\bxox[abprs]-)[A-Za-z0-9\-]{8,}")),
+    Rule("an AWS access key id", ("akia", "asia"), lazy(r"A[KS]IA(?<=\bA[KS]IA)[A-Z0-9]{16}\b")),
+    Rule("a Slack token", ("xox",), lazy(r"xox[abprs]-(?<=\bxox[abprs]-)[A-Za-z0-9\-]{8,}")),
     # A JWT: header.payload.signature, both JSON parts base64url of `{"`, which always starts eyJ.
     Rule("a JSON web token", ("eyj",),
-         Pattern(r"eyJ(?<=\beyJ)[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*")),
+         lazy(r"eyJ(?<=\beyJ)[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*")),
     Rule("a Slack webhook", ("hooks.slack.com/services/",),
-         Pattern(r"(hooks\.slack\.com/services/)[A-Za-z0-9_/\-]+")),
+         lazy(r"(hooks\.slack\.com/services/)[A-Za-z0-9_/\-]+")),
     Rule("a password in a URL", ("://",), URL_CREDENTIALS, token=False),
     Rule("a credential in a URL's query", QUERY_HINTS, URL_QUERY_CREDENTIALS, token=False),
-    Rule("a bearer token", ("bearer",), Pattern(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=\-]+"), token=False),
-    Rule("an API key header", ("x-api-key",), Pattern(r"(?i)(x-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"'\\,}]+"),
+    Rule("a bearer token", ("bearer",), lazy(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=\-]+"), token=False),
+    Rule("an API key header", ("x-api-key",), lazy(r"(?i)(x-api-key[\"']?\s*[:=]\s*[\"']?)[^\s\"'\\,}]+"),
          token=False),
     Rule("an authorization header", ("authorization",),
-         Pattern(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer\b)[^\s\"'\\,}][^\"'\\\n,}]*"), token=False),
+         lazy(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)(?!bearer\b)[^\s\"'\\,}][^\"'\\\n,}]*"), token=False),
     # `password: x`, `DB_PASSWORD=x`, `"passwd": "x"` (also JSON-escaped), `pwd = x`: the value goes. The
     # separator must follow the name, so prose ("password policy") is left alone; a value starting with /
     # is a path (PWD=/home/me), not a password.
     Rule("a password", ("password", "passwd", "pwd"),
-         Pattern(r"(?i)((?:password|passwd|pwd)[A-Za-z0-9_]{0,40}+(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?)"
+         lazy(r"(?i)((?:password|passwd|pwd)[A-Za-z0-9_]{0,40}+(?:\\?[\"'])?[ \t]*[:=][ \t]*(?:\\?[\"'])?)"
                     r"(?![/\\\"'])[^\s\"'\\,}]+"), token=False),
 )
 
 # What redaction runs: every rule but the stricter commit twin of the sk- rule (the looser one masks it first).
-RULES: tuple[tuple[tuple[str, ...], Pattern], ...] = tuple((rule.hints, rule.pattern) for rule in ALL
+RULES: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = tuple((rule.hints, rule.pattern) for rule in ALL
                                                                   if rule.mask)
 # What holds a step before its commit: the tokens, without the looser sk- rule.
 SHAPES: tuple[Rule, ...] = tuple(rule for rule in ALL if rule.token)
@@ -132,16 +110,16 @@ SHAPES: tuple[Rule, ...] = tuple(rule for rule in ALL if rule.token)
 SHORT = 512
 
 
-def _hints(groups: Iterator[tuple[str, ...]]) -> Pattern:
+def _hints(groups: Iterator[tuple[str, ...]]) -> re.Pattern[str]:
     hints = sorted({hint for group in groups for hint in group}, key=len, reverse=True)
-    return Pattern("|".join(re.escape(hint) for hint in hints))
+    return lazy("|".join(re.escape(hint) for hint in hints))
 
 
 RULE_HINTS = _hints(hints for hints, _ in RULES)
 SHAPE_HINTS = _hints(rule.hints for rule in SHAPES)
 
 
-def may_hold(lowered: str, hints: Pattern) -> bool:
+def may_hold(lowered: str, hints: re.Pattern[str]) -> bool:
     """False when ``lowered`` is short and holds none of ``hints``: then no rule needs a look at it (a step's
     200,000 new paths and files are mostly such)."""
     return len(lowered) > SHORT or hints.search(lowered) is not None
