@@ -207,8 +207,9 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         if body is None:
             return JSONResponse(api.failure("the body must be a JSON object {note, by}", ""), 400)
         note, by = str(body.get("note") or ""), str(body.get("by") or "")
+        temporal = await asyncio.to_thread(actions.lives_on_temporal, project, task_name)
         try:
-            if await asyncio.to_thread(actions.lives_on_temporal, project, task_name):
+            if temporal:
                 said = await asyncio.to_thread(actions.signal, project, task_name, verb, note, actions.clone(by))
             elif verb in actions.ASKS:
                 said = await asyncio.to_thread(actions.ask, plane, task_name)
@@ -217,8 +218,7 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
                                                actions.clone(by))
         except SpecdError as exc:
             return JSONResponse(api.failure(redact(exc.message), redact(exc.fix or "")), 400)
-        after = actions.then(verb, task_name, plane is not None, actions.lives_on_temporal(project, task_name),
-                             page=False)
+        after = actions.then(verb, task_name, plane is not None, temporal, page=False)
         return JSONResponse({"ok": True, "task": task_name, "said": redact(said), "next": after, "error": None})
 
     routes = [
