@@ -54,27 +54,34 @@ def base(env: Mapping[str, str], command: str | list[str], later: list[Path], pl
     shown = [("--ro-bind", path) for path in [*tools(home, env, planted), *programs(command, env, home, planted)]]
     shown += [(flag, path) for name, flag in ((READ_ENV, "--ro-bind"), (WRITE_ENV, "--bind")) for path in yours[name]]
     places = [path for _, path in shown] + later + ([home] if home is not None else [])
-    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *_sealed(Path("/tmp"), places)]
+    made, sealed = _sealed(Path("/tmp"), places)
+    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", *made]
     if home is not None:  # after /tmp's: a HOME inside /tmp is a mount of its own on a sealed folder
-        args += ["--tmpfs", str(home), *_sealed(home, places)]
+        made, more = _sealed(home, places)
+        args += ["--tmpfs", str(home), *made]
+        sealed += more
     for flag, path in shown:
         args += [flag, str(path), str(path)]
-    return [*args, *_machine_keys()]  # last: a tool folder's bind (/usr/local) must not show them again
+    # read-only once what is shown in them is bound: a file's bind makes its mount point there first
+    return [*args, *sealed, *_machine_keys()]  # last: a tool folder's bind (/usr/local) must not show them again
 
 
-def _sealed(folder: Path, places: list[Path]) -> list[str]:
-    """Read-only, empty folders on the way to what is shown inside the private /tmp or HOME. Without them the
-    folders bubblewrap makes on the way are writable, and a worktree's agent could write the main tree's
+def _sealed(folder: Path, places: list[Path]) -> tuple[list[str], list[str]]:
+    """Read-only, empty folders on the way to what is shown inside the private /tmp or HOME: (the flags that make
+    them, the flags that make them read-only, given once everything is bound in them). Without them the folders
+    bubblewrap makes on the way are writable, and a worktree's agent could write the main tree's
     ``.specd/pipeline.json`` there (into the jail's own /tmp, but a write that seems to work is a lie)."""
-    args: list[str] = []
+    made: list[str] = []
+    sealed: list[str] = []
     inside = [path for path in places if path.is_relative_to(folder) and path != folder]
     for top in sorted({folder / path.relative_to(folder).parts[0] for path in inside}):
         under = [path for path in inside if path.is_relative_to(top)]
-        if top in under or not all(path.is_dir() for path in under):
-            continue  # shown whole, or a file (a mount point for a file cannot be made on a read-only fs)
-        args += ["--tmpfs", str(top), *[arg for path in under for arg in ("--dir", str(path))],
-                 "--remount-ro", str(top)]
-    return args
+        if top in under:
+            continue  # shown whole
+        # a folder is made here; a file (a program shown alone) gets its mount point from its own bind
+        made += ["--tmpfs", str(top), *[arg for path in under if path.is_dir() for arg in ("--dir", str(path))]]
+        sealed += ["--remount-ro", str(top)]
+    return made, sealed
 
 
 def tools(home: Path | None, env: Mapping[str, str], planted: list[Path]) -> list[Path]:
@@ -85,14 +92,17 @@ def tools(home: Path | None, env: Mapping[str, str], planted: list[Path]) -> lis
         if not entry or not path.is_absolute():
             continue
         outside_home = home is None or not path.is_relative_to(home)
-        # A bin folder's programs are often links into the install beside it (node_modules/.bin, a venv's bin).
-        wanted.append(path.parent if outside_home and path.name in ("bin", ".bin", "sbin") else path)
+        # A bin folder's programs are often links into the install beside it (node_modules/.bin, a venv's bin),
+        # unless that install holds the task's tree: then the bin folder alone (see ``_holds``).
+        install = path.parent if outside_home and path.name in ("bin", ".bin", "sbin") else path
+        wanted.append(path if install != path and _holds(install, planted) else install)
     wanted += [Path(sys.prefix), Path(sys.base_prefix)]
     if env.get("VIRTUAL_ENV"):
         wanted.append(Path(env["VIRTUAL_ENV"]))
     found: list[Path] = []
     for path in wanted:
         if (path.is_dir() and not _covered(real := path.resolve(), home) and not steered(path, planted)
+                and not _holds(real, planted)
                 and not any(real.is_relative_to(done) for done in found)):
             found.append(real)
     return found
@@ -114,16 +124,23 @@ def programs(command: str | list[str], env: Mapping[str, str], home: Path | None
         if not word or not Path(word).is_file() or steered(Path(word).absolute(), planted):
             continue
         real = Path(word).resolve()
-        places = [real if _too_wide(real.parent, home) else real.parent]
+        places = [real if _too_wide(real.parent, home) or _holds(real.parent, planted) else real.parent]
         if Path(word).is_symlink():  # run by the link's path (node_modules/.bin/claude): its folder of links too
             folder = Path(word).absolute().parent.resolve()
-            places += [] if _too_wide(folder, home) else [folder]
+            places += [] if _too_wide(folder, home) or _holds(folder, planted) else [folder]
         found += [place for place in places if not _covered(place, home) and place not in found]
     return found
 
 
 def _too_wide(folder: Path, home: Path | None) -> bool:
     return str(folder) in SHARED or (home is not None and home.is_relative_to(folder))
+
+
+def _holds(folder: Path, planted: list[Path]) -> bool:
+    """Whether ``folder`` holds a tree an agent works in (the task's, or the main tree beside a worktree). Shown
+    whole, it would show that tree's neighbours, and the main tree as it is, secret files and all: the jail hides
+    those only in the task's own tree. The tree itself is bound on its own, after."""
+    return any(tree == folder or tree.is_relative_to(folder) for tree in planted)
 
 
 def _covered(path: Path, home: Path | None) -> bool:

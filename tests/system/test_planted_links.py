@@ -126,3 +126,32 @@ def test_a_link_left_in_the_main_tree_by_another_tasks_agent_steers_no_worktrees
     (project / ".venv").symlink_to(home / ".ssh")  # what an agent in the main tree left there
     env = {"PATH": "/usr/bin:/bin", "HOME": str(home), "VIRTUAL_ENV": str(project / ".venv")}
     assert "planted-key-bytes" not in jailed(f"cat {home / '.ssh' / 'id_ed25519'}", tree, env)
+
+
+def test_a_program_or_tool_folder_that_holds_the_tree_is_not_shown_whole(tmp_path: Path) -> None:
+    """Found by hand: `--agent 'cmd:python3 /work/agent.py'` with the project at /work/proj showed /work whole, so
+    a worktree's agent read the main tree beside it as it is, `.env` and all (the jail hides secret files only in
+    the task's own tree), and every other project under /work. The program is shown alone; so is a tool's bin
+    folder whose install holds the tree."""
+    work = tmp_path / "work"
+    main, tree = work / "proj", work / "proj" / ".specd" / "worktrees" / "t"
+    tree.mkdir(parents=True)
+    (work / "agent.py").write_text("print('hi')\n")
+    (work / "bin").mkdir()
+    (work / "other").mkdir()  # a neighbour: another project
+    home = tmp_path / "home"
+    env = {"PATH": f"{work / 'bin'}:/usr/bin"}
+
+    shown = binds.programs(f"python3 {work / 'agent.py'}", env, home, [tree, main])
+    assert work / "agent.py" in shown
+    assert work not in shown
+    assert not any(main.is_relative_to(place) for place in shown if place.is_dir())
+
+    found = binds.tools(home, env, [tree, main])
+    assert work / "bin" in found  # the bin folder alone, not the install it would have meant
+    assert not any(main.is_relative_to(place) for place in found)
+
+    apart = tmp_path / "tools"  # a program beside, not above, the tree: its folder is shown as before
+    apart.mkdir()
+    (apart / "agent.py").write_text("print('hi')\n")
+    assert binds.programs(f"python3 {apart / 'agent.py'}", env, home, [tree, main])[-1] == apart
