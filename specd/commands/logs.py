@@ -42,11 +42,15 @@ def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow:
         log.check_step(project, step, [str(row.get("step")) for row in (store.journal.read())])
     if follow:
         return _follow(task, task_dir, store, step, as_json)
-    shown = 0
-    for event in store.journal.read():
+    shown, skipped = 0, []
+    for event in store.journal.read(skipped):
         if log.matches(event, step):
             shown += 1
             click.echo(redact(json.dumps(event, default=str) if as_json else visible(log.line(event))))
+    if skipped:
+        from specd.commands.common import warn
+
+        warn([log.unread(task_dir / "events.jsonl", skipped)])
     if as_json:
         emit(task, indent=None, step=step, events=shown)
         return 0

@@ -44,12 +44,13 @@ class Journal:
         if event.kind != "agent_text":  # model prose belongs in transcripts, not the journal
             self.append(event.kind, **event.data)
 
-    def read(self) -> list[dict[str, Any]]:
-        return [record for _, record in read_records(self.path)]
+    def read(self, skipped: list[int] | None = None) -> list[dict[str, Any]]:
+        return [record for _, record in read_records(self.path, skipped)]
 
 
-def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, record) for every whole JSON object line; torn or foreign lines are skipped."""
+def read_records(path: Path, skipped: list[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) for every whole JSON object line; torn or foreign lines are skipped, and their
+    numbers added to ``skipped`` when it is given (blank lines are not counted)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
@@ -58,11 +59,15 @@ def read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         try:
             record = json.loads(line)
         except (ValueError, RecursionError):
+            if skipped is not None and line.strip():
+                skipped.append(lineno)
             continue  # a torn line from a crash mid-append (or garbage nested too deep to be ours)
         if escaped(line):
             record = scrub(record)
         if isinstance(record, dict):
             yield lineno, record
+        elif skipped is not None:
+            skipped.append(lineno)
 
 
 def seal_tail(path: Path) -> None:

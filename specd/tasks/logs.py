@@ -67,10 +67,20 @@ def read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
     events = []
     for raw in data[:end].splitlines():
         try:
-            events.append(json.loads(raw))
-        except ValueError:
+            event = json.loads(raw)
+        except (ValueError, RecursionError):
             continue
+        if isinstance(event, dict):  # a line of a number or a list is no event of specd's
+            events.append(event)
     return events, offset + end
+
+
+def unread(path: Path, lines: list[int]) -> str:
+    """What `specd logs` says of the journal's lines that are no whole event."""
+    where = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+    return (f"{path}: line{'s' if len(lines) > 1 else ''} {where} {'are' if len(lines) > 1 else 'is'} no whole "
+            "event and not shown (a crash mid-write leaves one torn line; more were edited by hand or damaged); "
+            "the other events are shown as recorded")
 
 
 def check_step(project: Project, step: str, seen: list[str]) -> None:

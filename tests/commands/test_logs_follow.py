@@ -134,3 +134,22 @@ def test_logs_follow_json_gives_output_records_and_a_step_filter_keeps_its_own(h
     assert "post-hook-said" in text
     assert "step work speaks" not in text
     assert run.wait(timeout=DEADLINE) == 0
+
+
+def test_logs_says_which_journal_lines_it_could_not_read_and_follow_skips_them(h: Harness) -> None:
+    _one_step(h)
+    assert h.specd("continue", "t", "--auto", "--agent", "cmd:true").returncode == 0
+    journal = h.task_dir("t") / "events.jsonl"
+    lines = journal.read_text(encoding="utf-8").splitlines()
+    lines[1] = lines[1][: len(lines[1]) // 2]  # torn, as a crash mid-write leaves it
+    journal.write_text("\n".join([*lines, "42", "[1, 2]", ""]), encoding="utf-8")  # JSON, yet no event
+
+    shown = h.specd("logs", "t")
+    followed = h.specd("logs", "t", "-f")  # the run has ended: what is there, then it stops
+
+    assert shown.returncode == 0, shown.stderr
+    assert f"events.jsonl: lines 2, {len(lines) + 1}, {len(lines) + 2} are no whole event" in shown.stderr
+    assert "run finished: COMPLETE" in shown.stdout
+    assert followed.returncode == 0, followed.stderr
+    assert "Traceback" not in followed.stderr
+    assert "run finished: COMPLETE" in followed.stdout
