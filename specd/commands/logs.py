@@ -42,7 +42,7 @@ def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow:
         log.check_step(project, step, [str(row.get("step")) for row in (store.journal.read())])
     if follow:
         return _follow(task, task_dir, store, step, as_json)
-    shown, skipped = 0, []
+    shown, skipped = 0, list[int]()
     for event in store.journal.read(skipped):
         if log.matches(event, step):
             shown += 1
