@@ -7,6 +7,7 @@ scripts what "the model" answers, and logs what Claude Code sent.
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import fake_anthropic as fake
@@ -240,3 +241,30 @@ def test_claude_codes_commands_never_see_the_users_keys(cc: Any, project: Any, s
     assert "NEEDLEdbpassword" not in said
     assert "DEPLOY_TOKEN=NEEDLEallowed-deploy" in said  # env_allow: the user's choice
     assert all(r["headers"]["x-api-key"] == DUMMY_KEY for r in server.requests if r["path"] != "/")
+
+
+def test_claude_codes_own_key_never_reaches_its_commands(cc: Any, project: Any, server: Any) -> None:
+    """Found by hand, as the model: Claude Code's Bash inherits its environment, so `env` (or its parent's
+    /proc/PID/environ) put the API key in what the model reads. The jail now holds a stand-in, and specd's key
+    guard signs the requests with the key on the way to the API."""
+    from specd.system import jail
+
+    if not jail.active():
+        if os.environ.get("CI"):
+            pytest.fail("bubblewrap is required in CI (.ci/run installs it)")
+        pytest.skip("the key guard is part of the jail; bubblewrap is not available here")
+    look = "env; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null"
+    shell = fake.tool("Bash", command=look, description="look for the key")
+    server.push(fake.message(shell), report("approve"))
+    settings = {"allowed_tools": ["Bash"]}
+    cc.options = Options.from_settings(settings)
+    cc.run(project.request(settings=settings))
+    [said] = [str(r["content"]) for body in server.bodies for r in fake.tool_results(body) if r["tool_use_id"]
+              == shell["id"]]
+    assert "ANTHROPIC_API_KEY=specd-stand-in-" in said  # the command ran, and saw the stand-in
+    assert "ANTHROPIC_BASE_URL=http://127.0.0.1:" in said
+    assert DUMMY_KEY not in said
+    assert DUMMY_KEY[8:] not in said  # not even its tail
+    calls = [r for r in server.requests if r["path"] != "/"]
+    assert len(calls) >= 2  # the step's two turns, each signed with the real key on the way out
+    assert all(r["headers"]["x-api-key"] == DUMMY_KEY for r in calls)

@@ -1,0 +1,179 @@
+"""A backend's API key kept out of its jail: the agent CLI signs with a stand-in, and specd puts the key in.
+
+Claude Code needs its API key, and its own shell commands, which the model writes, inherit Claude Code's
+environment: `env`, or `/proc/$PPID/environ`, put the key in what the model reads, and from there anywhere.
+So a jailed Claude Code gets a stand-in instead (random for each specd process, worth nothing anywhere else)
+and a base URL that names this guard: a plain-HTTP server of specd's on this machine's loopback, which the
+jail reaches through the bridge's tunnel like any local API server. A request that carries the stand-in is
+sent on to the one API the guard was made for (``ANTHROPIC_BASE_URL`` as you set it, or Anthropic's), with
+the real key in its place, and the reply streams back as it comes. A request without the stand-in is sent
+on as it is, with nothing of yours added. The model can still call the API through the guard, as it could
+with the key, but it can no longer take the key away.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import secrets
+import threading
+from collections.abc import Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import urlsplit
+
+# The variables Claude Code signs in with by key: sent as `x-api-key`, and as `Authorization: Bearer`.
+KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+ANTHROPIC_API = "https://api.anthropic.com"
+# Said by one connection about itself, never passed on (RFC 9110 7.6.1), and the lengths, which are set anew.
+HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te",
+                 "trailer", "transfer-encoding", "upgrade", "host", "content-length"})
+TIMEOUT = 600.0  # a long step's streamed reply may pause for minutes
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, upstream: str) -> None:
+        super().__init__(("127.0.0.1", 0), _Relay)
+        url = urlsplit(upstream)
+        self.secure = url.scheme == "https"
+        self.host = url.hostname or ""
+        self.port = url.port or (443 if self.secure else 80)
+        self.prefix = url.path.rstrip("/")
+        self.swaps: dict[str, str] = {}  # stand-in -> the real key
+
+    def stand_in(self, real: str) -> str:
+        for fake, key in self.swaps.items():
+            if key == real:
+                return fake
+        fake = "specd-stand-in-" + secrets.token_hex(24)
+        self.swaps[fake] = real
+        return fake
+
+    def sign(self, headers: dict[str, str]) -> None:
+        """The stand-in in a credential header, if there is one, replaced by the key it stands for."""
+        for name in list(headers):
+            value = headers[name]
+            if name.lower() == "x-api-key" and value in self.swaps:
+                headers[name] = self.swaps[value]
+            elif name.lower() == "authorization" and value.removeprefix("Bearer ") in self.swaps:
+                headers[name] = "Bearer " + self.swaps[value.removeprefix("Bearer ")]
+
+
+class _Relay(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+    upstream: http.client.HTTPConnection | None = None
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        """Nothing: what passes here is the agent's business, and its transcript keeps it."""
+
+    def relay(self) -> None:
+        body = self._body()
+        headers = {name: value for name, value in self.headers.items() if name.lower() not in HOP}
+        self.server.sign(headers)
+        try:
+            reply = self._send(body, headers)
+        except (OSError, http.client.HTTPException) as exc:
+            self.upstream = None
+            self._fail(exc)
+            return
+        self.send_response(reply.status, reply.reason)
+        for name, value in reply.getheaders():
+            if name.lower() not in HOP:
+                self.send_header(name, value)
+        sized = reply.length is not None or self.command == "HEAD" or reply.status in (204, 304)
+        if reply.length is not None:
+            self.send_header("Content-Length", str(reply.length))
+        elif not sized:
+            self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self._stream(reply, chunked=not sized)
+        if reply.will_close:
+            self.upstream = None
+
+    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = relay
+
+    def _send(self, body: bytes | None, headers: dict[str, str]) -> http.client.HTTPResponse:
+        """The request on this connection's own connection upstream (made again once when it was closed)."""
+        for attempt in (1, 2):
+            fresh = self.upstream is None
+            if self.upstream is None:
+                kind = http.client.HTTPSConnection if self.server.secure else http.client.HTTPConnection
+                self.upstream = kind(self.server.host, self.server.port, timeout=TIMEOUT)
+            try:
+                self.upstream.request(self.command, self.server.prefix + self.path, body=body, headers=headers)
+                return self.upstream.getresponse()
+            except (ConnectionError, http.client.RemoteDisconnected):
+                self.upstream.close()
+                self.upstream = None
+                if fresh or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _body(self) -> bytes | None:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            parts = []
+            while size := int(self.rfile.readline().split(b";")[0].strip() or b"0", 16):
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+            while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                pass  # trailers
+            return b"".join(parts)
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else None
+
+    def _stream(self, reply: http.client.HTTPResponse, chunked: bool) -> None:
+        while data := reply.read1(65536):
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data) if chunked else data)
+            self.wfile.flush()  # a streamed reply's events reach the agent as they come
+        reply.read()  # ends the reply (read1 never does), so the connection upstream takes the next request
+        if chunked:
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+    def _fail(self, exc: BaseException) -> None:
+        where = f"{self.server.host}:{self.server.port}"
+        said = {"type": "error", "error": {"type": "api_error",
+                                           "message": f"specd's key guard could not reach {where}: {exc}"}}
+        data = json.dumps(said).encode()
+        self.send_response(502)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+_guards: dict[tuple[int, str], _Server] = {}
+_lock = threading.Lock()
+
+
+def _guard(upstream: str) -> _Server:
+    """The guard of ``upstream`` in this process, started on first use (a forked run starts its own)."""
+    with _lock:
+        key = (os.getpid(), upstream)
+        if key not in _guards:
+            server = _Server(upstream)
+            threading.Thread(target=server.serve_forever, name="specd-keyguard", daemon=True).start()
+            _guards[key] = server
+        return _guards[key]
+
+
+def shield(backend: str, env: Mapping[str, str], child: dict[str, str]) -> str | None:
+    """For a jailed Claude Code signing in by key: its key variables in ``child`` become stand-ins and its base
+    URL the guard's; returns the guard's ``127.0.0.1:PORT`` for the jail's network list, None when nothing
+    was changed (another backend, or a sign-in by login, whose tokens live in its config folder)."""
+    if backend != "claude_code" or not any(child.get(name) for name in KEYS):
+        return None
+    upstream = env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API
+    if urlsplit(upstream).scheme not in ("http", "https") or not urlsplit(upstream).hostname:
+        return None  # not a URL the guard can reach: Claude Code reports it as it would without specd
+    server = _guard(upstream)
+    for name in KEYS:
+        if child.get(name):
+            child[name] = server.stand_in(child[name])
+    port = server.server_address[1]
+    child["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{port}"
+    return f"127.0.0.1:{port}"

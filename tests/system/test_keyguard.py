@@ -1,0 +1,138 @@
+"""specd's key guard, between a real HTTP client and a real local upstream: what it signs, what it passes on
+as it is, how it streams, and what it says when the upstream is gone."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from specd.system import keyguard
+
+KEY = "sk-ant-api03-REALKEY-0123456789abcdef"
+
+
+class Upstream(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.seen: list[dict[str, Any]] = []
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/base"
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: Upstream
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.seen.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
+                                 "body": body})
+        if self.path.endswith("/stream"):  # chunked, as a streamed reply comes: three events
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            for n in range(3):
+                data = f"data: {n}\n\n".encode()
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        data = json.dumps({"ok": True}).encode()
+        self.send_response(201)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def upstream() -> Iterator[Upstream]:
+    server = Upstream()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def _guarded(upstream_url: str, **keys: str) -> tuple[dict[str, str], int]:
+    child = dict(keys)
+    where = keyguard.shield("claude_code", {"ANTHROPIC_BASE_URL": upstream_url}, child)
+    assert where is not None
+    return child, int(where.rpartition(":")[2])
+
+
+def test_a_request_with_the_stand_in_goes_on_with_the_key_and_one_without_goes_on_as_it_is(
+        upstream: Upstream) -> None:
+    child, port = _guarded(upstream.url, ANTHROPIC_API_KEY=KEY, ANTHROPIC_AUTH_TOKEN="tok-REAL-0123456789")
+    assert child["ANTHROPIC_API_KEY"].startswith("specd-stand-in-")
+    assert KEY not in json.dumps(child)
+    assert "tok-REAL" not in json.dumps(child)
+    assert child["ANTHROPIC_BASE_URL"] == f"http://127.0.0.1:{port}"
+
+    client = http.client.HTTPConnection("127.0.0.1", port, timeout=10)  # one connection, kept alive
+    client.request("POST", "/v1/messages", body=b'{"a": 1}', headers={
+        "x-api-key": child["ANTHROPIC_API_KEY"], "Authorization": f"Bearer {child['ANTHROPIC_AUTH_TOKEN']}"})
+    first = client.getresponse()
+    assert (first.status, json.loads(first.read())) == (201, {"ok": True})
+    client.request("POST", "/v1/messages", body=b"{}", headers={"x-api-key": "someone-elses-key"})
+    second = client.getresponse()
+    assert second.status == 201
+    second.read()
+
+    signed, passed = upstream.seen
+    assert signed["path"] == "/base/v1/messages"  # the upstream's own path kept
+    assert signed["headers"]["x-api-key"] == KEY
+    assert signed["headers"]["authorization"] == "Bearer tok-REAL-0123456789"
+    assert signed["body"] == b'{"a": 1}'
+    assert passed["headers"]["x-api-key"] == "someone-elses-key"  # nothing of the user's added
+
+
+def test_a_streamed_reply_arrives_whole_and_a_chunked_request_is_read(upstream: Upstream) -> None:
+    child, port = _guarded(upstream.url, ANTHROPIC_API_KEY=KEY)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"POST /stream HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                     b"x-api-key: " + child["ANTHROPIC_API_KEY"].encode() + b"\r\n\r\n"
+                     b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
+        reply = http.client.HTTPResponse(sock)
+        reply.begin()
+        assert reply.status == 200
+        assert reply.read() == b"data: 0\n\ndata: 1\n\ndata: 2\n\n"
+    [seen] = upstream.seen
+    assert seen["body"] == b"hello world"
+    assert seen["headers"]["x-api-key"] == KEY
+
+
+def test_an_upstream_that_is_gone_is_a_502_that_names_it() -> None:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        gone = free.getsockname()[1]
+    child, port = _guarded(f"http://127.0.0.1:{gone}", ANTHROPIC_API_KEY=KEY)
+    client = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    client.request("POST", "/v1/messages", body=b"{}", headers={"x-api-key": child["ANTHROPIC_API_KEY"]})
+    reply = client.getresponse()
+    said = json.loads(reply.read())
+    assert reply.status == 502
+    assert f"could not reach 127.0.0.1:{gone}" in said["error"]["message"]
+    assert KEY not in json.dumps(said)
+
+
+def test_only_claude_code_signing_in_by_key_is_guarded() -> None:
+    assert keyguard.shield("codex", {}, {"OPENAI_API_KEY": "x"}) is None
+    assert keyguard.shield("claude_code", {}, {"CLAUDE_CODE_OAUTH_TOKEN": "x"}) is None
+    child = {"ANTHROPIC_API_KEY": KEY}
+    assert keyguard.shield("claude_code", {"ANTHROPIC_BASE_URL": "not a url"}, child) is None
+    assert child["ANTHROPIC_API_KEY"] == KEY  # left as it was: Claude Code reports the bad URL itself
