@@ -1,14 +1,15 @@
 """A backend's API key kept out of its jail: the agent CLI signs with a stand-in, and specd puts the key in.
 
-Claude Code needs its API key, and its own shell commands, which the model writes, inherit Claude Code's
-environment: `env`, or `/proc/$PPID/environ`, put the key in what the model reads, and from there anywhere.
-So a jailed Claude Code gets a stand-in instead (random for each specd process, worth nothing anywhere else)
-and a base URL that names this guard: a plain-HTTP server of specd's on this machine's loopback, which the
-jail reaches through the bridge's tunnel like any local API server. A request that carries the stand-in is
-sent on to the one API the guard was made for (``ANTHROPIC_BASE_URL`` as you set it, or Anthropic's), with
-the real key in its place, and the reply streams back as it comes. A request without the stand-in is sent
-on as it is, with nothing of yours added. The model can still call the API through the guard, as it could
-with the key, but it can no longer take the key away.
+An agent CLI (Claude Code, Codex, the Gemini CLI) needs its API key, and its own shell commands, which the
+model writes, inherit the CLI's environment: `env`, or `/proc/$PPID/environ`, put the key in what the model
+reads, and from there anywhere. So a jailed CLI that signs in by key gets a stand-in instead (random for each
+specd process, worth nothing anywhere else) and a base URL that names this guard: a plain-HTTP server of
+specd's on this machine's loopback, which the jail reaches through the bridge's tunnel like any local API
+server. A request that carries the stand-in (in ``x-api-key``, ``x-goog-api-key``, ``Authorization: Bearer``
+or a ``key=`` query) is sent on to the one API the guard was made for, with the real key in its place, and the
+reply streams back as it comes. A request without the stand-in is sent on as it is, with nothing of yours
+added. The model can still call the API through the guard, as it could with the key, but it can no longer
+take the key away.
 """
 
 from __future__ import annotations
@@ -21,11 +22,14 @@ import threading
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
-# The variables Claude Code signs in with by key: sent as `x-api-key`, and as `Authorization: Bearer`.
-KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-ANTHROPIC_API = "https://api.anthropic.com"
+# backend -> (the variables it signs in with by key, the variable of its base URL, its API when that is unset).
+# Codex is given its base URL on its command line (specd.agents.codex), so it asks for a guard by itself.
+BY_ENV = {"claude_code": (("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "ANTHROPIC_BASE_URL",
+                          "https://api.anthropic.com"),
+          "gemini": (("GEMINI_API_KEY",), "GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com")}
+SIGNED = ("x-api-key", "x-goog-api-key")  # headers that carry the key as it is
 # Said by one connection about itself, never passed on (RFC 9110 7.6.1), and the lengths, which are set anew.
 HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te",
                  "trailer", "transfer-encoding", "upgrade", "host", "content-length"})
@@ -52,14 +56,21 @@ class _Server(ThreadingHTTPServer):
         self.swaps[fake] = real
         return fake
 
-    def sign(self, headers: dict[str, str]) -> None:
-        """The stand-in in a credential header, if there is one, replaced by the key it stands for."""
+    def sign(self, headers: dict[str, str], path: str) -> str:
+        """The stand-in in a credential header or a ``key=`` query replaced by the key it stands for; the path."""
         for name in list(headers):
             value = headers[name]
-            if name.lower() == "x-api-key" and value in self.swaps:
+            if name.lower() in SIGNED and value in self.swaps:
                 headers[name] = self.swaps[value]
             elif name.lower() == "authorization" and value.removeprefix("Bearer ") in self.swaps:
                 headers[name] = "Bearer " + self.swaps[value.removeprefix("Bearer ")]
+        if "key=specd-stand-in-" in path:
+            base, _, query = path.partition("?")
+            pairs = [pair.split("=", 1) if "=" in pair else [pair] for pair in query.split("&")]
+            path = base + "?" + "&".join(
+                f"key={quote(self.swaps[pair[1]], safe='')}" if pair[0] == "key" and len(pair) == 2
+                and pair[1] in self.swaps else "=".join(pair) for pair in pairs)
+        return path
 
 
 class _Relay(BaseHTTPRequestHandler):
@@ -73,9 +84,9 @@ class _Relay(BaseHTTPRequestHandler):
     def relay(self) -> None:
         body = self._body()
         headers = {name: value for name, value in self.headers.items() if name.lower() not in HOP}
-        self.server.sign(headers)
+        path = self.server.sign(headers, self.path)
         try:
-            reply = self._send(body, headers)
+            reply = self._send(path, body, headers)
         except (OSError, http.client.HTTPException) as exc:
             self.upstream = None
             self._fail(exc)
@@ -96,7 +107,7 @@ class _Relay(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = relay
 
-    def _send(self, body: bytes | None, headers: dict[str, str]) -> http.client.HTTPResponse:
+    def _send(self, path: str, body: bytes | None, headers: dict[str, str]) -> http.client.HTTPResponse:
         """The request on this connection's own connection upstream (made again once when it was closed)."""
         for attempt in (1, 2):
             fresh = self.upstream is None
@@ -104,7 +115,7 @@ class _Relay(BaseHTTPRequestHandler):
                 kind = http.client.HTTPSConnection if self.server.secure else http.client.HTTPConnection
                 self.upstream = kind(self.server.host, self.server.port, timeout=TIMEOUT)
             try:
-                self.upstream.request(self.command, self.server.prefix + self.path, body=body, headers=headers)
+                self.upstream.request(self.command, self.server.prefix + path, body=body, headers=headers)
                 return self.upstream.getresponse()
             except (ConnectionError, http.client.RemoteDisconnected):
                 self.upstream.close()
@@ -161,19 +172,27 @@ def _guard(upstream: str) -> _Server:
         return _guards[key]
 
 
-def shield(backend: str, env: Mapping[str, str], child: dict[str, str]) -> str | None:
-    """For a jailed Claude Code signing in by key: its key variables in ``child`` become stand-ins and its base
-    URL the guard's; returns the guard's ``127.0.0.1:PORT`` for the jail's network list, None when nothing
-    was changed (another backend, or a sign-in by login, whose tokens live in its config folder)."""
-    if backend != "claude_code" or not any(child.get(name) for name in KEYS):
+def guarded(upstream: str, key: str) -> tuple[str, str, str] | None:
+    """(the guard's base URL, the stand-in for ``key``, the guard's ``127.0.0.1:PORT`` for the jail's network
+    list), the guard sending on to ``upstream``; None when ``upstream`` is no URL it can reach (the CLI reports
+    it as it would without specd)."""
+    url = urlsplit(upstream)
+    if url.scheme not in ("http", "https") or not url.hostname:
         return None
-    upstream = env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API
-    if urlsplit(upstream).scheme not in ("http", "https") or not urlsplit(upstream).hostname:
-        return None  # not a URL the guard can reach: Claude Code reports it as it would without specd
     server = _guard(upstream)
-    for name in KEYS:
-        if child.get(name):
-            child[name] = server.stand_in(child[name])
     port = server.server_address[1]
-    child["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{port}"
-    return f"127.0.0.1:{port}"
+    return f"http://127.0.0.1:{port}", server.stand_in(key), f"127.0.0.1:{port}"
+
+
+def shield(backend: str, env: Mapping[str, str], child: dict[str, str]) -> str | None:
+    """For a jailed Claude Code or Gemini CLI signing in by key: its key variables in ``child`` become stand-ins
+    and its base URL the guard's; returns the guard's rule for the jail's network list, None when nothing was
+    changed (another backend, Vertex AI, or a sign-in by login, whose tokens live in its config folder)."""
+    if backend not in BY_ENV or env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() == "true":
+        return None
+    names, base, default = BY_ENV[backend]
+    rule = None
+    for name in names:
+        if child.get(name) and (made := guarded(env.get(base) or default, child[name])) is not None:
+            child[base], child[name], rule = made
+    return rule

@@ -7,6 +7,7 @@ model" answers and logs what Codex sent.
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -213,8 +214,25 @@ def test_the_key_comes_from_the_variable_api_key_env_names_and_no_other_secret_p
     codex(api_key_env="TEAM_CODEX_KEY").run(project.request())
     assert {r["headers"]["authorization"] for r in api.requests} == {"Bearer sk-team-0123456789abcdef"}
     names = fake.outputs(api.bodies[-1])[0].split()
-    assert "TEAM_CODEX_KEY" in names  # Codex's own key reaches it (and so its commands)
+    assert "TEAM_CODEX_KEY" in names  # Codex's own key variable reaches it (in the jail, as a stand-in)
     assert "GITHUB_TOKEN" not in names
+
+
+def test_codexs_own_key_never_reaches_its_commands(codex: Any, project: Any, api: fake.FakeCodexAPI) -> None:
+    """As the model: Codex's shell inherits its environment, so `env` (or its parent's /proc/PID/environ) gave the
+    model the API key. In the jail Codex now signs with a stand-in, and specd's key guard puts the key in."""
+    if not active():
+        if os.environ.get("CI"):
+            pytest.fail("bubblewrap is required in CI (.ci/run installs it)")
+        pytest.skip("the key guard is part of the jail; bubblewrap is not available here")
+    look = "env; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null; true"
+    api.push(fake.reply(fake.shell(look)), fake.final())
+    codex().run(project.request())
+    said = fake.outputs(api.bodies[-1])[0]
+    assert "OPENAI_API_KEY=specd-stand-in-" in said  # the command ran, and saw the stand-in
+    assert DUMMY_KEY not in said
+    assert len(api.requests) >= 2
+    assert {r["headers"]["authorization"] for r in api.requests} == {f"Bearer {DUMMY_KEY}"}
 
 
 def test_a_step_past_its_timeout_stops_codex_and_its_command(codex: Any, project: Any,

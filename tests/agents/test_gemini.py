@@ -82,6 +82,21 @@ def test_the_cli_runs_in_the_tasks_own_config_folder(gm: Any, project: Any, gser
     assert gserver.requests[0]["headers"]["x-goog-api-key"] == DUMMY_KEY
 
 
+@pytest.mark.skipif(not jail.active(), reason="the key guard is part of the jail (bubblewrap)")
+def test_the_gemini_clis_own_key_never_reaches_its_commands(gm: Any, project: Any, gserver: fake.FakeGemini) -> None:
+    """As the model: the CLI's shell inherits its environment, so `env` (or its parent's /proc/PID/environ) gave the
+    model the API key. In the jail the CLI now signs with a stand-in, and specd's key guard puts the key in."""
+    look = "env; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null; true"
+    gserver.push(fake.reply(fake.call("run_shell_command", command=look)), fake.outcome("done"))
+    gm.run(project.request())
+    said = json.dumps(fake.function_responses(gserver.turns[-1]))
+    assert "GEMINI_API_KEY=specd-stand-in-" in said  # the command ran, and saw the stand-in
+    assert DUMMY_KEY not in said
+    assert len(gserver.requests) >= 2
+    assert {r["headers"]["x-goog-api-key"] for r in gserver.requests if "x-goog-api-key" in r["headers"]} == {
+        DUMMY_KEY}
+
+
 def test_an_answer_that_is_not_the_json_outcome_is_asked_again_in_the_same_session(
         gm: Any, project: Any, gserver: fake.FakeGemini) -> None:
     gserver.push(fake.reply("I think it is fine."), fake.outcome("revise", "needs work"))

@@ -32,7 +32,11 @@ def test_one_environment_rule_every_tier_loses_secrets_but_env_allow_and_its_own
     allowed = jail.prepare(["true"], tmp_path, jail.Jail("agent", env_allow=("DEPLOY_TOKEN",)), keyed)
     assert allowed.env["DEPLOY_TOKEN"] == "t0k3n-value-123"
     claude = jail.prepare(["true"], tmp_path, jail.Jail("agent", backend="claude_code"), keyed)
-    assert claude.env["ANTHROPIC_API_KEY"] == keyed["ANTHROPIC_API_KEY"]
+    if jail.active():  # jailed, the key itself stays out: a stand-in, and specd's key guard (keyguard.py)
+        assert claude.env["ANTHROPIC_API_KEY"].startswith("specd-stand-in-")
+        assert claude.env["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:")
+    else:
+        assert claude.env["ANTHROPIC_API_KEY"] == keyed["ANTHROPIC_API_KEY"]
     assert "DEPLOY_TOKEN" not in claude.env
     hook = jail.prepare(["true"], tmp_path, jail.Jail("project"), keyed)
     assert "ANTHROPIC_API_KEY" not in hook.env  # a backend's key goes to that backend alone

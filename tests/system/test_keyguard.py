@@ -136,3 +136,19 @@ def test_only_claude_code_signing_in_by_key_is_guarded() -> None:
     child = {"ANTHROPIC_API_KEY": KEY}
     assert keyguard.shield("claude_code", {"ANTHROPIC_BASE_URL": "not a url"}, child) is None
     assert child["ANTHROPIC_API_KEY"] == KEY  # left as it was: Claude Code reports the bad URL itself
+
+
+def test_a_google_key_in_its_header_or_in_the_query_is_put_in(upstream: Upstream) -> None:
+    child = {"GEMINI_API_KEY": KEY}
+    where = keyguard.shield("gemini", {"GOOGLE_GEMINI_BASE_URL": upstream.url}, child)
+    assert where is not None
+    assert child["GOOGLE_GEMINI_BASE_URL"] == f"http://{where}"
+    stand_in = child["GEMINI_API_KEY"]
+    client = http.client.HTTPConnection("127.0.0.1", int(where.rpartition(":")[2]), timeout=10)
+    for path, headers in ((f"/v1beta/models?alt=sse&key={stand_in}", {}), ("/v1beta/x", {"x-goog-api-key": stand_in})):
+        client.request("POST", path, body=b"{}", headers=headers)
+        client.getresponse().read()
+    in_query, in_header = upstream.seen
+    assert in_query["path"] == f"/base/v1beta/models?alt=sse&key={KEY}"
+    assert in_header["headers"]["x-goog-api-key"] == KEY
+    assert keyguard.shield("gemini", {"GOOGLE_GENAI_USE_VERTEXAI": "true"}, {"GEMINI_API_KEY": KEY}) is None

@@ -26,11 +26,13 @@ from specd.agents.proc import transcript_path
 from specd.agents.report import outcome_schema
 from specd.errors import ConfigError
 from specd.redact import redact
+from specd.system import keyguard
 from specd.system.binds import READ_ENV
-from specd.system.jail import Jail, backend_state
+from specd.system.jail import Jail, active, backend_state
 from specd.system.ownfiles import copy_into, read_regular
 
 CONFIG_LIMIT = 1 << 20
+GUARD_URL = "SPECD_CODEX_GUARD_URL"  # from _jail to the command line only; never in the jail's environment
 PROJECT_CONFIG = Path(".specd") / "codex"  # a project's own Codex config (config.toml, AGENTS.md, ...)
 
 
@@ -67,7 +69,8 @@ class CodexAgent:
         schema = transcript.with_suffix(".schema.json")
         schema.write_text(json.dumps(outcome_schema(request.outcomes, request.output_schema)), encoding="utf-8")
         jail, env, own_provider = self._jail(request)
-        argv = self.options.argv(self.binary, request, schema, thread=thread, own_provider=own_provider, env=env)
+        argv = self.options.argv(self.binary, request, schema, thread=thread, own_provider=own_provider, env=env,
+                                 url=env.pop(GUARD_URL, None))
         turns = self.options.turns_for(request)
         prompt = retry_note(request, earlier) + request.prompt
         with transcript.open("w", encoding="utf-8") as sink:
@@ -104,6 +107,11 @@ class CodexAgent:
         home = state[1]
         own_provider = _seed(home, request.project_root / PROJECT_CONFIG)
         env["CODEX_HOME"] = str(home.resolve())  # set here too: with `sandbox: false` the jail sets nothing
+        key = env.get(self.options.key_env, "local")
+        made = None if own_provider or key == "local" or not (jail.enabled and active()) else keyguard.guarded(url, key)
+        if made is not None:  # its key stays out of the jail: Codex signs with a stand-in (system/keyguard.py)
+            env[GUARD_URL], env[self.options.key_env], rule = made
+            jail = jail if jail.network else replace(jail, hosts=(*jail.hosts, rule))
         return jail, env, own_provider
 
     def _price(self, request: AgentRequest) -> Price:

@@ -53,13 +53,14 @@ class Options:
         return self.base_url or env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
 
     def argv(self, binary: str, request: AgentRequest, schema: Path, *, thread: str | None,
-             own_provider: bool, env: Mapping[str, str] | None = None) -> list[str]:
-        """The whole command line; the prompt itself goes to stdin (the final ``-``)."""
+             own_provider: bool, env: Mapping[str, str] | None = None, url: str | None = None) -> list[str]:
+        """The whole command line; the prompt itself goes to stdin (the final ``-``). ``url``: where Codex's
+        requests go instead of the API's own (specd's key guard)."""
         env = os.environ if env is None else env
         argv = [binary, "exec", "--json", "--skip-git-repo-check", "--sandbox", SANDBOX,
                 "--output-schema", str(schema), "--color", "never", "-c", 'approval_policy="never"']
         if not own_provider:
-            argv += provider_overrides(self.url(env), self.key_env)
+            argv += provider_overrides(url or self.url(env), self.key_env)
         model = self.model_for(request)
         if model:
             argv += ["--model", model]
