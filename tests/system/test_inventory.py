@@ -167,7 +167,8 @@ def test_a_claude_code_bash_call_sees_nothing_of_the_machine(host: Host, tmp_pat
         run = project.specd("continue", "t", "--auto")
     assert run.returncode == 0, run.stdout + run.stderr
     inv = project.inventory("claude")
-    # Its sign-in keys are given to it alone (AWS_SECRET_ACCESS_KEY: Bedrock's), so its commands see them too.
+    # Its sign-in keys are given to it alone (AWS_SECRET_ACCESS_KEY: Bedrock's), so its commands see them too; its
+    # API key only as a stand-in (system/keyguard.py, tests/agents/test_claude_code.py checks the value).
     keys = {name for name in BACKEND_KEYS["claude_code"] if name in project.env and is_secret_name(name)}
     # Claude Code keeps each Bash call's output in its own folder in the jail's /tmp (a fresh tmpfs, see above).
     assert findings(inv, host, env=keys, own=(f"/tmp/claude-{os.getuid()}",)) == []
@@ -189,7 +190,7 @@ def test_a_codex_shell_call_sees_nothing_of_the_machine(host: Host, tmp_path: Pa
         project.new()
         run = project.specd("continue", "t", "--auto")
     assert run.returncode == 0, run.stdout + run.stderr
-    # Its key is given to it alone, so its commands see it too; nothing else secret-named.
+    # Its key variable is given to it alone, as a stand-in (system/keyguard.py); nothing else secret-named.
     assert findings(project.inventory("codex"), host, env={"OPENAI_API_KEY"}) == []
 
 
