@@ -34,10 +34,26 @@ SIGNED = ("x-api-key", "x-goog-api-key")  # headers that carry the key as it is
 HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te",
                  "trailer", "transfer-encoding", "upgrade", "host", "content-length"})
 TIMEOUT = 600.0  # a long step's streamed reply may pause for minutes
+CONNECTIONS = 64  # at once, for every guard of this process: an agent CLI keeps a few
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    room = threading.BoundedSemaphore(CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread per connection, up to ``CONNECTIONS`` at once: a model that opens thousands is refused
+        the rest, and cannot make specd run out of threads."""
+        if not self.room.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.room.release()
 
     def __init__(self, upstream: str) -> None:
         super().__init__(("127.0.0.1", 0), _Relay)
@@ -82,6 +98,9 @@ class _Relay(BaseHTTPRequestHandler):
         """Nothing: what passes here is the agent's business, and its transcript keeps it."""
 
     def relay(self) -> None:
+        if not self.path.startswith("/"):  # an absolute URL would name another host to the API's (domain fronting)
+            self.send_error(400, "specd's key guard takes a path on its own API only")
+            return
         body = self._body()
         headers = {name: value for name, value in self.headers.items() if name.lower() not in HOP}
         path = self.server.sign(headers, self.path)

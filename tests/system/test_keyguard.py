@@ -152,3 +152,14 @@ def test_a_google_key_in_its_header_or_in_the_query_is_put_in(upstream: Upstream
     assert in_query["path"] == f"/base/v1beta/models?alt=sse&key={KEY}"
     assert in_header["headers"]["x-goog-api-key"] == KEY
     assert keyguard.shield("gemini", {"GOOGLE_GENAI_USE_VERTEXAI": "true"}, {"GEMINI_API_KEY": KEY}) is None
+
+
+def test_an_absolute_url_is_refused_so_no_other_host_is_named_to_the_api(upstream: Upstream) -> None:
+    child, port = _guarded(upstream.url, ANTHROPIC_API_KEY=KEY)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(b"POST http://evil.example/v1/messages HTTP/1.1\r\nHost: evil.example\r\nContent-Length: 2\r\n"
+                     b"x-api-key: " + child["ANTHROPIC_API_KEY"].encode() + b"\r\n\r\n{}")
+        reply = http.client.HTTPResponse(sock)
+        reply.begin()
+        assert reply.status == 400
+    assert upstream.seen == []  # nothing went on, signed or not
