@@ -24,6 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from specd.system.bounded import Bounded
+
 # backend -> (the variables it signs in with by key, the variable of its base URL, its API when that is unset).
 # Codex is given its base URL on its command line (specd.agents.codex), so it asks for a guard by itself.
 BY_ENV = {"claude_code": (("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "ANTHROPIC_BASE_URL",
@@ -34,28 +36,14 @@ SIGNED = ("x-api-key", "x-goog-api-key")  # headers that carry the key as it is
 HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te",
                  "trailer", "transfer-encoding", "upgrade", "host", "content-length"})
 TIMEOUT = 600.0  # a long step's streamed reply may pause for minutes
-CONNECTIONS = 64  # at once, for every guard of this process: an agent CLI keeps a few
+CONNECTIONS = 64  # served at once (specd/system/bounded.py): an agent CLI keeps a few
 
 
-class _Server(ThreadingHTTPServer):
+class _Server(Bounded, ThreadingHTTPServer):
     daemon_threads = True
-    room = threading.BoundedSemaphore(CONNECTIONS)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        """A thread per connection, up to ``CONNECTIONS`` at once: a model that opens thousands is refused
-        the rest, and cannot make specd run out of threads."""
-        if not self.room.acquire(blocking=False):
-            self.shutdown_request(request)
-            return
-        super().process_request(request, client_address)
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.room.release()
 
     def __init__(self, upstream: str) -> None:
+        self.room = threading.BoundedSemaphore(CONNECTIONS)
         super().__init__(("127.0.0.1", 0), _Relay)
         url = urlsplit(upstream)
         self.secure = url.scheme == "https"

@@ -21,10 +21,12 @@ import tempfile
 import threading
 from pathlib import Path
 
+from specd.system.bounded import Bounded
 from specd.system.bridge import pump
 
 HEAD_LIMIT = 64 * 1024  # a request head longer than this is not an HTTP client's
 CONNECT_TIMEOUT = 30.0
+CONNECTIONS = 256  # relayed at once (specd/system/bounded.py): a package manager opens dozens
 WEB_PORTS = (443, 80)
 
 
@@ -151,11 +153,12 @@ def relay(one: socket.socket, other: socket.socket) -> None:
     back.join()
 
 
-class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+class _Server(Bounded, socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
 
     def __init__(self, path: str, rules: tuple[str, ...]) -> None:
         self.rules = rules
+        self.room = threading.BoundedSemaphore(CONNECTIONS)
         self.denied: list[str] = []
         self.path = Path(path)
         super().__init__(path, _Handler)

@@ -7,6 +7,7 @@ import http.client
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -163,3 +164,29 @@ def test_an_absolute_url_is_refused_so_no_other_host_is_named_to_the_api(upstrea
         reply.begin()
         assert reply.status == 400
     assert upstream.seen == []  # nothing went on, signed or not
+
+
+def test_connections_past_the_limit_are_closed_and_a_freed_slot_is_served_again(
+        upstream: Upstream, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(keyguard, "CONNECTIONS", 2)
+    child, port = _guarded(upstream.url + "/limited", ANTHROPIC_API_KEY=KEY)  # a guard of its own, made now
+    held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(2)]
+    for sock in held:  # each is being served (the slot taken) once its first request is answered
+        sock.sendall(b"POST /x HTTP/1.1\r\nHost: g\r\nContent-Length: 0\r\n\r\n")
+        reply = http.client.HTTPResponse(sock)
+        reply.begin()
+        reply.read()
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as third:
+        third.sendall(b"POST /x HTTP/1.1\r\nHost: g\r\nContent-Length: 0\r\n\r\n")
+        assert third.recv(100) == b""  # closed unanswered
+    held.pop().close()
+    deadline = time.monotonic() + 30  # the slot comes back once its thread has seen the close
+    while True:
+        client = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        try:
+            client.request("POST", "/x", body=b"{}")
+            assert client.getresponse().status == 201
+            break
+        except (ConnectionError, http.client.RemoteDisconnected):
+            assert time.monotonic() < deadline
+    held[0].close()
