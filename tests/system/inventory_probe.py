@@ -17,18 +17,21 @@ It walks the whole file system (not the inside of /proc, /sys and /dev) and writ
   the project root, /tmp and HOME (a fresh tmpfs each);
 - ``sockets``: every AF_UNIX socket file found, and every abstract one in /proc/net/unix, with whether a
   connect succeeded; ``net``: TCP to the host's loopback listeners, direct and through ``HTTPS_PROXY``;
-- ``env``: the names of the secret-named variables it sees (never their values);
+- ``env``: the names of the secret-named variables it sees (never their values); ``values``: the SHA-256 of
+  every value (8 characters or more) of every environment it can read, its own and each ``/proc/PID/environ``
+  (a parent's: an agent CLI's), so a test can tell whether a secret of the host's got in under any name;
 - ``attacks``: the reads, writes and connects the config lists (and ``$SSH_AUTH_SOCK``, ``$TMUX``), each "ok"
   or "failed <errno>"; how many bytes the files it lists as ``empty`` hold; whether the ones it lists as
   ``present`` are there to read.
 
 Nothing it opens is printed or kept: only names and results.
 """
-# ruff: noqa: PTH100, PTH103, PTH108, PTH109, PTH118, PTH119, PTH120, PTH123
+# ruff: noqa: PTH100, PTH103, PTH108, PTH109, PTH118, PTH119, PTH120, PTH123, PTH208
 # The probe tests system calls one by one (open, connect, scandir); os is the point here, not pathlib.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -288,6 +291,19 @@ def attacks(config: dict) -> dict:
     return done
 
 
+def env_hashes() -> list[str]:
+    values = set(os.environ.values())
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as handle:
+                    items = handle.read().split(b"\0")
+            except OSError:
+                continue
+            values |= {item.partition(b"=")[2].decode("utf-8", "replace") for item in items}
+    return sorted(hashlib.sha256(value.encode()).hexdigest() for value in values if len(value) >= 8)
+
+
 def main(argv: list[str]) -> int:
     label = argv[0] if argv else "probe"
     here = os.path.dirname(os.path.abspath(__file__))
@@ -303,6 +319,7 @@ def main(argv: list[str]) -> int:
                     "writable": writable}
     report["env"] = sorted(name for name, value in os.environ.items()
                            if SECRET_NAME.search(name) or ("://" in value and URL_PASSWORD.search(value)))
+    report["values"] = env_hashes()
     report["proxy"] = os.environ.get("HTTPS_PROXY", "")
     net = config.get("net", {})
     tag = f".probe-mark-{uuid.uuid4().hex}"

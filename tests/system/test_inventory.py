@@ -10,9 +10,10 @@ what is wrong with that into one line each, so a failure shows every leak at onc
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +43,17 @@ def host(tmp_path: Path) -> Iterator[Host]:
     yield from hosting(tmp_path)
 
 
-def findings(inv: dict[str, Any], host: Host, *, env: set[str], own: tuple[str, ...] = ()) -> list[str]:
+def findings(inv: dict[str, Any], host: Host, *, env: set[str], own: tuple[str, ...] = (),
+             secrets: Mapping[str, str] | None = None) -> list[str]:
     """Everything the inventory shows that the jail should not allow, one line each ([] when sealed).
 
     ``env`` is the secret-named variables the tier may see; ``own`` the folders the program under test makes
-    for itself in its private /tmp or HOME (Claude Code's), whose files are its own."""
+    for itself in its private /tmp or HOME (Claude Code's), whose files are its own; ``secrets`` the values
+    (by name) that no environment in the jail may hold, under any name."""
     found: list[str] = []
+    seen = set(inv["values"])
+    found += [f"sees the value of {name}" for name, value in (secrets or {}).items()
+              if hashlib.sha256(value.encode()).hexdigest() in seen]
     allowed, mounts = inv["allowed"], inv["mounts"]
     jail_made = [BRIDGE, PROXY_SOCKET]
     # Reading: no file outside the system, the tool folders and the project.
@@ -151,7 +157,8 @@ def test_the_anthropic_agents_run_command_sees_nothing_of_the_machine(host: Host
     assert run.returncode == 0, run.stdout + run.stderr
     assert answers, "run_command was never answered"
     assert answers[0][0].get("is_error") is not True, answers  # it ran: the probe exited 0
-    assert findings(project.inventory("anthropic"), host, env=set()) == []
+    assert findings(project.inventory("anthropic"), host, env=set(),
+                    secrets={"ANTHROPIC_API_KEY": project.env["ANTHROPIC_API_KEY"]}) == []
 
 
 def test_a_claude_code_bash_call_sees_nothing_of_the_machine(host: Host, tmp_path: Path) -> None:
@@ -171,7 +178,8 @@ def test_a_claude_code_bash_call_sees_nothing_of_the_machine(host: Host, tmp_pat
     # API key only as a stand-in (system/keyguard.py, tests/agents/test_claude_code.py checks the value).
     keys = {name for name in BACKEND_KEYS["claude_code"] if name in project.env and is_secret_name(name)}
     # Claude Code keeps each Bash call's output in its own folder in the jail's /tmp (a fresh tmpfs, see above).
-    assert findings(inv, host, env=keys, own=(f"/tmp/claude-{os.getuid()}",)) == []
+    assert findings(inv, host, env=keys, own=(f"/tmp/claude-{os.getuid()}",),
+                    secrets={"ANTHROPIC_API_KEY": project.env["ANTHROPIC_API_KEY"]}) == []
 
 
 def test_a_codex_shell_call_sees_nothing_of_the_machine(host: Host, tmp_path: Path) -> None:
@@ -191,7 +199,8 @@ def test_a_codex_shell_call_sees_nothing_of_the_machine(host: Host, tmp_path: Pa
         run = project.specd("continue", "t", "--auto")
     assert run.returncode == 0, run.stdout + run.stderr
     # Its key variable is given to it alone, as a stand-in (system/keyguard.py); nothing else secret-named.
-    assert findings(project.inventory("codex"), host, env={"OPENAI_API_KEY"}) == []
+    assert findings(project.inventory("codex"), host, env={"OPENAI_API_KEY"},
+                    secrets={"OPENAI_API_KEY": project.env["OPENAI_API_KEY"]}) == []
 
 
 def test_a_task_in_a_worktree_sees_nothing_of_the_main_tree(host: Host, tmp_path: Path) -> None:
