@@ -6,10 +6,13 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import ssl
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,6 +28,9 @@ class Upstream(ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.seen: list[dict[str, Any]] = []
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet: a client that hangs up (the guard refusing a certificate) is part of a test."""
 
     @property
     def url(self) -> str:
@@ -190,3 +196,36 @@ def test_connections_past_the_limit_are_closed_and_a_freed_slot_is_served_again(
         except (ConnectionError, http.client.RemoteDisconnected):
             assert time.monotonic() < deadline
     held[0].close()
+
+
+def test_an_https_api_is_reached_with_its_certificate_checked(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The API the guard signs for is an HTTPS one (Anthropic's): a TLS connection whose certificate is checked
+    against the trusted ones (here one made for the test, trusted through SSL_CERT_FILE)."""
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    made = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+                           "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
+                           "-addext", "subjectAltName=DNS:localhost"], capture_output=True, check=False)
+    assert made.returncode == 0, made.stderr
+    server = Upstream()
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    server.socket = tls.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"https://localhost:{server.server_address[1]}/base"
+        child, port = _guarded(url, ANTHROPIC_API_KEY=KEY)
+        client = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+        client.request("POST", "/v1/messages", body=b"{}", headers={"x-api-key": child["ANTHROPIC_API_KEY"]})
+        untrusted = client.getresponse()
+        assert untrusted.status == 502  # a certificate nobody trusts: refused, the key never sent
+        assert "CERTIFICATE_VERIFY_FAILED" in untrusted.read().decode()
+        assert server.seen == []
+        monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+        client.request("POST", "/v1/messages", body=b"{}", headers={"x-api-key": child["ANTHROPIC_API_KEY"]})
+        assert client.getresponse().status == 201
+        assert server.seen[0]["headers"]["x-api-key"] == KEY
+    finally:
+        server.shutdown()
+        server.server_close()
