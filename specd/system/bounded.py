@@ -1,6 +1,8 @@
-"""A thread per connection, up to a limit: for the servers specd runs for jailed processes (its proxy, the key
-guard). What runs in a jail is the model's to write, and a model that opened thousands of connections would
-otherwise make specd start a thread for each, until it could start no thread of its own."""
+"""A thread per connection, up to a limit, and no word of a connection's errors: for the servers specd runs for
+jailed processes (its proxy, the key guard). What runs in a jail is the model's to write, and a model that
+opened thousands of connections would otherwise make specd start a thread for each, until it could start no
+thread of its own; a client that hangs up mid-request would print socketserver's traceback into the run's
+output."""
 
 from __future__ import annotations
 
@@ -22,6 +24,9 @@ class Bounded:
         except BaseException:
             self.room.release()  # no thread was started to release it
             raise
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Nothing: a connection reset or cut short is the client's own affair, not the run's."""
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
