@@ -109,7 +109,8 @@ class _Relay(BaseHTTPRequestHandler):
             self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self._stream(reply, chunked=not sized)
-        if reply.will_close:
+        if reply.will_close and self.upstream is not None:  # the API ends this connection: the next makes its own
+            self.upstream.close()
             self.upstream = None
 
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = relay
