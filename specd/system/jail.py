@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specd.redact import scrubbed_env
-from specd.system import binds, gitconfig, keeper, keyguard, submodules
+from specd.system import binds, gitconfig, keeper, submodules
 from specd.system.agent_state import seed_state
 from specd.system.binds import EMPTY
 from specd.system.envfiles import forget_handoff, hidden_from_agents
@@ -172,7 +172,11 @@ def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, 
     inner = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     args = bwrap_argv(root, jail, child_env, "" if model else command)
     rules = () if jail.network else (*jail.hosts, *api_hosts(jail.tier, jail.backend, env))
-    guard = keyguard.shield(jail.backend, env, child_env) if jail.tier == "agent" else None
+    guard = None
+    if jail.tier == "agent" and jail.backend in BACKEND_KEYS:  # an agent CLI: its API key stays outside
+        from specd.system import keyguard  # here: an HTTP server's modules, for an agent CLI's runs only
+
+        guard = keyguard.shield(jail.backend, env, child_env)
     if guard is not None and not jail.network:
         rules = (*rules, guard)  # the key guard's port, tunnelled in: the backend's key itself stays out
     if rules:
