@@ -28,8 +28,9 @@ from specd.system.bounded import Bounded
 
 # backend -> (the variables it signs in with by key, the variable of its base URL, its API when that is unset).
 # Codex is given its base URL on its command line (specd.agents.codex), so it asks for a guard by itself.
-BY_ENV = {"claude_code": (("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "ANTHROPIC_BASE_URL",
-                          "https://api.anthropic.com"),
+# CLAUDE_CODE_OAUTH_TOKEN (`claude setup-token`: a Claude subscription's) goes out as a bearer token too.
+BY_ENV = {"claude_code": (("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
+                          "ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
           "gemini": (("GEMINI_API_KEY",), "GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com")}
 SIGNED = ("x-api-key", "x-goog-api-key")  # headers that carry the key as it is
 # Said by one connection about itself, never passed on (RFC 9110 7.6.1), and the lengths, which are set anew.

@@ -268,3 +268,32 @@ def test_claude_codes_own_key_never_reaches_its_commands(cc: Any, project: Any, 
     calls = [r for r in server.requests if r["path"] != "/"]
     assert len(calls) >= 2  # the step's two turns, each signed with the real key on the way out
     assert all(r["headers"]["x-api-key"] == DUMMY_KEY for r in calls)
+
+
+def test_claude_codes_sign_in_token_never_reaches_its_commands(cc: Any, project: Any, server: Any,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for a sign-in token of `claude setup-token` (CLAUDE_CODE_OAUTH_TOKEN): a Claude subscription's
+    key, sent as a bearer token; the jail holds a stand-in and the guard signs with the token."""
+    from specd.system import jail
+
+    if not jail.active():
+        if os.environ.get("CI"):
+            pytest.fail("bubblewrap is required in CI (.ci/run installs it)")
+        pytest.skip("the key guard is part of the jail; bubblewrap is not available here")
+    token = "sk-ant-oat01-SIGNEDIN-abcdefghijklmnop"
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", token)
+    look = "env; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null"
+    shell = fake.tool("Bash", command=look, description="look for the token")
+    server.push(fake.message(shell), report("approve"))
+    settings = {"allowed_tools": ["Bash"]}
+    cc.options = Options.from_settings(settings)
+    cc.run(project.request(settings=settings))
+    [said] = [str(r["content"]) for body in server.bodies for r in fake.tool_results(body) if r["tool_use_id"]
+              == shell["id"]]
+    assert "CLAUDE_CODE_OAUTH_TOKEN=specd-stand-in-" in said
+    assert token not in said
+    assert token[12:] not in said  # not even its tail
+    calls = [r for r in server.requests if r["path"] != "/"]
+    assert len(calls) >= 2
+    assert all(r["headers"]["authorization"] == f"Bearer {token}" for r in calls)

@@ -137,9 +137,12 @@ def test_an_upstream_that_is_gone_is_a_502_that_names_it() -> None:
     assert KEY not in json.dumps(said)
 
 
-def test_only_claude_code_signing_in_by_key_is_guarded() -> None:
+def test_only_claude_code_signing_in_by_key_or_token_is_guarded() -> None:
     assert keyguard.shield("codex", {}, {"OPENAI_API_KEY": "x"}) is None
-    assert keyguard.shield("claude_code", {}, {"CLAUDE_CODE_OAUTH_TOKEN": "x"}) is None
+    assert keyguard.shield("claude_code", {}, {"CLAUDE_CONFIG_DIR": "/x"}) is None  # a login: its folder's tokens
+    child = {"CLAUDE_CODE_OAUTH_TOKEN": KEY}
+    assert keyguard.shield("claude_code", {}, child) is not None
+    assert child["CLAUDE_CODE_OAUTH_TOKEN"].startswith("specd-stand-in-")
     child = {"ANTHROPIC_API_KEY": KEY}
     assert keyguard.shield("claude_code", {"ANTHROPIC_BASE_URL": "not a url"}, child) is None
     assert child["ANTHROPIC_API_KEY"] == KEY  # left as it was: Claude Code reports the bad URL itself
