@@ -14,7 +14,7 @@ from specd.errors import SpecdError
 from specd.pipeline import cursor, load_pipeline, progress, replan
 from specd.pipeline.model import PipelineConfig
 from specd.state.lock import TaskLock, read_owner
-from specd.state.model import RunState
+from specd.state.model import Current, RunState
 from specd.state.rounds import view as checks_view
 from specd.state.store import StateStore
 from specd.state.waits import hint
@@ -69,7 +69,7 @@ def task_status(project: Project, task: str, config: PipelineConfig | None = Non
     nxt: dict[str, Any] | None = None
     if pos is not None:
         nxt = {"step": pos.step.name, "pipeline": pos.frame.pipeline, "phase": pos.frame.phase}
-    if state is not None and state.current is not None:
+    if state is not None and state.current is not None and _resumes(state.current, config):
         cur = state.current
         nxt = {"step": cur.step, "pipeline": cur.pipeline, "phase": cur.phase, "resume_after": cur.completed}
     view["next"] = None if final else nxt
@@ -118,6 +118,15 @@ def _state_only(view: dict[str, Any], task: str, state: RunState | None, store: 
     view["running"] = _running(store, store.task_dir, task, state, view)
     view["hint"] = "" if view["running"] else hint(task, state)
     return view
+
+
+def _resumes(cur: Current, config: PipelineConfig) -> bool:
+    """Whether the step a stopped run was in runs again on `continue`: not when the file was edited to turn it
+    off or remove it (the run then passes it by, as the peeked next step says)."""
+    try:
+        return config.step(cur.pipeline, cur.step).enabled
+    except KeyError:
+        return False
 
 
 def _peek(probe: RunState, config: PipelineConfig, task_dir: Path, view: dict[str, Any]) -> cursor.Position | None:

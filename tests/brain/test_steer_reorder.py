@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import signal
 from typing import Any
 
-from brain_harness import Harness
+from brain_harness import Harness, held_alive, kill_group, wait_until
 
 from specd.pipeline import load_pipeline, replan
 from specd.state.model import RunState
@@ -151,3 +152,31 @@ def test_approving_a_gate_whose_step_was_renamed_says_so_instead_of_that_it_runs
     assert "step 'c' is no longer in the pipeline file (renamed or removed)" in said, said
     assert "'c' runs" not in said
     assert h.status("t")["next"]["step"] == "cee"
+
+
+def test_a_killed_step_disabled_before_the_resume_is_not_shown_as_next(h: Harness) -> None:
+    """Found by hand: `kill -9` in step b, then b turned off. `specd status` said "next: b" (the step the killed
+    run was in), while `continue` passed b by and went on at c."""
+    h.workflow("work.md")
+    h.pipeline({"main": steps("a", "b", "c")})
+    h.new("t")
+    h.cues(**{"step:b": {"hold": "never"}})
+    proc = h.start("t")
+    held = h.wait_held("b", proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=20)
+    kill_group(held["pgid"])
+    assert wait_until(lambda: not held_alive(held))
+    assert h.status("t")["next"]["step"] == "b"  # the killed step runs again
+    edited = steps("a", "b", "c")
+    edited[1]["enabled"] = False
+    h.pipeline({"main": edited})
+
+    view = h.status("t")
+
+    assert view["next"]["step"] == "c", view["next"]
+    assert [p["step"] for p in view["plan"]] == ["c"]
+    h.cues()
+    resumed = h.cont("t")
+    assert resumed.returncode == 0, resumed.stderr
+    assert h.log() == ["step a", "step b", "step c"]  # b's killed call, then c: b never ran again
