@@ -128,7 +128,7 @@ def _home(ctx: click.Context, task: str) -> Project:
 
     given = project_from(ctx)
     where = task_project(ctx, task)
-    existing_task(where, task)  # a mistyped name is said as such, and gets no record
+    folder = existing_task(where, task)  # a mistyped name is said as such, and gets no record
     main = home.main_of(given)
     if main == given:
         from specd.executors.temporal import elsewhere
@@ -140,6 +140,10 @@ def _home(ctx: click.Context, task: str) -> Project:
     if where != given:
         click.echo(f"specd: {task} lives in its worktree {given.rel(where.root)} (branch specd/{task}), "
                    "made by `specd run`: running it there", err=True)
+        edited = home.edited_copy(given, task, where.root)
+        if edited:
+            warn([f"{', '.join(edited)} changed in this tree, but {task} reads its files in its worktree: make "
+                  f"{'the change' if len(edited) == 1 else 'the changes'} in {given.rel(folder)}/ instead"])
     return where
 
 

@@ -30,7 +30,7 @@ from specd.engine.failures import failure_stop
 from specd.engine.loop import Stop
 from specd.engine.machinery import Machinery, Tampered
 from specd.engine.modes import needs_gate
-from specd.engine.waiting import hint, waiting
+from specd.engine.waiting import hint, no_phases, waiting
 from specd.errors import STATUS_EXIT
 from specd.events import EventBus
 from specd.git.shared_tree import TreeLock
@@ -104,8 +104,7 @@ class Brain:
                 self._advance(frame, step, cur)
                 ran += 1
         except cursor.NoPhases as exc:
-            return self._end("WAITING_FOR_HUMAN", f"step {exc.step!r} runs once per phase, but ROADMAP.md and "
-                             f"phases/ list none; add `### Phase 1: ...` headings, then `specd continue {self.task}`",
+            return self._end("WAITING_FOR_HUMAN", no_phases(exc.step, self.task, self.project, self.store.task_dir),
                              {"kind": "no_phases", "step": exc.step})
         except Stop as stop:
             return self._end(stop.status, stop.reason, stop.waiting)

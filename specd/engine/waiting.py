@@ -7,17 +7,28 @@ Which waits are held and the hint that moves a run on live below the engine (``s
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 from typing import Any
 
 from specd.pipeline.model import PipelineConfig, Step
 from specd.state.model import Frame, RunState
 from specd.state.waits import HELD, held, hint, raised_budget
+from specd.tasks.home import main_of
+from specd.tasks.project import Project
 
-__all__ = ["HELD", "answers_text", "held", "hint", "raised_budget", "release_if_gone", "waiting", "what"]
+__all__ = ["HELD", "answers_text", "held", "hint", "no_phases", "raised_budget", "release_if_gone", "waiting", "what"]
 
 
 def waiting(kind: str, frame: Frame, step: Step, **extra: Any) -> dict[str, Any]:
     return {"kind": kind, "step": step.name, "pipeline": frame.pipeline, "phase": frame.phase, **extra}
+
+
+def no_phases(step: str, task: str, project: Project, task_dir: Path) -> str:
+    """Why a ``foreach: phases`` step cannot start, naming the roadmap to edit as seen from the main tree: a task
+    `specd run` put in a worktree reads the worktree's copy, never the main tree's."""
+    roadmap = main_of(project).rel(task_dir / "ROADMAP.md")
+    return (f"step {step!r} runs once per phase, but ROADMAP.md and phases/ list none; add `### Phase 1: ...` "
+            f"headings to {roadmap}, then `specd continue {task}`")
 
 
 def release_if_gone(state: RunState, config: PipelineConfig) -> str | None:

@@ -193,6 +193,30 @@ def runner(project: Project, task: str) -> Iterator[None]:
             running(main, task, None)
 
 
+def edited_copy(main: Project, task: str, tree: Path) -> list[str]:
+    """The files of ``task``'s folder in the main tree changed since its worktree ``tree`` was made, and unlike
+    their copies there: a person's edits to the copy the task no longer reads (specd writes only the worktree's)."""
+    try:
+        made = (tree / ".git").stat().st_mtime  # written once, by `git worktree add`
+    except OSError:
+        return []
+    for place in (main.tasks_dir / task, main.features_dir / task):
+        if place.is_dir():
+            return [main.rel(path) for path in sorted(place.rglob("*")) if _edited(path, made, tree / path.relative_to(
+                main.root), path.relative_to(place).parts)]
+    return []
+
+
+def _edited(path: Path, made: float, theirs: Path, parts: tuple[str, ...]) -> bool:
+    if "transcripts" in parts or any(part.startswith(".") for part in parts):
+        return False  # run state and transcripts, never a person's edit
+    try:
+        return path.is_file() and path.stat().st_mtime > made and (
+            not theirs.is_file() or theirs.read_bytes() != path.read_bytes())
+    except OSError:
+        return False
+
+
 def _branch_made(main: Project, branch: str) -> bool:
     """Whether the main repository has ``branch`` (read from its files, no git process: `status` comes here). A
     repository whose files cannot say (the main tree is itself a linked worktree) counts as having it."""

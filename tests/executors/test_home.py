@@ -98,9 +98,15 @@ def test_a_task_run_in_its_worktree_is_continued_and_answered_there(tmp_path: Pa
     assert (home["kind"], home["path"], home["branch"]) == ("worktree", ".specd/worktrees/b", "specd/b")
     tree = repo.tree("b")
 
+    assert "changed in this tree" not in repo.specd("continue", "b", *_flags(repo)).stderr
+    # Found by hand: a person edits the main tree's copy, which the task no longer reads, and is told where to.
+    (repo.root / ".specd" / "tasks" / "b" / "ROADMAP.md").write_text("### Phase 1: One\n", encoding="utf-8")
     again = repo.specd("continue", "b", *_flags(repo))
     assert again.returncode == 3, again.stderr  # the worktree's copy still waits at its gate: nothing ran
     assert "lives in its worktree .specd/worktrees/b" in again.stderr
+    assert (".specd/tasks/b/ROADMAP.md changed in this tree, but b reads its files in its worktree: make the "
+            "change in .specd/worktrees/b/.specd/tasks/b/ instead") in again.stderr, again.stderr
+    (repo.root / ".specd" / "tasks" / "b" / "ROADMAP.md").unlink()
     assert _status(repo, "b")["status"] == "WAITING_FOR_HUMAN"
 
     answered = repo.specd("approve", "b", "--note", "ship it")  # typed in the main tree
@@ -316,3 +322,19 @@ class _Ui:
         self.proc.send_signal(signal.SIGINT)
         _, err = self.proc.communicate(timeout=DEADLINE)
         assert self.proc.returncode == 0, err
+
+
+def test_a_run_with_no_phases_names_the_roadmap_of_the_copy_it_reads(tmp_path: Path) -> None:
+    """Found by hand: a task `specd run` put in its worktree stopped with "add `### Phase 1: ...` headings", and
+    the person edited the main tree's ROADMAP.md, which the run never reads."""
+    from specd.engine.waiting import no_phases
+    from specd.tasks.project import Project
+
+    main = tmp_path / "proj"
+    tree = main / ".specd" / "worktrees" / "b"
+    for root in (main, tree):
+        (root / ".specd" / "tasks" / "b").mkdir(parents=True)
+    said = no_phases("phases", "b", Project(tree), tree / ".specd" / "tasks" / "b")
+    assert "headings to .specd/worktrees/b/.specd/tasks/b/ROADMAP.md, then `specd continue b`" in said
+    said = no_phases("phases", "b", Project(main), main / ".specd" / "tasks" / "b")
+    assert "headings to .specd/tasks/b/ROADMAP.md, then" in said
