@@ -160,8 +160,10 @@ def _pipeline(project: Project) -> tuple[Check, str | None, Mapping[str, Any]]:
     origin = "built-in" if config.builtin else "project"
     detail = f"{config.source} ({origin}): {len(config.pipelines)} pipelines, {steps} steps, {read} workflow files read"
     backend = str(config.agent["backend"]) if config.agent.get("backend") else None  # None: the file sets none
-    if config.warnings:
-        return Check("pipeline", "warn", f"{detail}; " + "; ".join(config.warnings)), backend, config.agent
+    from specd.pipeline.resolve import stray_hooks
+
+    if warnings := [*config.warnings, *stray_hooks(config, project)]:
+        return Check("pipeline", "warn", f"{detail}; " + "; ".join(warnings)), backend, config.agent
     return Check("pipeline", "ok", detail), backend, config.agent
 
 

@@ -10,6 +10,7 @@ from specd.commands.common import project_from, warn
 from specd.commands.envelope import emit, json_option
 from specd.pipeline import load_pipeline, load_pipeline_file
 from specd.pipeline.describe import pipeline_view
+from specd.pipeline.resolve import stray_hooks
 from specd.pipeline.workflows import check_workflow_files
 
 
@@ -33,8 +34,9 @@ def validate(ctx: click.Context, file: Path | None, as_json: bool) -> int:
     frontmatter parses. Exit 0 if valid, 2 if not."""
     project = project_from(ctx)
     config = load_pipeline_file(file, project) if file else load_pipeline(project)
+    warnings = [*config.warnings, *stray_hooks(config, project)]
     if not as_json:  # --json carries the warnings in its one document
-        warn(config.warnings)
+        warn(warnings)
     workflows = check_workflow_files(config, project)
     from specd.notify.spec import notify_spec
 
@@ -43,7 +45,7 @@ def validate(ctx: click.Context, file: Path | None, as_json: bool) -> int:
     origin = "built-in" if config.builtin else "project"
     if as_json:
         emit(None, source=str(config.source), origin=origin, pipelines=len(config.pipelines), steps=steps,
-             workflow_files=workflows, warnings=list(config.warnings))
+             workflow_files=workflows, warnings=warnings)
         return 0
     click.echo(f"ok: {config.source} ({origin}): {len(config.pipelines)} pipelines, {steps} steps, "
                f"{workflows} workflow files read")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from specd.errors import ConfigError
+from specd.errors import ConfigError, closest
 from specd.pipeline.model import HookSpec, PipelineConfig, Step
 from specd.resources import builtin_dir
 from specd.tasks.project import Project
@@ -138,3 +138,27 @@ def _resolved(point: HookPoint, spec: HookSpec, source: HookSource, project: Pro
         # one only warns), rather than ending the run as bad input with the step left IN_PROGRESS.
         path = candidates(spec.workflow, project, hook=True)[0][0]
     return ResolvedHook(point, spec, source, path)
+
+
+def stray_hooks(config: PipelineConfig, project: Project) -> list[str]:
+    """A warning for each ``.specd/hooks/pre-<name>.md`` or ``post-<name>.md`` that runs nowhere: no step is
+    named ``<name>`` (a typo, or a step renamed since) and no hook setting names the file."""
+    try:
+        files = sorted(p for p in project.hooks_dir.iterdir() if p.suffix == ".md" and p.is_file()
+                       and p.name.startswith(("pre-", "post-")))
+    except OSError:
+        return []
+    steps = sorted({step.name for steps in config.pipelines.values() for step in steps})
+    specs = [*config.hooks.values(), *(s for steps in config.pipelines.values() for st in steps
+                                      for s in st.hooks.values())]
+    named = {Path(spec.workflow).name for spec in specs if spec is not None and spec.workflow}
+    said = []
+    for path in files:
+        point, _, name = path.stem.partition("-")
+        if name not in steps and path.name not in named:
+            close = closest(name, steps)
+            said.append(f"{project.rel(path)} never runs: no step is named {name!r}"
+                        + (f"; did you mean {point}-{close[0]}.md?" if close else "")
+                        + f" (a {point}-<step>.md hook runs {'before' if point == 'pre' else 'after'} the step it "
+                          "names; rename it, or name it in the pipeline file's hooks)")
+    return said

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 STEP = {"name": "work", "workflow": "execute.md"}
@@ -183,3 +184,23 @@ def test_a_hook_file_that_does_not_load_is_listed_then_named_with_its_fix(run_cl
     assert error["message"].startswith(f"{hook}:3: invalid YAML frontmatter")
     assert "fix:" not in error["message"]
     assert error["fix"].startswith("fix the YAML between the '---' lines")
+
+
+def test_a_hook_file_named_for_no_step_is_said_with_the_name_it_may_mean(run_cli: Any, project: Any) -> None:
+    """Found by hand: `.specd/hooks/pre-discus.md` (a typo) was listed nowhere and never ran, silently."""
+    project.file(".specd/hooks/pre-discus.md", "# Before discuss\n\nCheck.\n")
+    project.file(".specd/hooks/post-execute.md", "# After execute\n\nCheck.\n")  # a step of that name: runs
+    project.file(".specd/hooks/pre-gate.md", "# Named by the pipeline file\n\nCheck.\n")
+    project.file(".specd/pipeline.json", json.dumps(doc(
+        {"main": [{"name": "discuss", "workflow": "discuss.md", "hooks": {"post": "pre-gate.md"}},
+                  {"name": "execute", "workflow": "execute.md"}]})))
+
+    listed = run_cli("--project", str(project.root), "hooks")
+    checked = run_cli("--project", str(project.root), "pipeline", "validate", "--json")
+
+    said = (".specd/hooks/pre-discus.md never runs: no step is named 'discus'; did you mean pre-discuss.md? (a "
+            "pre-<step>.md hook runs before the step it names; rename it, or name it in the pipeline file's hooks)")
+    assert listed.code == 0, listed.err
+    assert said in listed.err
+    assert checked.code == 0, checked.err
+    assert checked.json()["warnings"] == [said]  # neither the hook of a step nor a file the pipeline names
