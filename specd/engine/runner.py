@@ -58,6 +58,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         raise ConfigError(f"{project.config_file}: {ORCHESTRATOR_NOTE}",
                           fix=f"cd into a sub-project and run `specd continue {task}` there")
     task_dir = existing_task(project, task)
+    read_config(task_dir)  # a config.json that does not load is bad input before anything is said or written
     config = load_pipeline(project)
     notify_to = notify_spec(project, config)  # a bad `notify:` block is bad input before anything runs
     kind, line = first_line(config)  # the jail in force, before anything else is said or run

@@ -90,3 +90,24 @@ def test_ctrl_c_stops_the_agent_group_records_aborted_and_resume_reruns_the_step
     assert resumed.returncode == 0, resumed.stderr
     assert h.log() == ["step a", "step b", "step b", "step c"]
     assert h.status("t")["status"] == "COMPLETE"
+
+
+def test_a_broken_config_json_is_refused_before_the_run_says_or_writes_anything(h: Harness) -> None:
+    """Found by hand: `continue` printed "resuming", journaled a run_started that no run_finished followed, and
+    only then stopped on the task's unreadable config.json."""
+    h.workflow("work.md")
+    h.pipeline({"main": [{"name": "a", "workflow": "work.md"},
+                         {"name": "b", "workflow": "work.md", "pause_in_semi_auto": True}]})
+    h.new("t")
+    assert h.cont("t", "--semi-auto", input="").returncode == 3  # a ran; the gate before b waits
+    journal = (h.task_dir("t") / "events.jsonl").read_bytes()
+    state = (h.task_dir("t") / ".pipeline-state.json").read_bytes()
+    (h.task_dir("t") / "config.json").write_text('{"stage": ', encoding="utf-8")
+
+    refused = h.specd("continue", "t", "--approve", "--agent", h.agent_spec())
+
+    assert refused.returncode == 2, refused.stderr
+    assert ".specd/tasks/t/config.json: invalid JSON" in refused.stderr
+    assert "resuming" not in refused.stderr + refused.stdout
+    assert (h.task_dir("t") / "events.jsonl").read_bytes() == journal
+    assert (h.task_dir("t") / ".pipeline-state.json").read_bytes() == state
