@@ -46,6 +46,10 @@ def answer(url: str, task: str, verb: str, note: str, here: Path) -> tuple[str, 
         raise _refused(exc, base, task, verb) from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
+        if "CERTIFICATE_VERIFY_FAILED" in str(reason):  # `specd serve --tls-cert` with a certificate of its own
+            raise UsageError(f"the control plane at {base} showed a certificate this machine does not trust: {reason}",
+                             fix="trust it for this command: `SSL_CERT_FILE=/path/to/its-cert.pem specd ...`, or "
+                                 "serve a certificate from an authority this machine trusts") from None
         raise UsageError(f"cannot reach the control plane at {base}: {reason}",
                          fix="is `specd ui` (or `specd serve`) running there, on an address this machine can "
                              f"reach? Start it, or pass {ASK}") from None

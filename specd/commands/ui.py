@@ -27,6 +27,11 @@ def _options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--host", default="127.0.0.1", show_default=True,
                      help="The address to listen on. Anything but loopback lets other machines in: pass --token too."),
         click.option("--token", metavar="T", help="The access token (default: a new random one each start)."),
+        click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), metavar="PEM",
+                     help="Serve HTTPS with this certificate (chain), so the token never crosses a network in "
+                          "plain text; with --tls-key."),
+        click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), metavar="PEM",
+                     help="The private key of --tls-cert."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
                      help="How many tasks the control plane runs at once (default: the number of CPUs, at least 2)."),
         json_option("Print the address as a JSON envelope ({ok, task, url}) on the first line instead."),
@@ -39,8 +44,8 @@ def _options(command: Callable[..., Any]) -> Callable[..., Any]:
 @_options
 @click.option("--no-browser", is_flag=True, help="Do not open a browser; just print the address.")
 @click.pass_context
-def ui(ctx: click.Context, port: int, host: str, token: str | None, jobs: int | None, as_json: bool,
-       no_browser: bool) -> int:
+def ui(ctx: click.Context, port: int, host: str, token: str | None, tls_cert: str | None, tls_key: str | None,
+       jobs: int | None, as_json: bool, no_browser: bool) -> int:
     """Serve the dashboard for this project and run what is answered: every
     task, its steps, cost and events, live; approve, reject, skip, cancel,
     retry, rerun, Run and Continue from the page.
@@ -56,21 +61,22 @@ def ui(ctx: click.Context, port: int, host: str, token: str | None, jobs: int | 
     state and stop, ABORTED; Run on the page, `specd run` or `specd continue`
     resumes them).
     """
-    return _serve(ctx, "specd ui", port, host, token, jobs, as_json, browser=not no_browser)
+    return _serve(ctx, "specd ui", port, host, token, jobs, as_json, browser=not no_browser, tls=(tls_cert, tls_key))
 
 
 @click.command("serve")
 @_options
 @click.pass_context
-def serve(ctx: click.Context, port: int, host: str, token: str | None, jobs: int | None, as_json: bool) -> int:
+def serve(ctx: click.Context, port: int, host: str, token: str | None, tls_cert: str | None, tls_key: str | None,
+          jobs: int | None, as_json: bool) -> int:
     """The control plane without a browser: `specd ui --no-browser`. It runs
     every task answered anywhere and serves the dashboard and the API that
     `specd approve TASK --server URL` uses. Stop with Ctrl-C."""
-    return _serve(ctx, "specd serve", port, host, token, jobs, as_json, browser=False)
+    return _serve(ctx, "specd serve", port, host, token, jobs, as_json, browser=False, tls=(tls_cert, tls_key))
 
 
 def _serve(ctx: click.Context, command: str, port: int, host: str, token: str | None, jobs: int | None,
-           as_json: bool, *, browser: bool) -> int:
+           as_json: bool, *, browser: bool, tls: tuple[str | None, str | None] = (None, None)) -> int:
     try:
         import uvicorn
 
@@ -90,13 +96,14 @@ def _serve(ctx: click.Context, command: str, port: int, host: str, token: str | 
     load_project_secrets(project.root)  # pages show task output that may hold .env values
     if token is not None and len(token) < 16:
         raise click.BadParameter("use at least 16 characters", param_hint="--token")
-    warning = auth.exposure_warning(host, token is not None)
+    https = _tls(*tls)
+    warning = auth.exposure_warning(host, token is not None, https)
     secret = token or auth.new_token()
     with Claim(project, command) as claim:
         plane = ControlPlane(project, Settings() if jobs is None else Settings(jobs=jobs), _say, serve=True)
         listener = _bind(host, port)
         shown = f"[{host}]" if ":" in host else host
-        url = f"http://{shown}:{listener.getsockname()[1]}/?token={secret}"
+        url = f"{'https' if https else 'http'}://{shown}:{listener.getsockname()[1]}/?token={secret}"
         claim.serving(url)
         warn([warning] if warning else [])  # stderr, and first: a Ctrl-C at once must not swallow it
         if as_json:
@@ -110,7 +117,7 @@ def _serve(ctx: click.Context, command: str, port: int, host: str, token: str | 
             webbrowser.open(url)
         # Open event streams must not hold Ctrl-C up: they get a second to end.
         config = uvicorn.Config(create_app(project, secret, plane), log_level="warning", access_log=False,
-                                lifespan="off", timeout_graceful_shutdown=1)
+                                lifespan="off", timeout_graceful_shutdown=1, ssl_certfile=tls[0], ssl_keyfile=tls[1])
         server = uvicorn.Server(config)
 
         def pages() -> None:
@@ -149,6 +156,25 @@ def _say(task: str, event: dict[str, Any]) -> None:
         click.echo(f"specd: {task + ': not started' if task else 'tasks'}: {event.get('reason')}", err=True)
     elif kind in ("notice", "task_elsewhere"):
         click.echo(f"specd: {task}: {event.get('message') or event.get('reason')}", err=True)
+
+
+def _tls(cert: str | None, key: str | None) -> bool:
+    """Whether the page is served over HTTPS: the pair given, and loadable (checked here, where a bad file is bad
+    input with its fix, not an error in the server's thread once the address was printed)."""
+    if (cert is None) != (key is None):
+        raise click.BadParameter("pass --tls-cert and --tls-key together", param_hint="--tls-cert/--tls-key")
+    if cert is None or key is None:
+        return False
+    import ssl
+
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+    except (ssl.SSLError, OSError) as exc:
+        from specd.errors import UsageError
+
+        raise UsageError(f"--tls-cert {cert} with --tls-key {key}: not a certificate and its key ({exc})",
+                         fix="pass a PEM certificate (chain) and the PEM private key it was made with") from None
+    return True
 
 
 def _bind(host: str, port: int) -> socket.socket:

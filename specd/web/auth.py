@@ -49,13 +49,19 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def exposure_warning(host: str, token_given: bool) -> str | None:
-    """What `specd ui --host` must say when it listens beyond this machine with a token nobody chose."""
-    if is_loopback(host) or token_given:
+def exposure_warning(host: str, token_given: bool, https: bool = False) -> str | None:
+    """What `specd ui --host` must say when it listens beyond this machine with a token nobody chose, or in
+    plain HTTP, where anyone on the way reads the token."""
+    if is_loopback(host) or (token_given and https):
         return None
+    if token_given:
+        return (f"listening on {host} in plain HTTP: anyone on the network between you and this machine can read "
+                "the token and answer your gates; pass --tls-cert and --tls-key, or reach it through a tunnel "
+                "(`ssh -L 8765:127.0.0.1:8765 HOST`) with --host 127.0.0.1")
     return (f"listening on {host}, not loopback: anyone who can reach this address and learns the URL can "
-            "approve, reject and cancel your tasks and read their transcripts, and the token travels in plain "
-            "HTTP; pass --token with a long random value (and use a tunnel or TLS proxy), or keep --host 127.0.0.1")
+            "approve, reject and cancel your tasks and read their transcripts; pass --token with a long random "
+            "value" + ("" if https else " and --tls-cert/--tls-key (the token travels in plain HTTP)")
+            + ", or keep --host 127.0.0.1")
 
 
 def same(a: str | None, b: str) -> bool:
@@ -95,7 +101,8 @@ class Guard:
         if given is not None and same(given, self.token) and request.method == "GET":
             rest = URL(scope=request.scope).remove_query_params("token")
             response = RedirectResponse(rest.path + (f"?{rest.query}" if rest.query else ""), status_code=303)
-            response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/")
+            response.set_cookie(COOKIE, self.token, httponly=True, samesite="strict", path="/",
+                                secure=request.url.scheme == "https")  # over HTTPS, never sent in plain text
             return response
         bearer = request.headers.get("authorization", "")
         held = request.cookies.get(COOKIE) or (bearer[7:] if bearer.lower().startswith("bearer ") else None)
