@@ -19,6 +19,8 @@ from specd.agents.claude_code import make_claude_code
 from specd.agents.claude_code.options import Options
 from specd.events import Event
 
+OAUTH_TOKEN = "sk-ant-oat01-SIGNEDIN-abcdefghijklmnop"
+
 
 def report(outcome: str = "done", summary: str = "finished") -> fake.Reply:
     return fake.message(fake.tool("StructuredOutput", outcome=outcome, summary=summary))
@@ -243,7 +245,14 @@ def test_claude_codes_commands_never_see_the_users_keys(cc: Any, project: Any, s
     assert all(r["headers"]["x-api-key"] == DUMMY_KEY for r in server.requests if r["path"] != "/")
 
 
-def test_claude_codes_own_key_never_reaches_its_commands(cc: Any, project: Any, server: Any) -> None:
+@pytest.mark.parametrize(("variable", "secret", "header", "signed"), [
+    ("ANTHROPIC_API_KEY", DUMMY_KEY, "x-api-key", DUMMY_KEY),
+    # a Claude subscription's token (`claude setup-token`), sent as a bearer token
+    ("CLAUDE_CODE_OAUTH_TOKEN", OAUTH_TOKEN, "authorization", f"Bearer {OAUTH_TOKEN}"),
+])
+def test_claude_codes_own_key_never_reaches_its_commands(cc: Any, project: Any, server: Any,
+                                                          monkeypatch: pytest.MonkeyPatch, variable: str,
+                                                          secret: str, header: str, signed: str) -> None:
     """Found by hand, as the model: Claude Code's Bash inherits its environment, so `env` (or its parent's
     /proc/PID/environ) put the API key in what the model reads. The jail now holds a stand-in, and specd's key
     guard signs the requests with the key on the way to the API."""
@@ -253,6 +262,9 @@ def test_claude_codes_own_key_never_reaches_its_commands(cc: Any, project: Any, 
         if os.environ.get("CI"):
             pytest.fail("bubblewrap is required in CI (.ci/run installs it)")
         pytest.skip("the key guard is part of the jail; bubblewrap is not available here")
+    if variable != "ANTHROPIC_API_KEY":
+        monkeypatch.delenv("ANTHROPIC_API_KEY")
+        monkeypatch.setenv(variable, secret)
     look = "env; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null"
     shell = fake.tool("Bash", command=look, description="look for the key")
     server.push(fake.message(shell), report("approve"))
@@ -261,39 +273,10 @@ def test_claude_codes_own_key_never_reaches_its_commands(cc: Any, project: Any, 
     cc.run(project.request(settings=settings))
     [said] = [str(r["content"]) for body in server.bodies for r in fake.tool_results(body) if r["tool_use_id"]
               == shell["id"]]
-    assert "ANTHROPIC_API_KEY=specd-stand-in-" in said  # the command ran, and saw the stand-in
+    assert f"{variable}=specd-stand-in-" in said  # the command ran, and saw the stand-in
     assert "ANTHROPIC_BASE_URL=http://127.0.0.1:" in said
-    assert DUMMY_KEY not in said
-    assert DUMMY_KEY[8:] not in said  # not even its tail
+    assert secret not in said
+    assert secret[8:] not in said  # not even its tail
     calls = [r for r in server.requests if r["path"] != "/"]
     assert len(calls) >= 2  # the step's two turns, each signed with the real key on the way out
-    assert all(r["headers"]["x-api-key"] == DUMMY_KEY for r in calls)
-
-
-def test_claude_codes_sign_in_token_never_reaches_its_commands(cc: Any, project: Any, server: Any,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same for a sign-in token of `claude setup-token` (CLAUDE_CODE_OAUTH_TOKEN): a Claude subscription's
-    key, sent as a bearer token; the jail holds a stand-in and the guard signs with the token."""
-    from specd.system import jail
-
-    if not jail.active():
-        if os.environ.get("CI"):
-            pytest.fail("bubblewrap is required in CI (.ci/run installs it)")
-        pytest.skip("the key guard is part of the jail; bubblewrap is not available here")
-    token = "sk-ant-oat01-SIGNEDIN-abcdefghijklmnop"
-    monkeypatch.delenv("ANTHROPIC_API_KEY")
-    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", token)
-    look = "env; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null"
-    shell = fake.tool("Bash", command=look, description="look for the token")
-    server.push(fake.message(shell), report("approve"))
-    settings = {"allowed_tools": ["Bash"]}
-    cc.options = Options.from_settings(settings)
-    cc.run(project.request(settings=settings))
-    [said] = [str(r["content"]) for body in server.bodies for r in fake.tool_results(body) if r["tool_use_id"]
-              == shell["id"]]
-    assert "CLAUDE_CODE_OAUTH_TOKEN=specd-stand-in-" in said
-    assert token not in said
-    assert token[12:] not in said  # not even its tail
-    calls = [r for r in server.requests if r["path"] != "/"]
-    assert len(calls) >= 2
-    assert all(r["headers"]["authorization"] == f"Bearer {token}" for r in calls)
+    assert all(r["headers"][header] == signed for r in calls)
