@@ -17,6 +17,7 @@ from pathlib import Path
 from specd.state.lock import TaskLock
 from specd.state.model import RunState
 from specd.state.store import StateStore
+from specd.tasks.project import in_order
 
 ANSWERED, STOPPED = "answered", "stopped"
 SHOWN = {ANSWERED: "ANSWERED", STOPPED: "STOPPED"}  # how the page and its filters name an idle task
@@ -45,9 +46,9 @@ ATTENTION = {"WAITING_FOR_HUMAN": 0, "BLOCKED": 1, "FAILED": 2, "IN_PROGRESS": 3
              "STOPPED": 4, "ERROR": 5, "NOT_STARTED": 6, "COMPLETE": 7, "CANCELLED": 8}
 
 
-def attention(status: str, task: str) -> tuple[int, str]:
-    """The sort key of a listing: by ATTENTION, then by name."""
-    return ATTENTION.get(status, 9), task
+def attention(status: str, task: str) -> tuple[int, tuple[tuple[str | int, ...], str]]:
+    """The sort key of a listing: by ATTENTION, then by name (t2 before t10)."""
+    return ATTENTION.get(status, 9), in_order(task)
 
 
 def shown(status: str, idle_as: str | None) -> str:

@@ -12,6 +12,23 @@ from specd.errors import ConfigError
 SPECD_DIR = ".specd"
 
 
+def in_order(name: str) -> tuple[tuple[str | int, ...], str]:
+    """A task's place in a listing: its runs of digits compare as numbers, so t2 comes before t10 (and t01
+    beside t1, then by name)."""
+    parts: list[str | int] = []
+    run = ""
+    for char in name:
+        if run and char.isdigit() != run[-1].isdigit():
+            parts.append(int(run) if run[-1].isdigit() else run)
+            run = ""
+        run += char
+    if run:
+        parts.append(int(run) if run[-1].isdigit() else run)
+    if parts and isinstance(parts[0], int):
+        parts.insert(0, "")  # text, number, text, ...: the same kind at the same place in every key
+    return tuple(parts), name
+
+
 @dataclass(frozen=True)
 class Project:
     root: Path

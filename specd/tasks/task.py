@@ -13,7 +13,7 @@ from typing import Any
 from specd.errors import TaskError, did_you_mean
 from specd.resources import builtin_dir
 from specd.state import atomic
-from specd.tasks.project import Project
+from specd.tasks.project import Project, in_order
 
 # \Z, not $: "$" also matches before a final newline, so "name\n" passed as a name (a path, a branch, a log line)
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}\Z")
@@ -64,7 +64,7 @@ def list_tasks(project: Project) -> list[str]:
     for root in (project.tasks_dir, project.features_dir):
         if root.is_dir():
             names.update(p.name for p in root.iterdir() if _is_task(p))
-    return sorted(names)
+    return sorted(names, key=in_order)
 
 
 def create_task(project: Project, name: str, description: str, depends_on: Sequence[str] = ()) -> Path:

@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from specd.system import fanout
-from specd.tasks.project import Project
+from specd.tasks.project import Project, in_order
 from specd.tasks.readmodel import kept, store
 from specd.tasks.readmodel.signature import names, task_folders
 
@@ -77,7 +77,7 @@ def listing(project: Project, build: Build, always: Collection[str] = (), *, ful
     found = task_folders(project, shown)
     todo: list[tuple[str, Found]] = []
     slots: dict[str, int] = {}
-    for name in sorted(found):
+    for name in sorted(found, key=in_order):
         folders = found[name]
         # A name in both places is never taken from the store: building its row reports the clash.
         one = len(folders) == 1 and name not in always
