@@ -202,14 +202,15 @@ def edited_copy(main: Project, task: str, tree: Path) -> list[str]:
         return []
     for place in (main.tasks_dir / task, main.features_dir / task):
         if place.is_dir():
-            return [main.rel(path) for path in sorted(place.rglob("*")) if _edited(path, made, tree / path.relative_to(
-                main.root), path.relative_to(place).parts)]
+            return [main.rel(path) for path in sorted(place.rglob("*")) if _edited(main, place, path, tree, made)]
     return []
 
 
-def _edited(path: Path, made: float, theirs: Path, parts: tuple[str, ...]) -> bool:
+def _edited(main: Project, place: Path, path: Path, tree: Path, made: float) -> bool:
+    parts = path.relative_to(place).parts
     if "transcripts" in parts or any(part.startswith(".") for part in parts):
         return False  # run state and transcripts, never a person's edit
+    theirs = tree / path.relative_to(main.root)
     try:
         return path.is_file() and path.stat().st_mtime > made and (
             not theirs.is_file() or theirs.read_bytes() != path.read_bytes())
