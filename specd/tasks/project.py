@@ -10,6 +10,7 @@ from typing import Any
 from specd.errors import ConfigError
 
 SPECD_DIR = ".specd"
+DIGITS = frozenset("0123456789")
 
 
 def in_order(name: str) -> tuple[tuple[str | int, ...], str]:
@@ -17,13 +18,13 @@ def in_order(name: str) -> tuple[tuple[str | int, ...], str]:
     beside t1, then by name)."""
     parts: list[str | int] = []
     run = ""
-    for char in name:
-        if run and char.isdigit() != run[-1].isdigit():
-            parts.append(int(run) if run[-1].isdigit() else run)
+    for char in name:  # ASCII digits only: a folder's name is not checked, and int("²") fails
+        if run and (char in DIGITS) != (run[-1] in DIGITS):
+            parts.append(int(run) if run[-1] in DIGITS else run)
             run = ""
         run += char
     if run:
-        parts.append(int(run) if run[-1].isdigit() else run)
+        parts.append(int(run) if run[-1] in DIGITS else run)
     if parts and isinstance(parts[0], int):
         parts.insert(0, "")  # text, number, text, ...: the same kind at the same place in every key
     return tuple(parts), name
