@@ -50,9 +50,10 @@ def answer(url: str, task: str, verb: str, note: str, here: Path) -> tuple[str, 
             raise UsageError(f"the control plane at {base} showed a certificate this machine does not trust: {reason}",
                              fix="trust it for this command: `SSL_CERT_FILE=/path/to/its-cert.pem specd ...`, or "
                                  "serve a certificate from an authority this machine trusts") from None
+        tls = " (an https:// one when it was started with --tls-cert)" if base.startswith("http://") else ""
         raise UsageError(f"cannot reach the control plane at {base}: {reason}",
                          fix="is `specd ui` (or `specd serve`) running there, on an address this machine can "
-                             f"reach? Start it, or pass {ASK}") from None
+                             f"reach{tls}? Start it, or pass {ASK}") from None
     return str(data.get("said") or "recorded"), str(data.get("next") or f"specd status {task} (in that clone)")
 
 

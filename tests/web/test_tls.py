@@ -58,6 +58,9 @@ def test_an_answer_from_another_shell_trusts_the_servers_certificate_only_when_t
     cert, key = pem
     server = Server(site, "--tls-cert", str(cert), "--tls-key", str(key))
     try:
+        plain = site.specd("approve", "waits", "--server", server.url.replace("https://", "http://"))
+        assert plain.returncode == 2, plain.stdout + plain.stderr
+        assert "an https:// one when it was started with --tls-cert" in plain.stderr
         untrusted = site.specd("approve", "waits", "--server", server.url)
         assert untrusted.returncode == 2, untrusted.stdout + untrusted.stderr
         assert "showed a certificate this machine does not trust" in untrusted.stderr
