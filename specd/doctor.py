@@ -160,10 +160,10 @@ def _pipeline(project: Project) -> tuple[Check, str | None, Mapping[str, Any]]:
     origin = "built-in" if config.builtin else "project"
     detail = f"{config.source} ({origin}): {len(config.pipelines)} pipelines, {steps} steps, {read} workflow files read"
     backend = str(config.agent["backend"]) if config.agent.get("backend") else None  # None: the file sets none
-    from specd.pipeline.resolve import stray_hooks
+    from specd.pipeline.resolve import pipeline_warnings
 
-    if warnings := [*config.warnings, *stray_hooks(config, project)]:
-        return Check("pipeline", "warn", f"{detail}; " + "; ".join(warnings)), backend, config.agent
+    if said := pipeline_warnings(config, project):
+        return Check("pipeline", "warn", f"{detail}; " + "; ".join(said)), backend, config.agent
     return Check("pipeline", "ok", detail), backend, config.agent
 
 

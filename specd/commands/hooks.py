@@ -8,7 +8,7 @@ from specd.commands.common import project_from, warn
 from specd.commands.envelope import emit
 from specd.pipeline import load_pipeline
 from specd.pipeline.describe import hook_rows
-from specd.pipeline.resolve import stray_hooks
+from specd.pipeline.resolve import pipeline_warnings
 from specd.pipeline.workflows import check_workflow_files
 
 
@@ -34,7 +34,7 @@ def hooks(ctx: click.Context, step_name: str | None, as_json: bool) -> int:
         check_workflow_files(config, project)  # a hook file that does not load: the error is the one document
         emit(None, step=step_name, hooks=rows)
         return 0
-    warn([*config.warnings, *stray_hooks(config, project)])
+    warn(pipeline_warnings(config, project))
     from specd.commands.terminal.pipeline import render_hooks
 
     render_hooks(rows)

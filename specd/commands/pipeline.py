@@ -10,7 +10,7 @@ from specd.commands.common import project_from, warn
 from specd.commands.envelope import emit, json_option
 from specd.pipeline import load_pipeline, load_pipeline_file
 from specd.pipeline.describe import pipeline_view
-from specd.pipeline.resolve import stray_hooks
+from specd.pipeline.resolve import pipeline_warnings
 from specd.pipeline.workflows import check_workflow_files
 
 
@@ -34,7 +34,7 @@ def validate(ctx: click.Context, file: Path | None, as_json: bool) -> int:
     frontmatter parses. Exit 0 if valid, 2 if not."""
     project = project_from(ctx)
     config = load_pipeline_file(file, project) if file else load_pipeline(project)
-    warnings = [*config.warnings, *stray_hooks(config, project)]
+    warnings = pipeline_warnings(config, project)
     if not as_json:  # --json carries the warnings in its one document
         warn(warnings)
     workflows = check_workflow_files(config, project)

@@ -29,7 +29,7 @@ from specd.human import Human, NoHuman
 from specd.notify.spec import notify_spec
 from specd.pipeline import cursor, load_pipeline, replan
 from specd.pipeline.model import PipelineConfig
-from specd.pipeline.resolve import stray_hooks
+from specd.pipeline.resolve import pipeline_warnings
 from specd.state.lock import TaskLock
 from specd.state.model import RunState
 from specd.state.store import StateStore
@@ -65,7 +65,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
     events.emit(kind, message=line)
     for said in committed_secrets(project.root):
         events.emit("warning", message=said)
-    for warning in (*config.warnings, *stray_hooks(config, project)):
+    for warning in pipeline_warnings(config, project):
         events.emit("warning", message=warning)
     store = StateStore(task_dir, task)
     with TaskLock(task_dir, task) as lock, children.tracked_by(lock), home.runner(project, task), \

@@ -140,6 +140,12 @@ def _resolved(point: HookPoint, spec: HookSpec, source: HookSource, project: Pro
     return ResolvedHook(point, spec, source, path)
 
 
+def pipeline_warnings(config: PipelineConfig, project: Project) -> list[str]:
+    """What a command that checks the pipeline says before it goes on: the file's own warnings (kept with the
+    loaded file), then its project's hook files that run nowhere (looked for anew: the folder changes apart)."""
+    return [*config.warnings, *stray_hooks(config, project)]
+
+
 def stray_hooks(config: PipelineConfig, project: Project) -> list[str]:
     """A warning for each ``.specd/hooks/pre-<name>.md`` or ``post-<name>.md`` that runs nowhere: no step is
     named ``<name>`` (a typo, or a step renamed since) and no hook setting names the file."""
