@@ -14,6 +14,7 @@ import errno
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -46,6 +47,11 @@ if step == "b" and not (hold / "released").exists():
 
 def mount(*args: str) -> None:
     result = subprocess.run(["mount", *args], capture_output=True, text=True, check=False)
+    for _ in range(200):  # a writer open on the mount at that instant (specd's heartbeat) makes remount,ro busy
+        if result.returncode == 0 or "busy" not in result.stderr or "remount,ro,bind" not in args:
+            break
+        time.sleep(0.05)
+        result = subprocess.run(["mount", *args], capture_output=True, text=True, check=False)
     if result.returncode != 0:
         if os.environ.get("CI"):
             pytest.fail(f"mount {' '.join(args)} failed in CI: {result.stderr}")
