@@ -125,7 +125,8 @@ def _sandbox() -> Check:
     # The same words as the first line of a run, so the two never disagree.
     if jail.active():
         return Check("sandbox", "ok", f"{jail.mode_line()}: agents, hooks and the agent's commands run jailed; "
-                     "an agent CLI that signs in by API key or token gets a stand-in, the key stays outside")
+                     "an agent CLI that signs in by API key, token or claude login gets a stand-in, the key stays "
+                     "outside")
     return Check("sandbox", "warn", jail.mode_line(),
                  "install bubblewrap (`apt-get install bubblewrap`) and allow user namespaces, so agents, "
                  "hooks and the agent's commands run jailed")

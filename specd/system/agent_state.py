@@ -4,7 +4,8 @@ Claude Code reads and writes ``CLAUDE_CONFIG_DIR`` (settings, session files for 
 ``.claude.json``). The jail never shows it the user's ``~/.claude``, ``~/.claude.json`` or caches: what the
 model's commands write there (a settings hook, say) would run at the user's next plain ``claude``. So each
 task gets a folder of its own, kept with its transcripts (never committed), seeded once with what signs in:
-the credentials file of a ``claude login`` and the account entry of ``.claude.json``. What the backend
+the credentials file of a ``claude login`` and the account entry of ``.claude.json`` (in a jail, their tokens
+become stand-ins before each run: ``system/signin.py``). What the backend
 writes stays there, and runs, if ever, only inside this task's jail. The Gemini CLI gets the same, through
 ``GEMINI_CLI_HOME`` (its ``.gemini/`` inside), seeded with a Google login's ``oauth_creds.json``.
 """

@@ -19,7 +19,7 @@ import json
 import os
 import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -40,6 +40,13 @@ TIMEOUT = 600.0  # a long step's streamed reply may pause for minutes
 CONNECTIONS = 64  # served at once (specd/system/bounded.py): an agent CLI keeps a few
 
 
+class Refused(Exception):
+    """A key the guard will not send (a login past its expiry): the agent gets a 401 with ``message`` and ``fix``."""
+
+    def __init__(self, message: str, fix: str) -> None:
+        super().__init__(f"{message}; fix: {fix}")
+
+
 class _Server(Bounded, ThreadingHTTPServer):
     daemon_threads = True
 
@@ -52,6 +59,7 @@ class _Server(Bounded, ThreadingHTTPServer):
         self.port = url.port or (443 if self.secure else 80)
         self.prefix = url.path.rstrip("/")
         self.swaps: dict[str, str] = {}  # stand-in -> the real key
+        self.sources: dict[str, tuple[str, Callable[[], str]]] = {}  # stand-in -> (name, the key as it is now)
 
     def stand_in(self, real: str) -> str:
         for fake, key in self.swaps.items():
@@ -61,14 +69,30 @@ class _Server(Bounded, ThreadingHTTPServer):
         self.swaps[fake] = real
         return fake
 
+    def stand_in_for(self, name: str, source: Callable[[], str]) -> str:
+        """One stand-in for a key read anew at each request (a login's token, which its own CLI refreshes)."""
+        for fake, (known, _) in self.sources.items():
+            if known == name:
+                self.sources[fake] = (name, source)
+                return fake
+        fake = "specd-stand-in-" + secrets.token_hex(24)
+        self.sources[fake] = (name, source)
+        return fake
+
+    def real(self, value: str) -> str | None:
+        """The key ``value`` stands for, None when it is no stand-in; :class:`Refused` from its source."""
+        if value in self.swaps:
+            return self.swaps[value]
+        return self.sources[value][1]() if value in self.sources else None
+
     def sign(self, headers: dict[str, str], path: str) -> str:
         """The stand-in in a credential header or a ``key=`` query replaced by the key it stands for; the path."""
         for name in list(headers):
             value = headers[name]
-            if name.lower() in SIGNED and value in self.swaps:
-                headers[name] = self.swaps[value]
-            elif name.lower() == "authorization" and value.removeprefix("Bearer ") in self.swaps:
-                headers[name] = "Bearer " + self.swaps[value.removeprefix("Bearer ")]
+            if name.lower() in SIGNED and (real := self.real(value)) is not None:
+                headers[name] = real
+            elif name.lower() == "authorization" and (real := self.real(value.removeprefix("Bearer "))) is not None:
+                headers[name] = "Bearer " + real
         if "key=specd-stand-in-" in path:
             base, _, query = path.partition("?")
             pairs = [pair.split("=", 1) if "=" in pair else [pair] for pair in query.split("&")]
@@ -92,7 +116,11 @@ class _Relay(BaseHTTPRequestHandler):
             return
         body = self._body()
         headers = {name: value for name, value in self.headers.items() if name.lower() not in HOP}
-        path = self.server.sign(headers, self.path)
+        try:
+            path = self.server.sign(headers, self.path)
+        except Refused as exc:
+            self._fail(exc, 401, "authentication_error")
+            return
         try:
             reply = self._send(path, body, headers)
         except (OSError, http.client.HTTPException) as exc:
@@ -154,12 +182,11 @@ class _Relay(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
 
-    def _fail(self, exc: BaseException) -> None:
+    def _fail(self, exc: BaseException, status: int = 502, kind: str = "api_error") -> None:
         where = f"{self.server.host}:{self.server.port}"
-        said = {"type": "error", "error": {"type": "api_error",
-                                           "message": f"specd's key guard could not reach {where}: {exc}"}}
-        data = json.dumps(said).encode()
-        self.send_response(502)
+        message = str(exc) if status != 502 else f"specd's key guard could not reach {where}: {exc}"
+        data = json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+        self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -185,22 +212,37 @@ def guarded(upstream: str, key: str) -> tuple[str, str, str] | None:
     """(the guard's base URL, the stand-in for ``key``, the guard's ``127.0.0.1:PORT`` for the jail's network
     list), the guard sending on to ``upstream``; None when ``upstream`` is no URL it can reach (the CLI reports
     it as it would without specd)."""
+    return _served(upstream, lambda server: server.stand_in(key))
+
+
+def guarded_by(upstream: str, name: str, source: Callable[[], str]) -> tuple[str, str, str] | None:
+    """As :func:`guarded`, for a key ``source`` reads anew at each request (:class:`Refused` when it will not
+    do); ``name`` keeps one stand-in for it in this process."""
+    return _served(upstream, lambda server: server.stand_in_for(name, source))
+
+
+def _served(upstream: str, stand_in: Callable[[_Server], str]) -> tuple[str, str, str] | None:
     url = urlsplit(upstream)
     if url.scheme not in ("http", "https") or not url.hostname:
         return None
     server = _guard(upstream)
     port = server.server_address[1]
-    return f"http://127.0.0.1:{port}", server.stand_in(key), f"127.0.0.1:{port}"
+    return f"http://127.0.0.1:{port}", stand_in(server), f"127.0.0.1:{port}"
 
 
 def shield(backend: str, env: Mapping[str, str], child: dict[str, str]) -> str | None:
-    """For a jailed Claude Code or Gemini CLI signing in by key: its key variables in ``child`` become stand-ins
-    and its base URL the guard's; returns the guard's rule for the jail's network list, None when nothing was
-    changed (another backend, Vertex AI, or a sign-in by login, whose tokens live in its config folder)."""
+    """For a jailed Claude Code or Gemini CLI: its key variables in ``child`` (and a `claude login`'s tokens in
+    its copy of Claude Code's config folder: ``system/signin.py``) become stand-ins and its base URL the guard's;
+    returns the guard's rule for the jail's network list, None when nothing was changed (another backend,
+    Vertex AI, or a Google login, whose tokens live in its config folder)."""
     if backend not in BY_ENV or env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() == "true":
         return None
     names, base, default = BY_ENV[backend]
     rule = None
+    if backend == "claude_code":  # a `claude login` in the task's copy of its config folder: stand-ins too
+        from specd.system import signin
+
+        rule = signin.shield(env, child)
     for name in names:
         if child.get(name) and (made := guarded(env.get(base) or default, child[name])) is not None:
             child[base], child[name], rule = made

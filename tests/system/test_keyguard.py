@@ -137,9 +137,11 @@ def test_an_upstream_that_is_gone_is_a_502_that_names_it() -> None:
     assert KEY not in json.dumps(said)
 
 
-def test_only_claude_code_signing_in_by_key_or_token_is_guarded() -> None:
+def test_only_claude_code_signing_in_by_key_token_or_login_is_guarded(tmp_path: Path) -> None:
     assert keyguard.shield("codex", {}, {"OPENAI_API_KEY": "x"}) is None
-    assert keyguard.shield("claude_code", {}, {"CLAUDE_CONFIG_DIR": "/x"}) is None  # a login: its folder's tokens
+    (tmp_path / "copy").mkdir()
+    signed_out = {"HOME": str(tmp_path)}  # no claude login of the user's: nothing to keep out
+    assert keyguard.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) is None
     child = {"CLAUDE_CODE_OAUTH_TOKEN": KEY}
     assert keyguard.shield("claude_code", {}, child) is not None
     assert child["CLAUDE_CODE_OAUTH_TOKEN"].startswith("specd-stand-in-")
@@ -232,3 +234,60 @@ def test_an_https_api_is_reached_with_its_certificate_checked(tmp_path: Path,
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_logins_copy_holds_stand_ins_and_the_guard_signs_with_the_users_login_as_it_is_now(
+        upstream: Upstream, tmp_path: Path) -> None:
+    """A `claude login`'s tokens (and a console login's primaryApiKey) in the task's copy become stand-ins,
+    written over a link the agent left there; the guard reads the user's own login at each request."""
+    home, copy, outside = tmp_path / "home", tmp_path / "copy", tmp_path / "users-file.txt"
+    (home / ".claude").mkdir(parents=True)
+    copy.mkdir()
+    outside.write_text("the user's", encoding="utf-8")
+
+    def login(access: str, expires_in_s: float) -> None:
+        (home / ".claude" / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {
+            "accessToken": access, "refreshToken": "sk-ant-ort01-REFRESH", "scopes": ["user:inference"],
+            "expiresAt": int((time.time() + expires_in_s) * 1000)}}), encoding="utf-8")
+
+    login("sk-ant-oat01-FIRST", 3600)
+    (home / ".claude.json").write_text(json.dumps({"primaryApiKey": KEY, "userID": "u"}), encoding="utf-8")
+    (copy / ".credentials.json").write_text((home / ".claude" / ".credentials.json").read_text(), encoding="utf-8")
+    (copy / ".claude.json").symlink_to(outside)  # left by the agent: specd writes over it, never through it
+    env = {"HOME": str(home), "ANTHROPIC_BASE_URL": upstream.url}
+    child = {"CLAUDE_CONFIG_DIR": str(copy)}
+    where = keyguard.shield("claude_code", env, child)
+    assert where is not None
+    port = int(where.rpartition(":")[2])
+    assert child["ANTHROPIC_BASE_URL"] == f"http://127.0.0.1:{port}"
+    assert outside.read_text(encoding="utf-8") == "the user's"
+    written = (copy / ".credentials.json").read_text() + (copy / ".claude.json").read_text()
+    assert "FIRST" not in written
+    assert "REFRESH" not in written
+    assert KEY not in written
+    entry = json.loads((copy / ".credentials.json").read_text())["claudeAiOauth"]
+    assert entry["scopes"] == ["user:inference"]  # the rest of the login is kept
+    assert entry["expiresAt"] > time.time() * 1000 + 50 * 365 * 86400_000  # never refreshed in the jail
+    stand_in_key = json.loads((copy / ".claude.json").read_text())["primaryApiKey"]
+
+    def call(**headers: str) -> int:
+        client = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        client.request("POST", "/v1/messages", body=b"{}", headers=headers)
+        reply = client.getresponse()
+        said = reply.read()
+        client.close()
+        if reply.status == 401:
+            assert b"expired at" in said
+            assert b"claude auth login" in said
+        return reply.status
+
+    bearer = f"Bearer {entry['accessToken']}"
+    assert call(Authorization=bearer) == 201
+    login("sk-ant-oat01-SECOND", 3600)  # the user's own `claude` refreshed its login
+    assert call(Authorization=bearer) == 201
+    assert call(**{"x-api-key": stand_in_key}) == 201
+    assert [seen["headers"].get("authorization") or seen["headers"]["x-api-key"] for seen in upstream.seen] == [
+        "Bearer sk-ant-oat01-FIRST", "Bearer sk-ant-oat01-SECOND", KEY]
+    login("sk-ant-oat01-SECOND", -1)  # past its expiry: refused here, sent nowhere
+    assert call(Authorization=bearer) == 401
+    assert len(upstream.seen) == 3
