@@ -28,6 +28,9 @@ from specd.system.ownfiles import open_own, read_regular
 CREDENTIALS = ".credentials.json"
 FAR_AWAY_MS = 4102444800000  # 2100-01-01: Claude Code refreshes a token only when it is near its expiry
 DEFAULT_API = "https://api.anthropic.com"
+# The copy's scopes, as a `claude setup-token` token has them: Claude Code then makes no call of the profile's or
+# claude.ai's (to api.anthropic.com itself, past the guard, whose stand-in would get a 401), only the messages.
+INFERENCE_ONLY = ["user:inference"]
 
 
 def user_files(env: Mapping[str, str]) -> tuple[Path, Path]:
@@ -86,6 +89,8 @@ def shield(env: Mapping[str, str], child: dict[str, str]) -> str | None:
         child["ANTHROPIC_BASE_URL"], fake, rule = made
         copy = {**entry, "accessToken": fake, "refreshToken": "specd-stand-in-" + secrets.token_hex(24),
                 "expiresAt": FAR_AWAY_MS}
+        if "user:inference" in (entry.get("scopes") or ()):  # a console login's (no inference) is left as it is
+            copy["scopes"] = INFERENCE_ONLY
         _write(Path(folder) / CREDENTIALS, {**_json(Path(folder) / CREDENTIALS, own=True), "claudeAiOauth": copy})
     key = _json(account).get("primaryApiKey")
     if isinstance(key, str) and key and (made := keyguard.guarded(upstream, key)) is not None:

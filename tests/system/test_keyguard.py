@@ -247,7 +247,8 @@ def test_a_logins_copy_holds_stand_ins_and_the_guard_signs_with_the_users_login_
 
     def login(access: str, expires_in_s: float) -> None:
         (home / ".claude" / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {
-            "accessToken": access, "refreshToken": "sk-ant-ort01-REFRESH", "scopes": ["user:inference"],
+            "accessToken": access, "refreshToken": "sk-ant-ort01-REFRESH", "subscriptionType": "max",
+            "scopes": ["user:inference", "user:profile", "user:sessions:claude_code"],
             "expiresAt": int((time.time() + expires_in_s) * 1000)}}), encoding="utf-8")
 
     login("sk-ant-oat01-FIRST", 3600)
@@ -266,7 +267,8 @@ def test_a_logins_copy_holds_stand_ins_and_the_guard_signs_with_the_users_login_
     assert "REFRESH" not in written
     assert KEY not in written
     entry = json.loads((copy / ".credentials.json").read_text())["claudeAiOauth"]
-    assert entry["scopes"] == ["user:inference"]  # the rest of the login is kept
+    assert entry["subscriptionType"] == "max"  # the rest of the login is kept
+    assert entry["scopes"] == ["user:inference"]  # as a `claude setup-token` token: no call past the guard
     assert entry["expiresAt"] > time.time() * 1000 + 50 * 365 * 86400_000  # never refreshed in the jail
     stand_in_key = json.loads((copy / ".claude.json").read_text())["primaryApiKey"]
 
