@@ -65,6 +65,11 @@ def expired(entry: Mapping[str, Any], now: float | None = None) -> bool:
 def access_token(path: Path) -> str:
     """The access token of the user's login as it is now; :class:`keyguard.Refused` when it is gone or expired."""
     entry = login(path)
+    for _ in range(5):  # the user's own `claude` may be rewriting it at this very moment: read it again
+        if entry:
+            break
+        time.sleep(0.1)
+        entry = login(path)
     again = "sign in again outside specd (`claude auth login`), then `specd continue TASK`"
     if not entry:
         raise keyguard.Refused("specd's key guard: your claude login is gone", f"{again} (the login file: {path})")
