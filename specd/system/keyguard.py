@@ -32,6 +32,8 @@ from specd.system.bounded import Bounded
 BY_ENV = {"claude_code": (("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
                           "ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
           "gemini": (("GEMINI_API_KEY",), "GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com")}
+# Claude Code on Microsoft Foundry by key: its key, its base URL (or a resource that names the host), x-api-key.
+FOUNDRY = ("ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_FOUNDRY_BASE_URL")
 SIGNED = ("x-api-key", "x-goog-api-key")  # headers that carry the key as it is
 # Said by one connection about itself, never passed on (RFC 9110 7.6.1), and the lengths, which are set anew.
 HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te",
@@ -230,6 +232,13 @@ def _served(upstream: str, stand_in: Callable[[_Server], str]) -> tuple[str, str
     return f"http://127.0.0.1:{port}", stand_in(server), f"127.0.0.1:{port}"
 
 
+def foundry_api(env: Mapping[str, str]) -> str:
+    """Where Claude Code sends a Foundry request: its base URL, or the host its resource names ("" for neither:
+    Claude Code reports that itself)."""
+    resource = env.get("ANTHROPIC_FOUNDRY_RESOURCE")
+    return env.get(FOUNDRY[1]) or (f"https://{resource}.services.ai.azure.com/anthropic" if resource else "")
+
+
 def shield(backend: str, env: Mapping[str, str], child: dict[str, str]) -> str | None:
     """For a jailed Claude Code or Gemini CLI: its key variables in ``child`` (and a `claude login`'s tokens in
     its copy of Claude Code's config folder: ``system/signin.py``) become stand-ins and its base URL the guard's;
@@ -243,6 +252,9 @@ def shield(backend: str, env: Mapping[str, str], child: dict[str, str]) -> str |
         from specd.system import signin
 
         rule = signin.shield(env, child)
+        if child.get(FOUNDRY[0]) and (made := guarded(foundry_api(env), child[FOUNDRY[0]])) is not None:
+            child[FOUNDRY[1]], child[FOUNDRY[0]], rule = made
+            child.pop("ANTHROPIC_FOUNDRY_RESOURCE", None)  # its base URL is the guard's now (the two exclude)
     for name in names:
         if child.get(name) and (made := guarded(env.get(base) or default, child[name])) is not None:
             child[base], child[name], rule = made

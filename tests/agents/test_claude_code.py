@@ -20,6 +20,7 @@ from specd.agents.claude_code.options import Options
 from specd.events import Event
 
 OAUTH_TOKEN = "sk-ant-oat01-SIGNEDIN-abcdefghijklmnop"
+FOUNDRY_KEY = "foundry-key-0123456789abcdefABCDEF"
 
 
 def report(outcome: str = "done", summary: str = "finished") -> fake.Reply:
@@ -249,7 +250,9 @@ def test_claude_codes_commands_never_see_the_users_keys(cc: Any, project: Any, s
     ("ANTHROPIC_API_KEY", DUMMY_KEY, "x-api-key", DUMMY_KEY),
     # a Claude subscription's token (`claude setup-token`), sent as a bearer token
     ("CLAUDE_CODE_OAUTH_TOKEN", OAUTH_TOKEN, "authorization", f"Bearer {OAUTH_TOKEN}"),
-])
+    # Claude Code on Microsoft Foundry by key, its own base URL
+    ("ANTHROPIC_FOUNDRY_API_KEY", FOUNDRY_KEY, "x-api-key", FOUNDRY_KEY),
+], ids=["api-key", "setup-token", "foundry"])  # ids without the key: PYTEST_CURRENT_TEST is in the environment
 def test_claude_codes_own_key_never_reaches_its_commands(cc: Any, project: Any, server: Any,
                                                           monkeypatch: pytest.MonkeyPatch, variable: str,
                                                           secret: str, header: str, signed: str) -> None:
@@ -262,9 +265,15 @@ def test_claude_codes_own_key_never_reaches_its_commands(cc: Any, project: Any, 
         if os.environ.get("CI"):
             pytest.fail("bubblewrap is required in CI (.ci/run installs it)")
         pytest.skip("the key guard is part of the jail; bubblewrap is not available here")
+    base = "ANTHROPIC_BASE_URL"
     if variable != "ANTHROPIC_API_KEY":
         monkeypatch.delenv("ANTHROPIC_API_KEY")
         monkeypatch.setenv(variable, secret)
+    if variable == "ANTHROPIC_FOUNDRY_API_KEY":
+        base = "ANTHROPIC_FOUNDRY_BASE_URL"
+        monkeypatch.setenv("CLAUDE_CODE_USE_FOUNDRY", "1")
+        monkeypatch.setenv(base, server.url)
+        monkeypatch.delenv("ANTHROPIC_BASE_URL")
     look = "env; for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; done 2>/dev/null"
     shell = fake.tool("Bash", command=look, description="look for the key")
     server.push(fake.message(shell), report("approve"))
@@ -274,7 +283,8 @@ def test_claude_codes_own_key_never_reaches_its_commands(cc: Any, project: Any, 
     [said] = [str(r["content"]) for body in server.bodies for r in fake.tool_results(body) if r["tool_use_id"]
               == shell["id"]]
     assert f"{variable}=specd-stand-in-" in said  # the command ran, and saw the stand-in
-    assert "ANTHROPIC_BASE_URL=http://127.0.0.1:" in said
+    assert f"{base}=http://127.0.0.1:" in said
+    assert server.url.rpartition(":")[2] not in said  # the guard's port, never the API's
     assert secret not in said
     assert secret[8:] not in said  # not even its tail
     calls = [r for r in server.requests if r["path"] != "/"]

@@ -145,6 +145,15 @@ def test_only_claude_code_signing_in_by_key_token_or_login_is_guarded(tmp_path: 
     child = {"CLAUDE_CODE_OAUTH_TOKEN": KEY}
     assert keyguard.shield("claude_code", {}, child) is not None
     assert child["CLAUDE_CODE_OAUTH_TOKEN"].startswith("specd-stand-in-")
+    foundry = {"ANTHROPIC_FOUNDRY_RESOURCE": "my-resource", "CLAUDE_CODE_USE_FOUNDRY": "1"}
+    child = {**foundry, "ANTHROPIC_FOUNDRY_API_KEY": KEY}
+    where = keyguard.shield("claude_code", {**signed_out, **foundry}, child)
+    assert where is not None
+    assert child["ANTHROPIC_FOUNDRY_API_KEY"].startswith("specd-stand-in-")
+    assert child["ANTHROPIC_FOUNDRY_BASE_URL"] == f"http://{where}"
+    assert "ANTHROPIC_FOUNDRY_RESOURCE" not in child  # the base URL and a resource exclude each other
+    [guard] = [g for g in keyguard._guards.values() if g.server_address[1] == int(where.rpartition(":")[2])]
+    assert (guard.host, guard.port, guard.prefix) == ("my-resource.services.ai.azure.com", 443, "/anthropic")
     child = {"ANTHROPIC_API_KEY": KEY}
     assert keyguard.shield("claude_code", {"ANTHROPIC_BASE_URL": "not a url"}, child) is None
     assert child["ANTHROPIC_API_KEY"] == KEY  # left as it was: Claude Code reports the bad URL itself
