@@ -18,6 +18,14 @@ STATUS_EXIT = {"COMPLETE": EXIT_OK, "WAITING_FOR_HUMAN": EXIT_WAITING, "BLOCKED"
                "IN_PROGRESS": EXIT_OK}  # a run that stopped after the steps it was allowed (SPECD_STEPS)
 
 
+def settled_exit(statuses: set[str]) -> int:
+    """The exit code of a run of many tasks none of which failed: 4 when one was cancelled (so `specd run a b &&
+    deploy` never deploys it), 3 when one waits for a human, 0 when every one is complete."""
+    if "CANCELLED" in statuses:
+        return EXIT_CANCELLED
+    return EXIT_OK if statuses <= {"COMPLETE"} else EXIT_WAITING
+
+
 class SpecdError(Exception):
     """Base of every expected error. Defaults to 'bad input' (exit 2)."""
 

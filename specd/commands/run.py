@@ -11,7 +11,7 @@ import click
 from specd.commands.common import complete_tasks, project_from
 from specd.commands.continue_ import mode_options
 from specd.commands.temporal import run_on_temporal, temporal_options
-from specd.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_WAITING, UsageError
+from specd.errors import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, UsageError, settled_exit
 
 
 @click.command("run")
@@ -58,8 +58,8 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
     Exit codes, the first that applies: 130 interrupted (run again to
     resume), 1 a task failed or is blocked, 2 bad input (an unknown task; a
     task whose files, the pipeline file or the agent's settings are wrong:
-    its row names the fix, its status is unchanged), 3 a task waits for a
-    human, 0 all complete.
+    its row names the fix, its status is unchanged), 4 a task was cancelled
+    (`specd cancel`), 3 a task waits for a human, 0 all complete.
     """
     from specd.commands.terminal.many import RunView
     from specd.executors.results import Settings
@@ -112,7 +112,7 @@ def run(ctx: click.Context, /, tasks: tuple[str, ...], all_tasks: bool, jobs: in
         return EXIT_FAILED
     if any(r.bad_input for r in results):  # the others ran; named above with the fix, each task as it was
         return EXIT_BAD_INPUT
-    return EXIT_OK if statuses <= {"COMPLETE"} else EXIT_WAITING
+    return settled_exit(statuses)
 
 
 def _executor(project: Any, settings: Any, view: Any) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from specd.commands.temporal_flags import temporal_options as temporal_options  # verbs import it from here
-from specd.errors import EXIT_FAILED, EXIT_OK, EXIT_WAITING, UsageError
+from specd.errors import EXIT_FAILED, EXIT_OK, UsageError, settled_exit
 
 # Answering and cancelling by signal, and the settings in force, are the executor's (`specd mcp` signals too).
 from specd.executors.temporal.signals import answer_on_temporal as answer_on_temporal
@@ -62,7 +62,7 @@ def run_on_temporal(project: Project, names: list[str], options: dict[str, Any],
     statuses = {r.status for r in results}
     if statuses & {"BLOCKED", "FAILED"}:
         return EXIT_FAILED
-    return EXIT_OK if statuses <= {"COMPLETE"} else EXIT_WAITING
+    return settled_exit(statuses)
 
 
 def move_here(project: Project, names: list[str], options: dict[str, Any], *, as_json: bool) -> None:

@@ -60,7 +60,7 @@ def test_a_task_another_clone_submitted_is_left_to_its_workflow(tmp_path: Path, 
         cancelled = specd("cancel", "g")
         assert cancelled.returncode == 0, cancelled.stdout + cancelled.stderr
         moved = specd("run", "g", "--move", "--auto", "--agent", repo.agent())
-        assert moved.returncode == 3, moved.stdout + moved.stderr  # here, CANCELLED as it ended there: not done
+        assert moved.returncode == 4, moved.stdout + moved.stderr  # here, CANCELLED as it ended there: its own code
         assert "g: moved g here from Temporal" in moved.stderr
         tree = other / ".specd" / "worktrees" / "g"
         assert (tree / "out-g-s1.txt").exists()  # what its workers finished, brought with its branch
