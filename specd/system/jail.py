@@ -174,9 +174,9 @@ def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, 
     rules = () if jail.network else (*jail.hosts, *api_hosts(jail.tier, jail.backend, env))
     guard = None
     if jail.tier == "agent" and jail.backend in BACKEND_KEYS:  # an agent CLI: its API key stays outside
-        from specd.system import keyguard  # here: an HTTP server's modules, for an agent CLI's runs only
+        from specd.system import standins  # here: an HTTP server's modules, for an agent CLI's runs only
 
-        guard = keyguard.shield(jail.backend, env, child_env)
+        guard = standins.shield(jail.backend, env, child_env)
     if guard is not None and not jail.network:
         rules = (*rules, guard)  # the key guard's port, tunnelled in: the backend's key itself stays out
     if rules:

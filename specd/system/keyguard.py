@@ -7,9 +7,11 @@ specd process, worth nothing anywhere else) and a base URL that names this guard
 specd's on this machine's loopback, which the jail reaches through the bridge's tunnel like any local API
 server. A request that carries the stand-in (in ``x-api-key``, ``x-goog-api-key``, ``Authorization: Bearer``
 or a ``key=`` query) is sent on to the one API the guard was made for, with the real key in its place, and the
-reply streams back as it comes. A request without the stand-in is sent on as it is, with nothing of yours
-added. The model can still call the API through the guard, as it could with the key, but it can no longer
-take the key away.
+reply streams back as it comes, but only for the model's own calls (:data:`CALLS`: a turn, its token count,
+the models): the key opens more (the account's files, batches, vaults; a login's token even mints API keys),
+and a request for that with the stand-in gets a 403. A request without the stand-in is sent on as it is, with
+nothing of yours added. The model can still call its model through the guard, as it could with the key, but
+it can no longer take the key away, or reach the rest of the account.
 """
 
 from __future__ import annotations
@@ -17,23 +19,16 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import secrets
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from specd.system.bounded import Bounded
 
-# backend -> (the variables it signs in with by key, the variable of its base URL, its API when that is unset).
-# Codex is given its base URL on its command line (specd.agents.codex), so it asks for a guard by itself.
-# CLAUDE_CODE_OAUTH_TOKEN (`claude setup-token`: a Claude subscription's) goes out as a bearer token too.
-BY_ENV = {"claude_code": (("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
-                          "ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
-          "gemini": (("GEMINI_API_KEY",), "GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com")}
-# Claude Code on Microsoft Foundry by key: its key, its base URL (or a resource that names the host), x-api-key.
-FOUNDRY = ("ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_FOUNDRY_BASE_URL")
 SIGNED = ("x-api-key", "x-goog-api-key")  # headers that carry the key as it is
 # Said by one connection about itself, never passed on (RFC 9110 7.6.1), and the lengths, which are set anew.
 HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te",
@@ -42,18 +37,31 @@ TIMEOUT = 600.0  # a long step's streamed reply may pause for minutes
 CONNECTIONS = 64  # served at once (specd/system/bounded.py): an agent CLI keeps a few
 
 
-class Refused(Exception):
-    """A key the guard will not send (a login past its expiry): the agent gets a 401 with ``message`` and ``fix``."""
+# What each API's guard signs: the model's own calls (a turn, its token count, the models), matched on the path
+# the CLI asked for. The key opens more (files, batches, vaults; a login's token even mints API keys): a
+# request for any of that with the stand-in gets a 403 here, and goes nowhere.
+_ID = r"[A-Za-z0-9][A-Za-z0-9_.-]*"  # a model's name: never a dot segment or an escape
+CALLS = {"anthropic": re.compile(rf"/v1/messages(/count_tokens)?|/v1/models(/{_ID})?"),
+         "gemini": re.compile(rf"/v1(alpha|beta)?/models(/{_ID}(:(stream)?[gG]enerateContent|:countTokens"
+                              rf"|:embedContent|:batchEmbedContents)?)?"),
+         "openai": re.compile(rf"(/v1)?/(responses(/compact)?|chat/completions|models(/{_ID})?)")}
 
-    def __init__(self, message: str, fix: str) -> None:
+
+class Refused(Exception):
+    """A key the guard will not send (a login past its expiry, a call that is not the model's): the agent gets
+    ``status`` with ``message`` and ``fix``."""
+
+    def __init__(self, message: str, fix: str, status: int = 401, kind: str = "authentication_error") -> None:
         super().__init__(f"{message}; fix: {fix}")
+        self.status, self.kind = status, kind
 
 
 class _Server(Bounded, ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, api: str) -> None:
         self.room = threading.BoundedSemaphore(CONNECTIONS)
+        self.api, self.calls = api, CALLS[api]
         super().__init__(("127.0.0.1", 0), _Relay)
         url = urlsplit(upstream)
         self.secure = url.scheme == "https"
@@ -89,6 +97,12 @@ class _Server(Bounded, ThreadingHTTPServer):
 
     def sign(self, headers: dict[str, str], path: str) -> str:
         """The stand-in in a credential header or a ``key=`` query replaced by the key it stands for; the path."""
+        if not self.calls.fullmatch(path.partition("?")[0]) and any(
+                "specd-stand-in-" in text for text in (path, *headers.values())):
+            raise Refused(f"specd's key guard signs only the model's own calls to the {self.api} API, and "
+                          f"{path.partition('?')[0]} is not one", "nothing: the agent's key is for its model "
+                          "alone (files, batches and keys of the account stay out of its reach)", 403,
+                          "permission_error")
         for name in list(headers):
             value = headers[name]
             if name.lower() in SIGNED and (real := self.real(value)) is not None:
@@ -121,7 +135,7 @@ class _Relay(BaseHTTPRequestHandler):
         try:
             path = self.server.sign(headers, self.path)
         except Refused as exc:
-            self._fail(exc, 401, "authentication_error")
+            self._fail(exc, exc.status, exc.kind)
             return
         try:
             reply = self._send(path, body, headers)
@@ -195,67 +209,39 @@ class _Relay(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
 
-_guards: dict[tuple[int, str], _Server] = {}
+_guards: dict[tuple[int, str, str], _Server] = {}
 _lock = threading.Lock()
 
 
-def _guard(upstream: str) -> _Server:
-    """The guard of ``upstream`` in this process, started on first use (a forked run starts its own)."""
+def _guard(api: str, upstream: str) -> _Server:
+    """The guard of ``upstream`` (an ``api`` of :data:`CALLS`) in this process, started on first use (a forked
+    run starts its own)."""
     with _lock:
-        key = (os.getpid(), upstream)
+        key = (os.getpid(), api, upstream)
         if key not in _guards:
-            server = _Server(upstream)
+            server = _Server(upstream, api)
             threading.Thread(target=server.serve_forever, name="specd-keyguard", daemon=True).start()
             _guards[key] = server
         return _guards[key]
 
 
-def guarded(upstream: str, key: str) -> tuple[str, str, str] | None:
+def guarded(api: str, upstream: str, key: str) -> tuple[str, str, str] | None:
     """(the guard's base URL, the stand-in for ``key``, the guard's ``127.0.0.1:PORT`` for the jail's network
-    list), the guard sending on to ``upstream``; None when ``upstream`` is no URL it can reach (the CLI reports
-    it as it would without specd)."""
-    return _served(upstream, lambda server: server.stand_in(key))
+    list), the guard sending the model's calls of ``api`` (:data:`CALLS`) on to ``upstream``; None when
+    ``upstream`` is no URL it can reach (the CLI reports it as it would without specd)."""
+    return _served(api, upstream, lambda server: server.stand_in(key))
 
 
-def guarded_by(upstream: str, name: str, source: Callable[[], str]) -> tuple[str, str, str] | None:
+def guarded_by(api: str, upstream: str, name: str, source: Callable[[], str]) -> tuple[str, str, str] | None:
     """As :func:`guarded`, for a key ``source`` reads anew at each request (:class:`Refused` when it will not
     do); ``name`` keeps one stand-in for it in this process."""
-    return _served(upstream, lambda server: server.stand_in_for(name, source))
+    return _served(api, upstream, lambda server: server.stand_in_for(name, source))
 
 
-def _served(upstream: str, stand_in: Callable[[_Server], str]) -> tuple[str, str, str] | None:
+def _served(api: str, upstream: str, stand_in: Callable[[_Server], str]) -> tuple[str, str, str] | None:
     url = urlsplit(upstream)
     if url.scheme not in ("http", "https") or not url.hostname:
         return None
-    server = _guard(upstream)
+    server = _guard(api, upstream)
     port = server.server_address[1]
     return f"http://127.0.0.1:{port}", stand_in(server), f"127.0.0.1:{port}"
-
-
-def foundry_api(env: Mapping[str, str]) -> str:
-    """Where Claude Code sends a Foundry request: its base URL, or the host its resource names ("" for neither:
-    Claude Code reports that itself)."""
-    resource = env.get("ANTHROPIC_FOUNDRY_RESOURCE")
-    return env.get(FOUNDRY[1]) or (f"https://{resource}.services.ai.azure.com/anthropic" if resource else "")
-
-
-def shield(backend: str, env: Mapping[str, str], child: dict[str, str]) -> str | None:
-    """For a jailed Claude Code or Gemini CLI: its key variables in ``child`` (and a `claude login`'s tokens in
-    its copy of Claude Code's config folder: ``system/signin.py``) become stand-ins and its base URL the guard's;
-    returns the guard's rule for the jail's network list, None when nothing was changed (another backend,
-    Vertex AI, or a Google login, whose tokens live in its config folder)."""
-    if backend not in BY_ENV or env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() == "true":
-        return None
-    names, base, default = BY_ENV[backend]
-    rule = None
-    if backend == "claude_code":  # a `claude login` in the task's copy of its config folder: stand-ins too
-        from specd.system import signin
-
-        rule = signin.shield(env, child)
-        if child.get(FOUNDRY[0]) and (made := guarded(foundry_api(env), child[FOUNDRY[0]])) is not None:
-            child[FOUNDRY[1]], child[FOUNDRY[0]], rule = made
-            child.pop("ANTHROPIC_FOUNDRY_RESOURCE", None)  # its base URL is the guard's now (the two exclude)
-    for name in names:
-        if child.get(name) and (made := guarded(env.get(base) or default, child[name])) is not None:
-            child[base], child[name], rule = made
-    return rule

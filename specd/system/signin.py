@@ -90,7 +90,8 @@ def shield(env: Mapping[str, str], child: dict[str, str]) -> str | None:
     upstream = env.get("ANTHROPIC_BASE_URL") or DEFAULT_API
     rule = None
     entry = login(mine)
-    if entry and (made := keyguard.guarded_by(upstream, str(mine), lambda: access_token(mine))) is not None:
+    made = keyguard.guarded_by("anthropic", upstream, str(mine), lambda: access_token(mine)) if entry else None
+    if made is not None:
         child["ANTHROPIC_BASE_URL"], fake, rule = made
         copy = {**entry, "accessToken": fake, "refreshToken": "specd-stand-in-" + secrets.token_hex(24),
                 "expiresAt": FAR_AWAY_MS}
@@ -98,7 +99,7 @@ def shield(env: Mapping[str, str], child: dict[str, str]) -> str | None:
             copy["scopes"] = INFERENCE_ONLY
         _write(Path(folder) / CREDENTIALS, {**_json(Path(folder) / CREDENTIALS, own=True), "claudeAiOauth": copy})
     key = _json(account).get("primaryApiKey")
-    if isinstance(key, str) and key and (made := keyguard.guarded(upstream, key)) is not None:
+    if isinstance(key, str) and key and (made := keyguard.guarded("anthropic", upstream, key)) is not None:
         child["ANTHROPIC_BASE_URL"], fake, rule = made
         _write(Path(folder) / ".claude.json", {**_json(Path(folder) / ".claude.json", own=True), "primaryApiKey": fake})
     return rule

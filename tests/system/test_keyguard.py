@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from specd.system import keyguard
+from specd.system import keyguard, standins
 
 KEY = "sk-ant-api03-REALKEY-0123456789abcdef"
 
@@ -48,7 +48,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         self.server.seen.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
                                  "body": body})
-        if self.path.endswith("/stream"):  # chunked, as a streamed reply comes: three events
+        if self.path.endswith("stream=1"):  # chunked, as a streamed reply comes: three events
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
@@ -77,7 +77,7 @@ def upstream() -> Iterator[Upstream]:
 
 def _guarded(upstream_url: str, **keys: str) -> tuple[dict[str, str], int]:
     child = dict(keys)
-    where = keyguard.shield("claude_code", {"ANTHROPIC_BASE_URL": upstream_url}, child)
+    where = standins.shield("claude_code", {"ANTHROPIC_BASE_URL": upstream_url}, child)
     assert where is not None
     return child, int(where.rpartition(":")[2])
 
@@ -111,7 +111,7 @@ def test_a_request_with_the_stand_in_goes_on_with_the_key_and_one_without_goes_o
 def test_a_streamed_reply_arrives_whole_and_a_chunked_request_is_read(upstream: Upstream) -> None:
     child, port = _guarded(upstream.url, ANTHROPIC_API_KEY=KEY)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
-        sock.sendall(b"POST /stream HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+        sock.sendall(b"POST /v1/messages?stream=1 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
                      b"x-api-key: " + child["ANTHROPIC_API_KEY"].encode() + b"\r\n\r\n"
                      b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")
         reply = http.client.HTTPResponse(sock)
@@ -138,16 +138,16 @@ def test_an_upstream_that_is_gone_is_a_502_that_names_it() -> None:
 
 
 def test_only_claude_code_signing_in_by_key_token_or_login_is_guarded(tmp_path: Path) -> None:
-    assert keyguard.shield("codex", {}, {"OPENAI_API_KEY": "x"}) is None
+    assert standins.shield("codex", {}, {"OPENAI_API_KEY": "x"}) is None
     (tmp_path / "copy").mkdir()
     signed_out = {"HOME": str(tmp_path)}  # no claude login of the user's: nothing to keep out
-    assert keyguard.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) is None
+    assert standins.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) is None
     child = {"CLAUDE_CODE_OAUTH_TOKEN": KEY}
-    assert keyguard.shield("claude_code", {}, child) is not None
+    assert standins.shield("claude_code", {}, child) is not None
     assert child["CLAUDE_CODE_OAUTH_TOKEN"].startswith("specd-stand-in-")
     foundry = {"ANTHROPIC_FOUNDRY_RESOURCE": "my-resource", "CLAUDE_CODE_USE_FOUNDRY": "1"}
     child = {**foundry, "ANTHROPIC_FOUNDRY_API_KEY": KEY}
-    where = keyguard.shield("claude_code", {**signed_out, **foundry}, child)
+    where = standins.shield("claude_code", {**signed_out, **foundry}, child)
     assert where is not None
     assert child["ANTHROPIC_FOUNDRY_API_KEY"].startswith("specd-stand-in-")
     assert child["ANTHROPIC_FOUNDRY_BASE_URL"] == f"http://{where}"
@@ -155,24 +155,26 @@ def test_only_claude_code_signing_in_by_key_token_or_login_is_guarded(tmp_path: 
     [guard] = [g for g in keyguard._guards.values() if g.server_address[1] == int(where.rpartition(":")[2])]
     assert (guard.host, guard.port, guard.prefix) == ("my-resource.services.ai.azure.com", 443, "/anthropic")
     child = {"ANTHROPIC_API_KEY": KEY}
-    assert keyguard.shield("claude_code", {"ANTHROPIC_BASE_URL": "not a url"}, child) is None
+    assert standins.shield("claude_code", {"ANTHROPIC_BASE_URL": "not a url"}, child) is None
     assert child["ANTHROPIC_API_KEY"] == KEY  # left as it was: Claude Code reports the bad URL itself
 
 
 def test_a_google_key_in_its_header_or_in_the_query_is_put_in(upstream: Upstream) -> None:
     child = {"GEMINI_API_KEY": KEY}
-    where = keyguard.shield("gemini", {"GOOGLE_GEMINI_BASE_URL": upstream.url}, child)
+    where = standins.shield("gemini", {"GOOGLE_GEMINI_BASE_URL": upstream.url}, child)
     assert where is not None
     assert child["GOOGLE_GEMINI_BASE_URL"] == f"http://{where}"
     stand_in = child["GEMINI_API_KEY"]
     client = http.client.HTTPConnection("127.0.0.1", int(where.rpartition(":")[2]), timeout=10)
-    for path, headers in ((f"/v1beta/models?alt=sse&key={stand_in}", {}), ("/v1beta/x", {"x-goog-api-key": stand_in})):
+    for path, headers in ((f"/v1beta/models?alt=sse&key={stand_in}", {}), ("/v1beta/models/gemini-2.5-pro:generateContent",
+                                                                          {"x-goog-api-key": stand_in})):
         client.request("POST", path, body=b"{}", headers=headers)
         client.getresponse().read()
     in_query, in_header = upstream.seen
     assert in_query["path"] == f"/base/v1beta/models?alt=sse&key={KEY}"
+    assert in_header["path"] == "/base/v1beta/models/gemini-2.5-pro:generateContent"
     assert in_header["headers"]["x-goog-api-key"] == KEY
-    assert keyguard.shield("gemini", {"GOOGLE_GENAI_USE_VERTEXAI": "true"}, {"GEMINI_API_KEY": KEY}) is None
+    assert standins.shield("gemini", {"GOOGLE_GENAI_USE_VERTEXAI": "true"}, {"GEMINI_API_KEY": KEY}) is None
 
 
 def test_an_absolute_url_is_refused_so_no_other_host_is_named_to_the_api(upstream: Upstream) -> None:
@@ -266,7 +268,7 @@ def test_a_logins_copy_holds_stand_ins_and_the_guard_signs_with_the_users_login_
     (copy / ".claude.json").symlink_to(outside)  # left by the agent: specd writes over it, never through it
     env = {"HOME": str(home), "ANTHROPIC_BASE_URL": upstream.url}
     child = {"CLAUDE_CONFIG_DIR": str(copy)}
-    where = keyguard.shield("claude_code", env, child)
+    where = standins.shield("claude_code", env, child)
     assert where is not None
     port = int(where.rpartition(":")[2])
     assert child["ANTHROPIC_BASE_URL"] == f"http://127.0.0.1:{port}"
@@ -302,3 +304,32 @@ def test_a_logins_copy_holds_stand_ins_and_the_guard_signs_with_the_users_login_
     login("sk-ant-oat01-SECOND", -1)  # past its expiry: refused here, sent nowhere
     assert call(Authorization=bearer) == 401
     assert len(upstream.seen) == 3
+
+
+@pytest.mark.parametrize(("api", "path"), [
+    ("anthropic", "/v1/files"), ("anthropic", "/v1/messages/batches"), ("anthropic", "/v1/vaults/v1/credentials"),
+    ("anthropic", "/api/oauth/claude_cli/create_api_key"), ("anthropic", "/v1/models/../files"),
+    ("anthropic", "/v1/messages/..%2Ffiles"), ("gemini", "/v1beta/files"), ("gemini", "/v1beta/cachedContents"),
+    ("gemini", "/v1beta/models/../files"), ("openai", "/v1/files"), ("openai", "/v1/organization/admin_api_keys"),
+    ("openai", "/v1/vector_stores"),
+])
+def test_the_stand_in_signs_only_the_models_own_calls(upstream: Upstream, api: str, path: str) -> None:
+    """The key opens more than the model's turns (the account's files, batches, vaults; a login's token mints
+    API keys): with the stand-in, anything else is a 403 from the guard, and the API never sees it."""
+    where = keyguard.guarded(api, upstream.url, KEY)
+    assert where is not None
+    base, stand_in, _ = where
+    client = http.client.HTTPConnection("127.0.0.1", int(base.rpartition(":")[2]), timeout=10)
+    client.request("POST", f"{path}?key={stand_in}", body=b"{}", headers={
+        "x-api-key": stand_in, "Authorization": f"Bearer {stand_in}", "x-goog-api-key": stand_in})
+    reply = client.getresponse()
+    said = json.loads(reply.read())
+    assert reply.status == 403
+    assert said["error"]["type"] == "permission_error"
+    assert "signs only the model's own calls" in said["error"]["message"]
+    client.request("POST", path, body=b"{}", headers={"x-api-key": "their-own"})  # no stand-in: on, as it is
+    assert client.getresponse().status == 201
+    client.close()
+    [passed] = upstream.seen
+    assert passed["headers"]["x-api-key"] == "their-own"
+    assert KEY.encode() not in json.dumps(upstream.seen, default=repr).encode()

@@ -108,7 +108,8 @@ class CodexAgent:
         own_provider = _seed(home, request.project_root / PROJECT_CONFIG)
         env["CODEX_HOME"] = str(home.resolve())  # set here too: with `sandbox: false` the jail sets nothing
         key = env.get(self.options.key_env, "local")
-        made = None if own_provider or key == "local" or not (jail.enabled and active()) else keyguard.guarded(url, key)
+        mine = own_provider or key == "local" or not (jail.enabled and active())
+        made = None if mine else keyguard.guarded("openai", url, key)
         if made is not None:  # its key stays out of the jail: Codex signs with a stand-in (system/keyguard.py)
             env[GUARD_URL], env[self.options.key_env], rule = made
             jail = jail if jail.network else replace(jail, hosts=(*jail.hosts, rule))
