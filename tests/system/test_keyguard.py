@@ -166,8 +166,8 @@ def test_a_google_key_in_its_header_or_in_the_query_is_put_in(upstream: Upstream
     assert child["GOOGLE_GEMINI_BASE_URL"] == f"http://{where}"
     stand_in = child["GEMINI_API_KEY"]
     client = http.client.HTTPConnection("127.0.0.1", int(where.rpartition(":")[2]), timeout=10)
-    for path, headers in ((f"/v1beta/models?alt=sse&key={stand_in}", {}), ("/v1beta/models/gemini-2.5-pro:generateContent",
-                                                                          {"x-goog-api-key": stand_in})):
+    turn = "/v1beta/models/gemini-2.5-pro:generateContent"
+    for path, headers in ((f"/v1beta/models?alt=sse&key={stand_in}", {}), (turn, {"x-goog-api-key": stand_in})):
         client.request("POST", path, body=b"{}", headers=headers)
         client.getresponse().read()
     in_query, in_header = upstream.seen
