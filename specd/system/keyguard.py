@@ -99,10 +99,10 @@ class _Server(Bounded, ThreadingHTTPServer):
         """The stand-in in a credential header or a ``key=`` query replaced by the key it stands for; the path."""
         if not self.calls.fullmatch(path.partition("?")[0]) and any(
                 "specd-stand-in-" in text for text in (path, *headers.values())):
-            raise Refused(f"specd's key guard signs only the model's own calls to the {self.api} API, and "
-                          f"{path.partition('?')[0]} is not one", "nothing: the agent's key is for its model "
-                          "alone (files, batches and keys of the account stay out of its reach)", 403,
-                          "permission_error")
+            raise Refused(f"specd's key guard signs only the model's own calls to the {self.api} API (a turn, "
+                          f"its token count, the models), and {path.partition('?')[0]} is not one",
+                          "none from the agent: the rest of the account (files, batches, vaults, keys) stays out "
+                          "of its reach", 403, "permission_error")
         for name in list(headers):
             value = headers[name]
             if name.lower() in SIGNED and (real := self.real(value)) is not None:
