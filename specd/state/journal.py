@@ -55,19 +55,26 @@ def read_records(path: Path, skipped: list[int] | None = None) -> Iterator[tuple
         text = path.read_text(encoding="utf-8", errors="replace")
     except FileNotFoundError:
         return
-    for lineno, line in enumerate(text.splitlines(), 1):
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            if skipped is not None and line.strip():
-                skipped.append(lineno)
-            continue  # a torn line from a crash mid-append (or garbage nested too deep to be ours)
-        if escaped(line):
-            record = scrub(record)
-        if isinstance(record, dict):
+    # Lines end at "\n" alone: splitlines() would also end one at U+2028, U+2029 or U+0085, which JSON leaves
+    # as they are in a string (written with ensure_ascii=False), so a summary holding one would tear its record.
+    for lineno, line in enumerate(text.split("\n"), 1):
+        record = record_of(line)
+        if record is not None:
             yield lineno, record
-        elif skipped is not None:
+        elif skipped is not None and line.strip():
             skipped.append(lineno)
+
+
+def record_of(line: str) -> dict[str, Any] | None:
+    """One journal line as its record; None for a torn line from a crash mid-append, garbage nested too deep
+    to be ours, or a line of a number or a list, which is no event of specd's."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if escaped(line):
+        record = scrub(record)
+    return record if isinstance(record, dict) else None
 
 
 def seal_tail(path: Path) -> None:

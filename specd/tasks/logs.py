@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.errors import SpecdError, UsageError, did_you_mean
+from specd.state.journal import record_of
 from specd.state.model import RunState
 from specd.tasks.project import Project
 
@@ -64,15 +65,8 @@ def read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
     except OSError:
         return [], offset
     end = data.rfind(b"\n") + 1
-    events = []
-    for raw in data[:end].splitlines():
-        try:
-            event = json.loads(raw)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(event, dict):  # a line of a number or a list is no event of specd's
-            events.append(event)
-    return events, offset + end
+    lines = data[:end].decode("utf-8", errors="replace").split("\n")  # "\n" alone ends a line (journal.py)
+    return [event for line in lines if (event := record_of(line)) is not None], offset + end
 
 
 def unread(path: Path, lines: list[int]) -> str:

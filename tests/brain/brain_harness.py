@@ -11,7 +11,8 @@ on ``cues.json``, which the test may rewrite between runs. A cue is looked up by
 - ``hold``: a file name; the agent writes ``held-<step>.json`` (its pid and
   process group) and waits until that file appears in the harness folder;
 - ``exit``: a non-zero exit status;
-- ``cost``: the cost in USD the agent reports for the call.
+- ``cost``: the cost in USD the agent reports for the call;
+- ``summary``: the summary it reports (by default ``<its log line> -> <outcome>``).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def main():
     outcome = outcomes[min(seen, len(outcomes) - 1)]
     result = os.environ.get("SPECD_RESULT")
     if result:
-        report = {"outcome": outcome, "summary": f"{line} -> {outcome}"}
+        report = {"outcome": outcome, "summary": rule.get("summary", f"{line} -> {outcome}")}
         if "cost" in rule:
             report["usage"] = {"cost_usd": rule["cost"]}
         Path(result).write_text(json.dumps(report))

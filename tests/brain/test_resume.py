@@ -111,3 +111,25 @@ def test_a_broken_config_json_is_refused_before_the_run_says_or_writes_anything(
     assert "resuming" not in refused.stderr + refused.stdout
     assert (h.task_dir("t") / "events.jsonl").read_bytes() == journal
     assert (h.task_dir("t") / ".pipeline-state.json").read_bytes() == state
+
+
+def test_a_summary_holding_unicode_line_separators_leaves_the_task_whole(h: Harness) -> None:
+    """Found by hand, as the model: one summary with U+2028 in it, and `status` called the task's history file
+    broken ("counts 2 finished rows but this file holds 0"). JSON writes these characters as they are; the
+    readers split lines at them. A model's answer must not be able to break the record of a run."""
+    three_steps(h)
+    said = "read the spec\u2028then the code\u2029and\x85the tests"
+    h.cues(**{"step:a": {"summary": said}})
+    h.env["SPECD_STEPS"] = "2"  # stop after b, so the resume reads the history back
+    first = h.cont("t")
+    assert first.returncode == 0, first.stderr
+    h.env.pop("SPECD_STEPS")
+    resumed = h.cont("t")
+    assert resumed.returncode == 0, resumed.stderr
+    assert h.log() == ["step a", "step b", "step c"]  # nothing finished ran again
+    status = h.status("t")
+    assert status["status"] == "COMPLETE"
+    assert [(e["step"], e["summary"]) for e in status["history"]][0] == ("a", said)
+    logs = h.specd("logs", "t")
+    assert logs.returncode == 0, logs.stderr
+    assert "no whole event" not in logs.stderr

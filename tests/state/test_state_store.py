@@ -234,3 +234,30 @@ def test_kill_between_snapshot_and_history_rewrite_after_a_shrink_stays_loadable
     loaded = StateStore(tmp_path, "t").load()
     assert loaded is not None
     assert [r["step"] for r in loaded.history] == ["a"]
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
+def test_a_row_whose_text_holds_a_unicode_line_separator_is_read_back_whole(tmp_path: Path, separator: str) -> None:
+    """Found by hand: a step whose summary held U+2028 broke its task (`status`: "counts 2 finished rows but this
+    file holds 0"). JSON leaves these characters as they are in a string, and the reader split lines at them."""
+    store = StateStore(tmp_path, "t")
+    state = RunState(task="t")
+    said = f"first{separator}second"
+    state.history.append({**row("a", 0), "summary": said})
+    state.history.append(row("b", 1))
+    store.save(state)
+    store.journal.append("step_finished", step="a", summary=said)
+    store.journal.append("run_finished", status="IN_PROGRESS")
+    loaded = StateStore(tmp_path, "t").load()
+    assert loaded is not None
+    assert [(r["step"], r.get("summary")) for r in loaded.history] == [("a", said), ("b", None)]
+    skipped: list[int] = []
+    events = store.journal.read(skipped)
+    assert [(e["kind"], e.get("summary")) for e in events] == [("step_finished", said), ("run_finished", None)]
+    assert skipped == []
+
+    from specd.tasks.logs import read_events  # `specd logs -f` and the page read from an offset
+
+    followed, offset = read_events(store.journal.path, 0)
+    assert followed == events
+    assert offset == store.journal.path.stat().st_size
