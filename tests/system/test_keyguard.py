@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import socket
 import ssl
 import subprocess
@@ -142,6 +143,15 @@ def test_only_claude_code_signing_in_by_key_token_or_login_is_guarded(tmp_path: 
     (tmp_path / "copy").mkdir()
     signed_out = {"HOME": str(tmp_path)}  # no claude login of the user's: nothing to keep out
     assert standins.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) is None
+    # ...but a copy seeded before the user signed out loses its real tokens, and nothing stands in for them
+    stale = tmp_path / "copy" / ".credentials.json"
+    stale.write_text(json.dumps({"claudeAiOauth": {"accessToken": "sk-ant-oat01-STALE"}, "mcpOAuth": {}}))
+    assert standins.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) is None
+    assert json.loads(stale.read_text()) == {"mcpOAuth": {}}
+    stale.unlink()
+    os.mkfifo(stale)  # left by the agent: read without blocking, and left alone
+    assert standins.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) is None
+    stale.unlink()
     child = {"CLAUDE_CODE_OAUTH_TOKEN": KEY}
     assert standins.shield("claude_code", {}, child) is not None
     assert child["CLAUDE_CODE_OAUTH_TOKEN"].startswith("specd-stand-in-")
