@@ -172,13 +172,12 @@ def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, 
     inner = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
     args = bwrap_argv(root, jail, child_env, "" if model else command)
     rules = () if jail.network else (*jail.hosts, *api_hosts(jail.tier, jail.backend, env))
-    guard = None
     if jail.tier == "agent" and jail.backend in BACKEND_KEYS:  # an agent CLI: its API key stays outside
         from specd.system import standins  # here: an HTTP server's modules, for an agent CLI's runs only
 
-        guard = standins.shield(jail.backend, env, child_env)
-    if guard is not None and not jail.network:
-        rules = (*rules, guard)  # the key guard's port, tunnelled in: the backend's key itself stays out
+        guards = standins.shield(jail.backend, env, child_env)
+        if not jail.network:
+            rules = (*rules, *guards)  # the key guards' ports, tunnelled in: the backend's keys stay out
     if rules:
         inner = through_proxy(rules, args, child_env, inner)
     args += ["--remount-ro", "/"]  # last: the folders bubblewrap made on the way to each bind stay empty

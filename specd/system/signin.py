@@ -81,19 +81,20 @@ def access_token(path: Path) -> str:
     return str(entry["accessToken"])
 
 
-def shield(env: Mapping[str, str], child: dict[str, str]) -> str | None:
+def shield(env: Mapping[str, str], child: dict[str, str]) -> list[str]:
     """The tokens of the task's copy of a ``claude login`` as stand-ins, the real ones with the guard; returns
-    the guard's rule for the jail's network list, None when the user has no login to keep out."""
+    the guard's rules for the jail's network list, none when the user has no login to keep out."""
     folder = child.get("CLAUDE_CONFIG_DIR")
     if not folder or not Path(folder).is_dir():
-        return None
+        return []
     mine, account = user_files(env)
     upstream = env.get("ANTHROPIC_BASE_URL") or DEFAULT_API
-    rule = None
+    rules = []
     entry = login(mine)
     made = keyguard.guarded_by("anthropic", upstream, str(mine), lambda: access_token(mine)) if entry else None
     if made is not None:
         child["ANTHROPIC_BASE_URL"], fake, rule = made
+        rules.append(rule)
         copy = {**entry, "accessToken": fake, "refreshToken": "specd-stand-in-" + secrets.token_hex(24),
                 "expiresAt": FAR_AWAY_MS}
         if "user:inference" in (entry.get("scopes") or ()):  # a console login's (no inference) is left as it is
@@ -106,8 +107,9 @@ def shield(env: Mapping[str, str], child: dict[str, str]) -> str | None:
     key = _json(account).get("primaryApiKey")
     if isinstance(key, str) and key and (made := keyguard.guarded("anthropic", upstream, key)) is not None:
         child["ANTHROPIC_BASE_URL"], fake, rule = made
+        rules.append(rule)
         _write(Path(folder) / ".claude.json", {**_json(Path(folder) / ".claude.json", own=True), "primaryApiKey": fake})
-    return rule
+    return rules
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:

@@ -31,23 +31,25 @@ def foundry_api(env: Mapping[str, str]) -> str:
     return env.get(FOUNDRY[1]) or (f"https://{resource}.services.ai.azure.com/anthropic" if resource else "")
 
 
-def shield(backend: str, env: Mapping[str, str], child: dict[str, str]) -> str | None:
+def shield(backend: str, env: Mapping[str, str], child: dict[str, str]) -> tuple[str, ...]:
     """For a jailed Claude Code or Gemini CLI: its key variables in ``child`` (and a `claude login`'s tokens in
-    its copy of Claude Code's config folder) become stand-ins and its base URL the guard's; returns the guard's
-    rule for the jail's network list, None when nothing was changed (another backend, Vertex AI, or a Google
+    its copy of Claude Code's config folder) become stand-ins and its base URLs the guards'; returns the guards'
+    rules for the jail's network list, none when nothing was changed (another backend, Vertex AI, or a Google
     login, whose tokens live in its config folder)."""
     if backend not in BY_ENV or env.get("GOOGLE_GENAI_USE_VERTEXAI", "").lower() == "true":
-        return None
+        return ()
     api, names, base, default = BY_ENV[backend]
-    rule = None
+    rules: list[str] = []
     if backend == "claude_code":
         from specd.system import signin
 
-        rule = signin.shield(env, child)
+        rules += signin.shield(env, child)
         if child.get(FOUNDRY[0]) and (made := guarded(api, foundry_api(env), child[FOUNDRY[0]])) is not None:
             child[FOUNDRY[1]], child[FOUNDRY[0]], rule = made
             child.pop("ANTHROPIC_FOUNDRY_RESOURCE", None)  # its base URL is the guard's now (the two exclude)
+            rules.append(rule)
     for name in names:
         if child.get(name) and (made := guarded(api, env.get(base) or default, child[name])) is not None:
             child[base], child[name], rule = made
-    return rule
+            rules.append(rule)
+    return tuple(dict.fromkeys(rules))  # one rule per guard

@@ -78,8 +78,7 @@ def upstream() -> Iterator[Upstream]:
 
 def _guarded(upstream_url: str, **keys: str) -> tuple[dict[str, str], int]:
     child = dict(keys)
-    where = standins.shield("claude_code", {"ANTHROPIC_BASE_URL": upstream_url}, child)
-    assert where is not None
+    [where] = standins.shield("claude_code", {"ANTHROPIC_BASE_URL": upstream_url}, child)
     return child, int(where.rpartition(":")[2])
 
 
@@ -139,40 +138,38 @@ def test_an_upstream_that_is_gone_is_a_502_that_names_it() -> None:
 
 
 def test_only_claude_code_signing_in_by_key_token_or_login_is_guarded(tmp_path: Path) -> None:
-    assert standins.shield("codex", {}, {"OPENAI_API_KEY": "x"}) is None
+    assert standins.shield("codex", {}, {"OPENAI_API_KEY": "x"}) == ()
     (tmp_path / "copy").mkdir()
     signed_out = {"HOME": str(tmp_path)}  # no claude login of the user's: nothing to keep out
-    assert standins.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) is None
+    assert standins.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) == ()
     # ...but a copy seeded before the user signed out loses its real tokens, and nothing stands in for them
     stale = tmp_path / "copy" / ".credentials.json"
     stale.write_text(json.dumps({"claudeAiOauth": {"accessToken": "sk-ant-oat01-STALE"}, "mcpOAuth": {}}))
-    assert standins.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) is None
+    assert standins.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) == ()
     assert json.loads(stale.read_text()) == {"mcpOAuth": {}}
     stale.unlink()
     os.mkfifo(stale)  # left by the agent: read without blocking, and left alone
-    assert standins.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) is None
+    assert standins.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) == ()
     stale.unlink()
     child = {"CLAUDE_CODE_OAUTH_TOKEN": KEY}
-    assert standins.shield("claude_code", {}, child) is not None
+    assert standins.shield("claude_code", {}, child) != ()
     assert child["CLAUDE_CODE_OAUTH_TOKEN"].startswith("specd-stand-in-")
     foundry = {"ANTHROPIC_FOUNDRY_RESOURCE": "my-resource", "CLAUDE_CODE_USE_FOUNDRY": "1"}
     child = {**foundry, "ANTHROPIC_FOUNDRY_API_KEY": KEY}
-    where = standins.shield("claude_code", {**signed_out, **foundry}, child)
-    assert where is not None
+    [where] = standins.shield("claude_code", {**signed_out, **foundry}, child)
     assert child["ANTHROPIC_FOUNDRY_API_KEY"].startswith("specd-stand-in-")
     assert child["ANTHROPIC_FOUNDRY_BASE_URL"] == f"http://{where}"
     assert "ANTHROPIC_FOUNDRY_RESOURCE" not in child  # the base URL and a resource exclude each other
     [guard] = [g for g in keyguard._guards.values() if g.server_address[1] == int(where.rpartition(":")[2])]
     assert (guard.host, guard.port, guard.prefix) == ("my-resource.services.ai.azure.com", 443, "/anthropic")
     child = {"ANTHROPIC_API_KEY": KEY}
-    assert standins.shield("claude_code", {"ANTHROPIC_BASE_URL": "not a url"}, child) is None
+    assert standins.shield("claude_code", {"ANTHROPIC_BASE_URL": "not a url"}, child) == ()
     assert child["ANTHROPIC_API_KEY"] == KEY  # left as it was: Claude Code reports the bad URL itself
 
 
 def test_a_google_key_in_its_header_or_in_the_query_is_put_in(upstream: Upstream) -> None:
     child = {"GEMINI_API_KEY": KEY}
-    where = standins.shield("gemini", {"GOOGLE_GEMINI_BASE_URL": upstream.url}, child)
-    assert where is not None
+    [where] = standins.shield("gemini", {"GOOGLE_GEMINI_BASE_URL": upstream.url}, child)
     assert child["GOOGLE_GEMINI_BASE_URL"] == f"http://{where}"
     stand_in = child["GEMINI_API_KEY"]
     client = http.client.HTTPConnection("127.0.0.1", int(where.rpartition(":")[2]), timeout=10)
@@ -184,7 +181,7 @@ def test_a_google_key_in_its_header_or_in_the_query_is_put_in(upstream: Upstream
     assert in_query["path"] == f"/base/v1beta/models?alt=sse&key={KEY}"
     assert in_header["path"] == "/base/v1beta/models/gemini-2.5-pro:generateContent"
     assert in_header["headers"]["x-goog-api-key"] == KEY
-    assert standins.shield("gemini", {"GOOGLE_GENAI_USE_VERTEXAI": "true"}, {"GEMINI_API_KEY": KEY}) is None
+    assert standins.shield("gemini", {"GOOGLE_GENAI_USE_VERTEXAI": "true"}, {"GEMINI_API_KEY": KEY}) == ()
 
 
 def test_an_absolute_url_is_refused_so_no_other_host_is_named_to_the_api(upstream: Upstream) -> None:
@@ -278,8 +275,7 @@ def test_a_logins_copy_holds_stand_ins_and_the_guard_signs_with_the_users_login_
     (copy / ".claude.json").symlink_to(outside)  # left by the agent: specd writes over it, never through it
     env = {"HOME": str(home), "ANTHROPIC_BASE_URL": upstream.url}
     child = {"CLAUDE_CONFIG_DIR": str(copy)}
-    where = standins.shield("claude_code", env, child)
-    assert where is not None
+    [where] = standins.shield("claude_code", env, child)  # the login's and the console key's: one guard
     port = int(where.rpartition(":")[2])
     assert child["ANTHROPIC_BASE_URL"] == f"http://127.0.0.1:{port}"
     assert outside.read_text(encoding="utf-8") == "the user's"
@@ -343,3 +339,15 @@ def test_the_stand_in_signs_only_the_models_own_calls(upstream: Upstream, api: s
     [passed] = upstream.seen
     assert passed["headers"]["x-api-key"] == "their-own"
     assert KEY.encode() not in json.dumps(upstream.seen, default=repr).encode()
+
+
+def test_a_login_and_a_foundry_key_get_a_guard_each_and_the_jail_reaches_both(tmp_path: Path) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / ".credentials.json").write_text(json.dumps({"claudeAiOauth": {
+        "accessToken": "sk-ant-oat01-X", "expiresAt": int(time.time() * 1000) + 3600_000}}))
+    (tmp_path / "copy").mkdir()
+    env = {"HOME": str(tmp_path), "ANTHROPIC_FOUNDRY_RESOURCE": "r"}
+    child = {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy"), "ANTHROPIC_FOUNDRY_API_KEY": KEY}
+    rules = standins.shield("claude_code", env, child)
+    assert len(rules) == 2  # two upstreams, two guards: both ports go on the jail's network list
+    assert {child["ANTHROPIC_BASE_URL"], child["ANTHROPIC_FOUNDRY_BASE_URL"]} == {f"http://{r}" for r in rules}
