@@ -112,7 +112,7 @@ def json_events(lines: Iterable[str], transcript: IO[str], plain: Callable[[str]
         transcript.flush()
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # a tool call's input nested past json's depth: a plain line
             plain(line.strip())
             continue
         if isinstance(event, dict):

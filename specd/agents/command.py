@@ -85,7 +85,7 @@ class CommandAgent:
             return AgentResult(transcript=log)
         try:
             data: Any = json.loads(text)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than json can decode
             raise AgentFailed(f"$SPECD_RESULT ({path.name}) is not valid JSON: {exc}; write "
                               '{"outcome": "done", "summary": "..."}', transcript=log) from None
         if not isinstance(data, Mapping) or not isinstance(data.get("outcome", "done"), str):

@@ -17,6 +17,7 @@ from specd.agents.proc import run_group, transcript_path
 from specd.agents.prompt import render_prompt
 from specd.engine import outputs, verdict
 from specd.engine.step_agent import StepAgents, step_budget
+from specd.pipeline.limits import MAX_DEPTH, nesting
 from specd.pipeline.model import DEFAULT_HOOK_TIMEOUT, DEFAULT_STEP_TIMEOUT, PipelineConfig, Step
 from specd.pipeline.resolve import ResolvedHook, Workflows
 from specd.pipeline.step_agents import settings_for
@@ -99,6 +100,9 @@ class Dispatcher:
         before = verdict.look(request)
         # Every backend gets the same fallback: an unreported outcome is read from the verdict file.
         result = verdict.settle(request, self.agent_for(step).run(request), before)
+        if (depth := nesting(result.data)) > MAX_DEPTH:  # refused before anything records it
+            raise AgentFailed(f"the agent's report is nested {depth} levels deep (at most {MAX_DEPTH}); report the "
+                              "outcome, a summary and an output a few levels deep", result.usage, result.transcript)
         if self.agents is None:
             return result
         # The history row (and so the cost row) names the backend the step ran on.

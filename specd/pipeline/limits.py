@@ -16,6 +16,20 @@ MAX_NODES = 200_000  # values with aliases expanded; a real pipeline has a few h
 _LONG_NUMBER = re.compile(r"[0-9]{4300,}")
 
 
+def nesting(value: Any) -> int:
+    """How many lists and objects deep ``value`` goes (0 for a plain value), counted without recursion: what an
+    agent reports is the model's to shape, and specd's redaction, validation and records walk it recursively."""
+    deepest, todo = 0, [(value, 0)]
+    while todo:
+        item, depth = todo.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, (list, tuple)):
+            deepest = max(deepest, depth + 1)
+            todo += [(part, depth + 1) for part in item]
+    return deepest
+
+
 def too_deep(path: Path, line: int, column: int) -> ConfigError:
     return ConfigError(f"{path}:{line}:{column}: nested more than {MAX_DEPTH} levels deep",
                        fix="a pipeline needs a handful of levels; remove the extra brackets or indentation")

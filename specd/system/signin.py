@@ -46,7 +46,7 @@ def _json(path: Path, *, own: bool = False) -> dict[str, Any]:
     """``own``: a file of the task's copy, which the agent may have made a link or a FIFO (never followed)."""
     try:
         data = json.loads(read_regular(path, 1 << 20) if own else path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

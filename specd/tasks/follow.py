@@ -181,7 +181,7 @@ def live(task_dir: Path, run_id: str) -> dict[str, str | None]:
             with newest.open(encoding="utf-8", errors="replace") as handle:
                 first = json.loads(handle.readline(1 << 16) or "{}")  # claude_code's first line names its session
             session = first.get("session") if isinstance(first, dict) and first.get("type") == "specd" else None
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             session = None
     return {"transcript": str(newest), "session_id": session if isinstance(session, str) else None}
 

@@ -82,7 +82,7 @@ def _json_secrets(text: str) -> Pairs:
 
     try:
         todo: list[object] = [json.loads(text)]
-    except ValueError:
+    except (ValueError, RecursionError):  # a file of the agent's, nested past json's depth: no values read
         return []
     pairs: Pairs = []
     while todo:

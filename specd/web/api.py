@@ -22,7 +22,7 @@ async def body(request: Request) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(raw or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 

@@ -88,3 +88,8 @@ def test_the_builtin_prices_match_the_maintained_source(model: str) -> None:
     mine = prices.usage_from({"prompt_tokens": fresh + cached, "completion_tokens": out,
                               "prompt_tokens_details": {"cached_tokens": cached}}, prices.BUILTIN[model])
     assert Decimal(str(mine.cost_usd)) == pytest.approx(expected, abs=Decimal("0.000001"))
+
+
+def test_arguments_nested_past_jsons_depth_are_kept_unparsed_for_the_error() -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    assert wire.arguments(deep) == {"unparsed_arguments": deep}

@@ -12,7 +12,8 @@ on ``cues.json``, which the test may rewrite between runs. A cue is looked up by
   process group) and waits until that file appears in the harness folder;
 - ``exit``: a non-zero exit status;
 - ``cost``: the cost in USD the agent reports for the call;
-- ``summary``: the summary it reports (by default ``<its log line> -> <outcome>``).
+- ``summary``: the summary it reports (by default ``<its log line> -> <outcome>``);
+- ``report``: more fields of its report; ``raw``: the text it writes as its report instead.
 """
 
 from __future__ import annotations
@@ -94,7 +95,8 @@ def main():
         report = {"outcome": outcome, "summary": rule.get("summary", f"{line} -> {outcome}")}
         if "cost" in rule:
             report["usage"] = {"cost_usd": rule["cost"]}
-        Path(result).write_text(json.dumps(report))
+        report.update(rule.get("report", {}))
+        Path(result).write_text(rule.get("raw", json.dumps(report)))
 
 
 main()

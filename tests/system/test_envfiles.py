@@ -201,3 +201,12 @@ _PIECES = sorted({*envfiles.CREDENTIALS, *envfiles.SSH_KEYS, ".env", "credential
 @given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=4).map("".join) | st.text(max_size=12))
 def test_the_quick_rejection_of_a_name_agrees_with_every_rule(name: str) -> None:
     assert envfiles.maybe_secret(name) == _maybe_secret_by_every_rule(name), name
+
+
+def test_a_credentials_file_nested_past_jsons_depth_gives_no_values_and_no_error(tmp_path: Path) -> None:
+    """The agent writes the project's files: a `credentials.json` of 200,000 brackets is read for secrets at
+    commit time, and json's RecursionError (no ValueError) used to escape."""
+    from specd.tasks.secret_values import values_in
+
+    (tmp_path / "credentials.json").write_text("[" * 200_000 + "]" * 200_000)
+    assert values_in(tmp_path / "credentials.json") == []

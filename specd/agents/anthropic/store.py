@@ -39,7 +39,7 @@ class ConversationStore:
             path = self._from_earlier_run() or path
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return None  # missing or torn: start the conversation afresh rather than fail the step
         return data if isinstance(data, dict) and isinstance(data.get("messages"), list) else None
 

@@ -37,7 +37,7 @@ class SessionMap:
     def _load(self) -> dict[str, str]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return {}  # a lost map only costs an inline hook its shared context
         return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
 

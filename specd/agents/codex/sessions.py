@@ -26,7 +26,7 @@ class ThreadMap:
     def _load(self) -> dict[str, Any]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             return {}  # a lost map only costs an inline hook its shared context
         return data if isinstance(data, dict) else {}
 

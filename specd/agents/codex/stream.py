@@ -102,7 +102,7 @@ def report_of(text: str) -> dict[str, Any] | None:
     """The structured report ``--output-schema`` asked for, when ``text`` is one."""
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if isinstance(data, dict) and isinstance(data.get("outcome"), str):
         return data

@@ -91,6 +91,6 @@ def arguments(raw: str | None) -> dict[str, Any]:
     names what the model sent instead of an empty call."""
     try:
         parsed = json.loads(raw or "{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # the model's arguments, nested past json's depth
         return {"unparsed_arguments": raw}
     return parsed if isinstance(parsed, dict) else {"unparsed_arguments": raw}

@@ -1,0 +1,49 @@
+"""What an agent reports is the model's to shape: a report nested too deep fails the step, never specd.
+
+Found by hand, as the model: `$SPECD_RESULT` holding 200,000 nested brackets gave a traceback (json's
+RecursionError is no ValueError), and an output 700 levels deep decoded, then broke the recursive redaction
+of the history row with a traceback. Either way the step fails with a line that says why, the run stops
+resumable, and nothing already saved is lost.
+"""
+
+from __future__ import annotations
+
+from brain_harness import Harness
+
+
+def two_steps(h: Harness) -> None:
+    h.workflow("work.md")
+    h.pipeline({"main": [{"name": n, "workflow": "work.md"} for n in ("a", "b")]})
+    h.new("t")
+
+
+def nested(depth: int) -> list[object]:
+    value: list[object] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def test_a_report_nested_deeper_than_json_decodes_fails_the_step_with_a_line(h: Harness) -> None:
+    two_steps(h)
+    h.cues(**{"step:b": {"raw": "[" * 200_000 + "]" * 200_000}})
+    result = h.cont("t")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "step 'b' failed: $SPECD_RESULT" in result.stderr
+    assert "is not valid JSON: maximum recursion depth exceeded" in result.stderr
+    assert [e["step"] for e in h.status("t")["history"] if e["kind"] == "step"] == ["a"]
+
+
+def test_an_output_nested_past_the_limit_fails_the_step_and_one_within_it_is_kept(h: Harness) -> None:
+    two_steps(h)
+    h.cues(**{"step:b": {"report": {"output": nested(700)}}})
+    result = h.cont("t")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "step 'b' failed: the agent's report is nested 701 levels deep (at most 100)" in result.stderr
+    h.cues(**{"step:b": {"report": {"output": nested(90)}}})
+    again = h.cont("t")
+    assert again.returncode == 0, again.stderr
+    assert h.status("t")["status"] == "COMPLETE"
+    assert h.log() == ["step a", "step b", "step b"]  # a ran once; b again after its refusal
