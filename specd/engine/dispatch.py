@@ -25,6 +25,8 @@ from specd.pipeline.step_checks import OUTCOME as CHECKS_FAILED
 from specd.pipeline.workflow import Workflow, load_workflow
 from specd.tasks.project import Project
 
+SUMMARY_CHARS = 4_000  # of a summary as specd keeps it (a paragraph or a few); longer ones are cut, and say so
+
 
 @dataclass(frozen=True)
 class HookResult:
@@ -100,9 +102,7 @@ class Dispatcher:
         before = verdict.look(request)
         # Every backend gets the same fallback: an unreported outcome is read from the verdict file.
         result = verdict.settle(request, self.agent_for(step).run(request), before)
-        if (depth := nesting(result.data)) > MAX_DEPTH:  # refused before anything records it
-            raise AgentFailed(f"the agent's report is nested {depth} levels deep (at most {MAX_DEPTH}); report the "
-                              "outcome, a summary and an output a few levels deep", result.usage, result.transcript)
+        result = kept(result)
         if self.agents is None:
             return result
         # The history row (and so the cost row) names the backend the step ran on.
@@ -119,7 +119,7 @@ class Dispatcher:
         try:
             workflow = self._filled(load_workflow(hook.path), phase, 1)
             request = self._request(step, pipeline, phase, "hook", workflow, ("done", "fail"), conv, 1)
-            result = self.agent_for(step).run(request)
+            result = kept(self.agent_for(step).run(request))
         except AgentFailed as exc:
             return HookResult(False, exc.reason, usage=exc.usage)
         ok = result.outcome != "fail"
@@ -181,3 +181,14 @@ class Dispatcher:
             return HookResult(False, f"exited with status {outcome.returncode}", output)
         return HookResult(True, "", output)
 
+
+def kept(result: AgentResult) -> AgentResult:
+    """What an agent reported, as specd may keep it: the model shapes it, and every record of the step holds it
+    (the history, the journal, git). A report nested too deep fails the step before anything records it (the
+    redaction and the checks walk it recursively); a summary past SUMMARY_CHARS is cut, and says so."""
+    if (depth := nesting(result.data)) > MAX_DEPTH:
+        raise AgentFailed(f"the agent's report is nested {depth} levels deep (at most {MAX_DEPTH}); report the "
+                          "outcome, a summary and an output a few levels deep", result.usage, result.transcript)
+    if len(result.summary) <= SUMMARY_CHARS:
+        return result
+    return replace(result, summary=f"{result.summary[:SUMMARY_CHARS]} … (cut: {len(result.summary):,} characters)")

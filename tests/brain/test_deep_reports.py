@@ -1,4 +1,5 @@
-"""What an agent reports is the model's to shape: a report nested too deep fails the step, never specd.
+"""What an agent reports is the model's to shape: a report nested too deep fails the step, never specd, and a
+summary too long is kept cut.
 
 Found by hand, as the model: `$SPECD_RESULT` holding 200,000 nested brackets gave a traceback (json's
 RecursionError is no ValueError), and an output 700 levels deep decoded, then broke the recursive redaction
@@ -47,3 +48,19 @@ def test_an_output_nested_past_the_limit_fails_the_step_and_one_within_it_is_kep
     assert again.returncode == 0, again.stderr
     assert h.status("t")["status"] == "COMPLETE"
     assert h.log() == ["step a", "step b", "step b"]  # a ran once; b again after its refusal
+
+
+def test_a_summary_of_a_million_characters_is_kept_cut_and_says_so(h: Harness) -> None:
+    """Found by hand: a 3.5 MB summary went whole into the history, the journal and so into git, at every step;
+    `status` then read megabytes. A summary is a paragraph or a few."""
+    two_steps(h)
+    h.cues(**{"step:a": {"summary": "word " * 200_000}})
+    result = h.cont("t")
+    assert result.returncode == 0, result.stderr
+    [first, _] = [e for e in h.status("t")["history"] if e["kind"] == "step"]
+    assert first["summary"].startswith("word word ")
+    assert first["summary"].endswith(" … (cut: 1,000,000 characters)")
+    assert len(first["summary"]) < 4_100
+    task = h.task_dir("t")
+    assert (task / "events.jsonl").stat().st_size < 100_000
+    assert (task / ".pipeline-state.history.jsonl").stat().st_size < 100_000
