@@ -6,7 +6,7 @@ The brain decides *what* runs; this module knows *how*.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from specd.pipeline.step_checks import OUTCOME as CHECKS_FAILED
 from specd.pipeline.workflow import Workflow, load_workflow
 from specd.tasks.project import Project
 
+OUTCOME_CHARS = 200  # an outcome is a word the pipeline declares; a longer one is refused before it is recorded
 SUMMARY_CHARS = 4_000  # of a summary as specd keeps it (a paragraph or a few); longer ones are cut, and say so
 
 
@@ -101,8 +102,7 @@ class Dispatcher:
                                 attempt)
         before = verdict.look(request)
         # Every backend gets the same fallback: an unreported outcome is read from the verdict file.
-        result = verdict.settle(request, self.agent_for(step).run(request), before)
-        result = kept(result)
+        result = verdict.settle(request, kept(self.agent_for(step).run(request), request.outcomes), before)
         if self.agents is None:
             return result
         # The history row (and so the cost row) names the backend the step ran on.
@@ -119,7 +119,7 @@ class Dispatcher:
         try:
             workflow = self._filled(load_workflow(hook.path), phase, 1)
             request = self._request(step, pipeline, phase, "hook", workflow, ("done", "fail"), conv, 1)
-            result = kept(self.agent_for(step).run(request))
+            result = kept(self.agent_for(step).run(request), request.outcomes)
         except AgentFailed as exc:
             return HookResult(False, exc.reason, usage=exc.usage)
         ok = result.outcome != "fail"
@@ -182,13 +182,18 @@ class Dispatcher:
         return HookResult(True, "", output)
 
 
-def kept(result: AgentResult) -> AgentResult:
+def kept(result: AgentResult, allowed: Sequence[str] = ()) -> AgentResult:
     """What an agent reported, as specd may keep it: the model shapes it, and every record of the step holds it
-    (the history, the journal, git). A report nested too deep fails the step before anything records it (the
-    redaction and the checks walk it recursively); a summary past SUMMARY_CHARS is cut, and says so."""
+    (the history, the journal, git). A report nested too deep (the redaction and the checks walk it recursively)
+    or an outcome longer than any word a step declares fails the step before anything records it; a summary past
+    SUMMARY_CHARS is cut, and says so."""
     if (depth := nesting(result.data)) > MAX_DEPTH:
         raise AgentFailed(f"the agent's report is nested {depth} levels deep (at most {MAX_DEPTH}); report the "
                           "outcome, a summary and an output a few levels deep", result.usage, result.transcript)
+    if len(result.outcome) > OUTCOME_CHARS and result.outcome not in allowed:
+        raise AgentFailed(f"the agent reported an outcome of {len(result.outcome):,} characters ("
+                          f"{result.outcome[:40]!r}…); an outcome is one of the words the step declares",
+                          result.usage, result.transcript)
     if len(result.summary) <= SUMMARY_CHARS:
         return result
     return replace(result, summary=f"{result.summary[:SUMMARY_CHARS]} … (cut: {len(result.summary):,} characters)")

@@ -64,3 +64,15 @@ def test_a_summary_of_a_million_characters_is_kept_cut_and_says_so(h: Harness) -
     task = h.task_dir("t")
     assert (task / "events.jsonl").stat().st_size < 100_000
     assert (task / ".pipeline-state.history.jsonl").stat().st_size < 100_000
+
+
+def test_an_outcome_of_a_million_characters_fails_the_step_in_one_short_line(h: Harness) -> None:
+    """Found by hand: it was refused as undeclared, but quoted whole: 3 MB on the terminal, 6 MB of history."""
+    two_steps(h)
+    h.cues(**{"step:a": {"outcomes": ["x" * 1_000_000]}})
+    result = h.cont("t")
+    assert result.returncode == 1
+    assert "step 'a' failed: the agent reported an outcome of 1,000,000 characters ('xxxx" in result.stderr
+    assert len(result.stderr) < 5_000
+    task = h.task_dir("t")
+    assert max(path.stat().st_size for path in task.iterdir() if path.is_file()) < 100_000
