@@ -119,6 +119,15 @@ def checks_lines(view: dict[str, Any]) -> list[str]:
             f"{checks.get('summary')}"]
 
 
+def phase_list(ids: list[str] | None, shown: int = 12) -> str:
+    """The phases as `status TASK` names them: every one when few, else the first and the last few and how many
+    (a roadmap the agent wrote may list thousands, which would make one line of megabytes)."""
+    ids = ids or []
+    if len(ids) <= shown:
+        return ", ".join(ids) or "-"
+    return f"{', '.join(ids[:shown - 4])}, …, {', '.join(ids[-3:])} ({len(ids):,} phases)"
+
+
 def task_text(view: dict[str, Any]) -> str:
     """One task in detail, as plain lines: what `specd status TASK` prints into a pipe (no rich to import)."""
     nxt = view.get("next") or {}
@@ -127,7 +136,7 @@ def task_text(view: dict[str, Any]) -> str:
     lines = [f"{view['task']}  {status}  stage {view.get('stage') or '-'}"]
     lines += [f"  {view[key]}" for key in ("reason", "status_note") if view.get(key)]
     lines.append(f"  next: {f'step {of[0]} of {of[1]}: ' if of else ''}{nxt.get('step') or '-'} "
-                 f"(phase {nxt.get('phase') or '-'})   phases: {', '.join(view.get('phases') or []) or '-'}")
+                 f"(phase {nxt.get('phase') or '-'})   phases: {phase_list(view.get('phases'))}")
     for i, entry in enumerate(view.get("history") or [], 1):
         usage = entry.get("usage") or {}
         tokens = sum(v for k, v in usage.items() if k.endswith("tokens"))

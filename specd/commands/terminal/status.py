@@ -58,7 +58,7 @@ def render_task(view: dict[str, Any], seconds: list[float] | None = None) -> Non
             out().print(f"  {escape(view[key])}")
     of = view.get("progress")
     where = f"step {of[0]} of {of[1]}: " if of else ""
-    out().print(f"  next: {where}{step} (phase {phase})   phases: {', '.join(view.get('phases') or []) or '-'}")
+    out().print(f"  next: {where}{step} (phase {phase})   phases: {plain.phase_list(view.get('phases'))}")
     history = view.get("history") or []
     if history:
         bars = seconds is not None and len(seconds) == len(history) and out().is_terminal
