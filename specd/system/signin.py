@@ -51,10 +51,9 @@ def _json(path: Path, *, own: bool = False) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def login(path: Path, *, own: bool = False) -> dict[str, Any]:
-    """The ``claudeAiOauth`` entry of a credentials file; empty when there is none, or no access token in it.
-    ``own``: the task's copy (read as :func:`_json` reads it)."""
-    entry = _json(path, own=own).get("claudeAiOauth")
+def login(path: Path) -> dict[str, Any]:
+    """The ``claudeAiOauth`` entry of a credentials file; empty when there is none, or no access token in it."""
+    entry = _json(path).get("claudeAiOauth")
     return entry if isinstance(entry, dict) and isinstance(entry.get("accessToken"), str) else {}
 
 
@@ -100,10 +99,11 @@ def shield(env: Mapping[str, str], child: dict[str, str]) -> list[str]:
         if "user:inference" in (entry.get("scopes") or ()):  # a console login's (no inference) is left as it is
             copy["scopes"] = INFERENCE_ONLY
         _write(Path(folder) / CREDENTIALS, {**_json(Path(folder) / CREDENTIALS, own=True), "claudeAiOauth": copy})
-    elif not str(login(Path(folder) / CREDENTIALS, own=True).get("accessToken", "specd-")).startswith("specd-"):
-        # a copy seeded before the user signed out (or moved the login): its real tokens go, and nothing stands in
+    else:  # a copy seeded before the user signed out (or moved the login): its real tokens go, nothing stands in
         held = _json(Path(folder) / CREDENTIALS, own=True)
-        _write(Path(folder) / CREDENTIALS, {k: v for k, v in held.items() if k != "claudeAiOauth"})
+        stale = held.get("claudeAiOauth")
+        if isinstance(stale, dict) and not str(stale.get("accessToken", "specd-")).startswith("specd-"):
+            _write(Path(folder) / CREDENTIALS, {k: v for k, v in held.items() if k != "claudeAiOauth"})
     key = _json(account).get("primaryApiKey")
     if isinstance(key, str) and key and (made := keyguard.guarded("anthropic", upstream, key)) is not None:
         child["ANTHROPIC_BASE_URL"], fake, rule = made

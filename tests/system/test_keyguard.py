@@ -147,6 +147,8 @@ def test_only_claude_code_signing_in_by_key_token_or_login_is_guarded(tmp_path: 
     stale.write_text(json.dumps({"claudeAiOauth": {"accessToken": "sk-ant-oat01-STALE"}, "mcpOAuth": {}}))
     assert standins.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) == ()
     assert json.loads(stale.read_text()) == {"mcpOAuth": {}}
+    stale.write_text(json.dumps({"claudeAiOauth": "not an object the agent should have written"}))
+    assert standins.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) == ()
     stale.unlink()
     os.mkfifo(stale)  # left by the agent: read without blocking, and left alone
     assert standins.shield("claude_code", signed_out, {"CLAUDE_CONFIG_DIR": str(tmp_path / "copy")}) == ()
