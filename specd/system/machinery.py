@@ -23,12 +23,23 @@ _STATE = ("events.jsonl", "config.json", "*.lock", "*.lock.*", "*heartbeat*")
 # its choosing), and it is written once, when the lock is taken, before any child starts; the groups file beside
 # it is written through a descriptor opened then.
 _VOLATILE = ("*.lock", "*heartbeat*", ".tmp-*", ".result-*.json")
+# Files of the tree that an agent CLI of the user's runs commands from the next time it starts here, outside any
+# jail: Claude Code's project settings (hooks, statusLine, apiKeyHelper, env) and the hook scripts beside them,
+# .mcp.json's servers, Codex's project config (notify, MCP servers) and the Gemini CLI's workspace settings (MCP
+# servers, hooks). Each is (folder, names); ``TOOL_HOOKS`` are folders, whole.
+TOOL_CONFIGS = ((".claude", ("settings.json", "settings.local.json")), ("", (".mcp.json",)),
+                (".codex", ("config.toml",)), (".gemini", ("settings.json",)))
+TOOL_HOOKS = (".claude/hooks",)
+TOOL_WHY = ("your own claude, codex or gemini runs the commands it names, outside any jail, the next time it "
+            "starts in this project; a human edits it")
 
 
 def machinery(parts: tuple[str, ...]) -> str | None:
     """Why the agent may not write the project-relative path ``parts``, or None when it may."""
     if ".git" in parts:
         return ".git/ is git's own; use run_command with git if the workflow allows it"
+    if is_tool_config(parts):
+        return TOOL_WHY
     if not parts or parts[0] != ".specd":
         return None
     rest = parts[1:]
@@ -45,6 +56,32 @@ def machinery(parts: tuple[str, ...]) -> str | None:
     if any(fnmatch.fnmatch(rest[-1], p) for p in _STATE):
         return "this is specd's own run state; it is managed by specd, not the agent"
     return None
+
+
+def is_tool_config(parts: tuple[str, ...]) -> bool:
+    """Whether the project-relative path ``parts`` is one of ``TOOL_CONFIGS`` or inside one of ``TOOL_HOOKS``."""
+    folder, name = "/".join(parts[:-1]), parts[-1] if parts else ""
+    return any(folder == place and name in names for place, names in TOOL_CONFIGS) or any(
+        "/".join(parts[:len(hooks.split("/"))]) == hooks for hooks in TOOL_HOOKS)
+
+
+def tool_configs(root: Path) -> list[Path]:
+    """The tool configs and hook folders in ``root`` that exist, reached by no link inside ``root`` (binding
+    follows links, and a link's target outside the tree must not be shown)."""
+    found = []
+    for place, names in TOOL_CONFIGS:
+        found += [root / place / name for name in names]
+    found += [root / hooks for hooks in TOOL_HOOKS]
+    return [path for path in found if path.exists() and _plain(root, path)]
+
+
+def _plain(root: Path, path: Path) -> bool:
+    here = root
+    for part in path.relative_to(root).parts:
+        here = here / part
+        if here.is_symlink():
+            return False
+    return True
 
 
 def is_state(parts: tuple[str, ...]) -> bool:
@@ -65,7 +102,8 @@ def overlays(root: Path, task_dir: Path | None = None) -> list[tuple[str, Path]]
     stay read-only as a whole: their runs replace files there at any moment, and
     a bind of a file that is being replaced fails the jail's start. Later mounts
     lie over earlier ones, so the order matters; "-try" binds let a file that
-    vanished meanwhile go.
+    vanished meanwhile go. Last, the user's agent CLIs' configs (``TOOL_CONFIGS``)
+    that exist go read-only; one the step makes is undone by the check after it.
     """
     specd = root / ".specd"
     mounts = [("--ro-bind", path) for path in (root / ".git", specd) if path.exists() and not path.is_symlink()]
@@ -78,7 +116,7 @@ def overlays(root: Path, task_dir: Path | None = None) -> list[tuple[str, Path]]
         if task.is_dir() and not task.is_symlink():
             mounts.append(("--bind-try", task))
             mounts += [("--ro-bind-try", path) for path in _machinery_in(task, root)]
-    return mounts
+    return mounts + [("--ro-bind-try", path) for path in tool_configs(root)]
 
 
 def _machinery_in(folder: Path, root: Path) -> list[Path]:

@@ -2,6 +2,8 @@
 
 - ``.specd/pipeline.*`` and ``.specd/config.json``; ``.specd/hooks/**`` and ``.specd/workflows/**``;
 - the task's ``config.json``, run state and history;
+- the configs in the tree that the user's own agent CLIs run commands from (``machinery.TOOL_CONFIGS``):
+  ``.claude/settings*.json`` and ``.claude/hooks/``, ``.mcp.json``, ``.codex/config.toml``, ``.gemini/settings.json``;
 - the repository's ``config`` (and ``config.worktree``) and ``hooks/**`` in the git common dir, and the
   folder ``core.hooksPath`` names when it lies inside the project or its work tree.
 
@@ -20,6 +22,7 @@ from specd.git.journal import NAME as PENDING_JOURNAL
 from specd.redact import scrubbed_env
 from specd.state.history import HISTORY_FILE, SEALED_DIR
 from specd.state.store import SHAPE_JSON
+from specd.system.machinery import TOOL_CONFIGS, TOOL_HOOKS
 
 SPECD_FILES = ("pipeline.*", "config.json")
 # The git journals say which paths specd commits as a step's work: a forged one would get the user's own
@@ -63,6 +66,8 @@ def places(root: Path, task_dir: Path, git: GitDirs | None) -> list[Place]:
     specd = root / ".specd"
     found = [Place(specd, SPECD_FILES), Place(specd / "hooks", deep=True), Place(specd / "workflows", deep=True),
              Place(task_dir, TASK_FILES), Place(task_dir / SEALED_DIR, deep=True)]
+    found += [Place(root / folder, names) for folder, names in TOOL_CONFIGS]  # what your own agent CLIs run
+    found += [Place(root / folder, deep=True) for folder in TOOL_HOOKS]
     if git is None:
         return found
     found += [Place(git.common, GIT_FILES), Place(git.common / "hooks", deep=True)]

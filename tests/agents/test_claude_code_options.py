@@ -38,6 +38,7 @@ def test_defaults(project: Any) -> None:
     assert denied[:2] == ["WebFetch", "WebSearch"]
     assert denied[2:] == deny_rules(project.root, project.task_dir)
     assert {"Edit(/.specd/pipeline.*)", "Edit(/.specd/hooks/**)", "Edit(/.specd/workflows/**)"} <= set(denied)
+    assert {"Edit(/.claude/settings.local.json)", "Edit(/.claude/hooks/**)", "Edit(/.mcp.json)"} <= set(denied)
     assert not {"Edit", "Write", "NotebookEdit"} & set(allowed)  # no bare rule: writes outside are refused
     assert "Edit(/**)" in allowed
     for absent in ("--model", "--max-turns", "--max-budget-usd"):

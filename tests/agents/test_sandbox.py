@@ -165,7 +165,10 @@ def test_sandbox_refuses_outside(tmp_path: Path, path: str) -> None:
 
 
 @pytest.mark.parametrize("path", [p for p in MACHINERY if p != "innocent.md"] + [
-    ".git", ".specd", ".specd/codex/config.toml", ".specd/worktrees/other/src/app.py", ".specd/homes/t.json"])
+    ".git", ".specd", ".specd/codex/config.toml", ".specd/worktrees/other/src/app.py", ".specd/homes/t.json",
+    # what your own agent CLIs run outside any jail when next started here
+    ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks/fmt.sh", ".mcp.json",
+    ".codex/config.toml", ".gemini/settings.json"])
 def test_sandbox_refuses_writing_machinery(tmp_path: Path, path: str) -> None:
     sandbox = Sandbox(tmp_path)
     assert sandbox.resolve(path).is_relative_to(tmp_path.resolve())  # reading is fine
@@ -174,7 +177,9 @@ def test_sandbox_refuses_writing_machinery(tmp_path: Path, path: str) -> None:
 
 
 @pytest.mark.parametrize("path", ["a.txt", "src/../a.txt", ".specd/tasks/t/PLAN.md", ".specd/PROJECT.md",
-                                  ".specd/tasks/t/phases/phase-01/PLAN.md", ".specd/tasks/t/CHANGELOG.md"])
+                                  ".specd/tasks/t/phases/phase-01/PLAN.md", ".specd/tasks/t/CHANGELOG.md",
+                                  ".claude/agents/reviewer.md", "docs/.mcp.json.md", "src/settings.json",
+                                  ".claude/hooksy.md"])
 def test_sandbox_allows_writing(tmp_path: Path, path: str) -> None:
     assert Sandbox(tmp_path).resolve(path, write=True).is_relative_to(tmp_path.resolve())
 

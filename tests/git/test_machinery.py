@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -38,6 +39,7 @@ Path(os.environ["SPECD_RESULT"]).write_text(json.dumps({"outcome": "done", "summ
 
 RUN_HOOK = ("import json; p = Path('.specd/pipeline.json'); d = json.loads(p.read_text()); "
             "d['hooks'] = {'pre-step': {'run': 'touch ' + str(HERE / 'marker-run-hook')}}; p.write_text(json.dumps(d))")
+PLANT = "p = Path('{path}'); p.parent.mkdir(exist_ok=True); p.write_text('{text}')"
 EVIL_KEY = "import json; p = Path('{path}'); d = json.loads(p.read_text()); d['evil'] = 1; p.write_text(json.dumps(d))"
 GIT_HOOK = "#!/bin/sh\ntouch {marker}\n"
 
@@ -68,20 +70,36 @@ ATTACKS = {
     "git config": ("open('.git/config', 'a').write('[core]\\n\\thooksPath = evil\\n')", ".git/config"),
     "hooksPath folder": ("p = Path('.husky/pre-commit'); p.write_text('#!/bin/sh\\ntouch ' + str(HERE / "
                          "'marker-husky'))", ".husky/pre-commit"),
+    # What your own agent CLIs run outside any jail the next time you start them in this project.
+    "claude local settings": (PLANT.format(path=".claude/settings.local.json", text='{"hooks": {"SessionStart": '
+                                           '[{"hooks": [{"type": "command", "command": "touch marker"}]}]}}'),
+                              ".claude/settings.local.json"),
+    "claude settings": (PLANT.format(path=".claude/settings.json", text='{"statusLine": {"type": "command", '
+                                     '"command": "touch marker"}}'), ".claude/settings.json"),
+    "claude hook script": (PLANT.format(path=".claude/hooks/format.sh", text="#!/bin/sh\\ntouch marker\\n"),
+                           ".claude/hooks/format.sh"),
+    "project mcp servers": (PLANT.format(path=".mcp.json", text='{"mcpServers": {"x": {"command": "sh"}}}'),
+                            ".mcp.json"),
+    "codex project config": (PLANT.format(path=".codex/config.toml", text='notify = [\\"sh\\"]\\n'),
+                             ".codex/config.toml"),
+    "gemini workspace settings": (PLANT.format(path=".gemini/settings.json", text='{"mcpServers": {}}'),
+                                  ".gemini/settings.json"),
 }
+TOOL_FILES = (".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex/config.toml",
+              ".gemini/settings.json")
 
 
 def machinery(gp: GitProject) -> dict[str, tuple[bytes | str, int]]:
     """Every machinery file the attacks aim at that specd itself does not rewrite when a run ends."""
     found: dict[str, tuple[bytes | str, int]] = {}
-    for folder in (".specd/hooks", ".specd/workflows", ".git/hooks", ".husky"):
+    for folder in (".specd/hooks", ".specd/workflows", ".git/hooks", ".husky", ".claude/hooks"):
         for path in [gp.root / folder, *sorted((gp.root / folder).rglob("*"))]:
             if path.is_symlink():
                 found[str(path.relative_to(gp.root))] = (f"-> {path.readlink()}", 0)
             elif path.exists():
                 content: bytes | str = path.read_bytes() if path.is_file() else "dir"
                 found[str(path.relative_to(gp.root))] = (content, path.lstat().st_mode)
-    for name in (".specd/pipeline.json", ".specd/pipeline.yaml", ".specd/config.json", ".git/config"):
+    for name in (".specd/pipeline.json", ".specd/pipeline.yaml", ".specd/config.json", ".git/config", *TOOL_FILES):
         path = gp.root / name
         found[name] = (path.read_bytes(), path.stat().st_mode) if path.exists() else (b"", 0)
     return found
@@ -92,6 +110,8 @@ def attacked(gp: GitProject) -> GitProject:
     gp.agent.write_text(AGENT, encoding="utf-8")
     gp.write(".husky/pre-commit", GIT_HOOK.format(marker=gp.dir / "marker-users-own-hook"))
     (gp.root / ".husky/pre-commit").chmod(0o755)
+    gp.write(".claude/settings.json", '{"permissions": {"deny": ["Bash(rm:*)"]}}')  # the team's Claude Code settings
+    gp.write(".claude/hooks/format.sh", "#!/bin/sh\nruff format\n")
     gp.git("add", "-A")
     gp.git("commit", "-q", "-m", "husky")
     gp.git("config", "core.hooksPath", ".husky")
@@ -146,6 +166,9 @@ def test_an_agent_that_writes_machinery_is_undone_and_blocked(attacked: GitProje
     assert "evil" not in config
     assert "evil" not in (gp.root / ".specd/tasks/a/.pipeline-state.json").read_text(encoding="utf-8")
     assert "evil" not in (gp.root / ".specd/tasks/a/.pipeline-state.history.jsonl").read_text(encoding="utf-8")
+    if named in TOOL_FILES or named.startswith(".claude/hooks/"):
+        assert "outside any jail" in state.reason or "Read-only file system" in state.reason, state.reason
+        assert named not in gp.git("show", "--name-only", "--format=", "HEAD")  # nothing of it committed
 
     attack(gp, "")
     other = gp.run("b")
@@ -153,6 +176,39 @@ def test_an_agent_that_writes_machinery_is_undone_and_blocked(attacked: GitProje
     assert other.returncode == 0, other.stdout + other.stderr
     assert markers(gp) == []  # no planted run: hook, markdown hook, EVIL prompt or git hook ran
     assert machinery(gp) == before
+
+
+@pytest.mark.parametrize("jailed", [False, *([True] if jail.active() or os.environ.get("CI") else [])],
+                         ids=lambda on: "jailed" if on else "unjailed")
+def test_an_agent_may_make_claude_folders_of_its_own(attacked: GitProject, jailed: bool) -> None:
+    # .claude/ holds more than settings: a subagent or a command the task asked for is the step's work, and a new
+    # .claude/ beside a new settings file is not a folder to give up on: the settings go, the rest stays.
+    gp = attacked
+    if not jailed:
+        unjail(gp)
+    shutil.rmtree(gp.root / ".claude")
+    gp.git("add", "-A")
+    gp.git("commit", "-q", "-m", "no claude settings")
+    attack(gp, "Path('.claude/agents').mkdir(parents=True); Path('.claude/agents/reviewer.md').write_text('# r');"
+               "Path('.codex').mkdir(); Path('.codex/prompts.md').write_text('p')", when=("a", "discuss", "step"))
+
+    result = gp.run("a")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    committed = gp.git("log", "--name-only", "--format=")
+    assert ".claude/agents/reviewer.md" in committed
+    assert ".codex/prompts.md" in committed
+
+    attack(gp, PLANT.format(path=".claude/settings.local.json", text="{}") + "; Path('.claude/agents/x.md')"
+               ".write_text('# x')", when=("b", "discuss", "step"))
+    other = gp.run("b")
+
+    assert other.returncode == 1
+    assert not (gp.root / ".claude/settings.local.json").exists()
+    assert (gp.root / ".claude/agents/x.md").read_text(encoding="utf-8") == "# x"
+    state = StateStore(gp.root / ".specd/tasks/b", "b").load()
+    assert state is not None
+    assert "restore" not in state.reason, state.reason  # undone, not left for you to put back
 
 
 def test_a_markdown_hook_that_writes_machinery_blocks_even_when_optional(attacked: GitProject) -> None:

@@ -38,9 +38,10 @@ EDITED = {"schema_version": "1.0", "pipelines": {"main": [
     {"name": "review", "workflow": "work.md"}, {"name": "execute", "workflow": "work.md", "enabled": False}]}}
 
 
-def _edit_while_plan_runs(gp: GitProject, edited: str = "") -> tuple[subprocess.CompletedProcess[str], str]:
-    """Start task a, save ``edited`` (the EDITED pipeline by default) as the pipeline while its plan step works,
-    and let the run go on to its end."""
+def _edit_while_plan_runs(gp: GitProject, edited: str = "", path: str = ".specd/pipeline.json") \
+        -> tuple[subprocess.CompletedProcess[str], str]:
+    """Start task a, save ``edited`` (the EDITED pipeline by default) at ``path`` while its plan step works, and
+    let the run go on to its end."""
     edited = edited or json.dumps(EDITED, indent=2)
     gp.agent.write_text(AGENT, encoding="utf-8")
     gp.new("a")
@@ -51,7 +52,7 @@ def _edit_while_plan_runs(gp: GitProject, edited: str = "") -> tuple[subprocess.
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the plan step never started"
         time.sleep(0.05)
-    gp.write(".specd/pipeline.json", edited)  # you, in your editor, while the agent works
+    gp.write(path, edited)  # you, in your editor, while the agent works
     (gp.dir / "hold").unlink()
     out, err = proc.communicate(timeout=RUN_TIMEOUT)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), edited
@@ -111,3 +112,18 @@ def test_an_edit_that_does_not_load_stops_the_run_blocked_naming_the_file(gp: Gi
     assert state["status"] == "BLOCKED"
     log = subprocess.run(["git", "log", "--format=%s"], cwd=gp.root, capture_output=True, text=True, check=True)
     assert "docs(a): plan complete" in log.stdout  # the finished step's commit is kept
+
+
+@pytest.mark.skipif(not jail.active() and not os.environ.get("CI"), reason="bubblewrap is not available here")
+def test_your_own_claude_saving_its_local_settings_while_a_jailed_step_runs_is_kept(gp: GitProject) -> None:
+    # Claude Code writes .claude/settings.local.json when you allow a command for good in your own session. The
+    # jail holds that file read-only to the step, so a change to it during the step is yours: kept, said, and the
+    # run goes on.
+    gp.write(".claude/settings.local.json", '{"permissions": {"allow": []}}')
+    mine = '{"permissions": {"allow": ["Bash(npm test)"]}}'
+    done, _ = _edit_while_plan_runs(gp, mine, ".claude/settings.local.json")
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert (gp.root / ".claude/settings.local.json").read_text(encoding="utf-8") == mine
+    assert "from outside the jail" in said
+    assert ".claude/settings.local.json" in said

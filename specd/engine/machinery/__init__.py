@@ -23,6 +23,7 @@ from pathlib import Path
 from specd.engine.machinery.snapshot import Fingerprint, Reader, differences, restore
 from specd.events import EventBus
 from specd.system import jail
+from specd.system.machinery import TOOL_WHY, is_tool_config
 from specd.system.places import GitDirs, Place, ancestors, git_dirs, places
 
 RUN_STATE = ".pipeline-state"  # the run state's files in the task folder: the snapshot, its history, its shape
@@ -39,6 +40,9 @@ class Tampered(Exception):
         if failed:
             text += f", except {', '.join(sorted(failed))}: restore {'it' if len(failed) == 1 else 'them'} " \
                     "from git or by hand before going on"
+        tools = sorted(path for path in changed if is_tool_config(tuple(path.split("/"))))
+        if tools:
+            text += f" ({', '.join(tools)}: {TOOL_WHY})"
         super().__init__(text)
         self.changed, self.failed = changed, failed
 
@@ -66,7 +70,11 @@ class Machinery:
         ``jailed``: the step ran wholly in the jail, and these of ``.git`` and ``.specd`` existed as it began.
         The jail's binds are worked out only when something changed (a walk of the task folder); a read-only
         bind of something that did not exist when the step began is left out, since the jail never made it."""
-        changed = differences(before, self.reader.take(found, self._guards(found)))
+        after = self.reader.take(found, self._guards(found))
+        changed = differences(before, after)
+        for path in [p for p, how in changed.items() if how == "created" and after[p].kind == "dir"]:
+            if path in self._guards(found):  # a plain folder made on the way to a place (the agent's .claude/ for
+                del changed[path]  # its agents): nothing redirects a restore there, and it is the step's own
         if changed and jailed is not None:
             top = self.root.resolve()
             mounts = [(ro, self.root / path.relative_to(top)) for ro, path in jail.read_only(self.root, self.task_dir)
