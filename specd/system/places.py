@@ -4,6 +4,7 @@
 - the task's ``config.json``, run state and history;
 - the configs in the tree that the user's own agent CLIs run commands from (``machinery.TOOL_CONFIGS``):
   ``.claude/settings*.json`` and ``.claude/hooks/``, ``.mcp.json``, ``.codex/config.toml``, ``.gemini/settings.json``;
+- the config of a git hook manager whose hook is installed (pre-commit's ``.pre-commit-config.yaml``, lefthook's);
 - the repository's ``config`` (and ``config.worktree``) and ``hooks/**`` in the git common dir, and the
   folder ``core.hooksPath`` names when it lies inside the project or its work tree.
 
@@ -23,6 +24,7 @@ from specd.redact import scrubbed_env
 from specd.state.history import HISTORY_FILE, SEALED_DIR
 from specd.state.store import SHAPE_JSON
 from specd.system.machinery import TOOL_CONFIGS, TOOL_HOOKS
+from specd.system.ownfiles import read_regular
 
 SPECD_FILES = ("pipeline.*", "config.json")
 # The git journals say which paths specd commits as a step's work: a forged one would get the user's own
@@ -81,6 +83,30 @@ def places(root: Path, task_dir: Path, git: GitDirs | None) -> list[Place]:
             found.append(Place(hooks, deep=True))
             if hooks.name == "_":  # husky 9 keeps its stubs in .husky/_ and the user's hooks in .husky/
                 found.append(Place(hooks.parent, ("*",)))
+    found += [Place(root, names) for names in hook_configs(hooks)]
+    return found
+
+
+# Git hook managers whose installed hook reads its commands from a file in the work tree at each `git commit`:
+# (what their hook script says, the config files it reads).
+HOOK_MANAGERS = ((b"pre-commit.com", (".pre-commit-config.yaml", ".pre-commit-config.yml")),
+                 (b"lefthook", ("lefthook.*", ".lefthook.*", "lefthook-local.*", ".lefthook-local.*")))
+
+
+def hook_configs(hooks: Path) -> list[tuple[str, ...]]:
+    """The config files of the hook managers installed in ``hooks`` (git's hooks folder): your next `git commit`
+    runs what they name, outside any jail, so they are machinery like the hooks themselves."""
+    found: list[tuple[str, ...]] = []
+    try:
+        scripts = [entry for entry in os.scandir(hooks) if entry.is_file(follow_symlinks=False)][:64]
+    except OSError:
+        return found
+    for entry in scripts:
+        try:  # a hooks folder in the tree (husky's) is the agent's to fill: no link, FIFO or huge file is read
+            head = read_regular(Path(entry.path), 8192, head=True)
+        except OSError:
+            continue
+        found += [names for mark, names in HOOK_MANAGERS if mark in head and names not in found]
     return found
 
 
