@@ -30,8 +30,8 @@ _VOLATILE = ("*.lock", "*heartbeat*", ".tmp-*", ".result-*.json")
 TOOL_CONFIGS = ((".claude", ("settings.json", "settings.local.json")), ("", (".mcp.json",)),
                 (".codex", ("config.toml",)), (".gemini", ("settings.json",)))
 TOOL_HOOKS = (".claude/hooks",)
-TOOL_WHY = ("your own claude, codex or gemini runs the commands it names, outside any jail, the next time it "
-            "starts in this project; a human edits it")
+TOOL_WHY = ("your own claude, codex or gemini would run the commands it names, outside any jail, the next time "
+            "you start it in this project; a human edits it")
 
 
 def machinery(parts: tuple[str, ...]) -> str | None:

@@ -41,8 +41,8 @@ class Tampered(Exception):
             text += f", except {', '.join(sorted(failed))}: restore {'it' if len(failed) == 1 else 'them'} " \
                     "from git or by hand before going on"
         tools = sorted(path for path in changed if is_tool_config(tuple(path.split("/"))))
-        if tools:
-            text += f" ({', '.join(tools)}: {TOOL_WHY})"
+        if tools:  # named again only among specd's own files
+            text += f" ({', '.join(tools) + ': ' if len(tools) < len(changed) else ''}{TOOL_WHY})"
         super().__init__(text)
         self.changed, self.failed = changed, failed
 
