@@ -47,6 +47,7 @@ WARM = (("specd.tasks.markdown", "_parser"), ("specd.pipeline.schema", "_validat
 # forked once it is FRESH seconds old, so a forked run's view is never older than that at its start, as a run of
 # its own has it.
 AGING = (("specd.system.binds", "_etc_secrets"), ("specd.system.binds", "_machine_keys"))
+FORGOTTEN = (("specd.system.binds", "_tool_keys"),)  # the same, per set of tool folders: made again in the run
 FRESH = 60.0
 BUFSIZE = 1 << 16
 
@@ -77,6 +78,9 @@ def refresh(now: float | None = None) -> None:
             made = getattr(sys.modules[module], function)
             made.cache_clear()
             made()
+    for module, function in FORGOTTEN:
+        with contextlib.suppress(Exception):
+            getattr(sys.modules[module], function).cache_clear()
     _made = now
 
 

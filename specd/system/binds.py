@@ -21,7 +21,7 @@ import shutil
 import stat
 import sys
 from collections.abc import Iterator, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix", "/etc")
@@ -63,7 +63,8 @@ def base(env: Mapping[str, str], command: str | list[str], later: list[Path], pl
     for flag, path in shown:
         args += [flag, str(path), str(path)]
     # read-only once what is shown in them is bound: a file's bind makes its mount point there first
-    return [*args, *sealed, *_machine_keys()]  # last: a tool folder's bind (/usr/local) must not show them again
+    # last: a tool folder's bind (/usr/local) must not show them again
+    return [*args, *sealed, *_machine_keys(), *_tool_keys(tuple(path for flag, path in shown if flag == "--ro-bind"))]
 
 
 def _sealed(folder: Path, places: list[Path]) -> tuple[list[str], list[str]]:
@@ -228,6 +229,17 @@ def _machine_keys() -> tuple[str, ...]:
 
     home = home_of(os.environ)
     return tuple(etcfiles.binds(home / ".cache" / "specd" / "machine" if home is not None else None, EMPTY))
+
+
+@lru_cache(maxsize=16)
+def _tool_keys(folders: tuple[Path, ...]) -> tuple[str, ...]:
+    """The settings files inside the tool folders shown (a node prefix's npmrc, a venv's pip.conf), without their
+    keys, as the machine's own are."""
+    from specd.system import etcfiles
+
+    home = home_of(os.environ)
+    cache = home / ".cache" / "specd" / "machine" if home is not None else None
+    return tuple(etcfiles.binds(cache, EMPTY, list(folders)))
 
 
 def _public(path: str) -> bool:

@@ -27,6 +27,12 @@ SETTINGS = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf", "/etc/npmrc", "/usr/etc/np
             "/etc/yarnrc", "/etc/gemrc", "/etc/gitconfig", "/etc/environment", "/etc/profile.d/*", "/etc/boto.cfg",
             "/etc/containers/auth.json", "/etc/docker/config.json")
 PURE = ("/etc/netrc", "/etc/apt/auth.conf", "/etc/apt/auth.conf.d/*")
+# The same kind of file inside a tool's own install, which the jail shows with the tool (``binds.tools``): npm's
+# global config in a node's prefix (nvm's, asdf's, volta's, nodenv's), pip's site config in a Python's prefix or a
+# venv, gem's and git's in theirs. `npm config set -g` and `pip config --site` write a token or password there.
+TOOL_SETTINGS = ("pip.conf", "etc/npmrc", "etc/gemrc", "etc/gitconfig", "versions/*/pip.conf", "versions/*/etc/npmrc",
+                 "versions/*/etc/gemrc", "versions/node/*/etc/npmrc", "versions/*/envs/*/pip.conf",
+                 "installs/*/*/pip.conf", "installs/*/*/etc/npmrc", "tools/image/node/*/etc/npmrc")
 _LIMIT = 1 << 20
 # `scheme://` then user information up to an `@`: `x-token:glpat-...@`, `ghp_...@`, `user:pass@`.
 USERINFO = lazy(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@\"'\]]+)@")
@@ -48,6 +54,19 @@ def files(patterns: tuple[str, ...]) -> list[str]:
                 continue
         else:
             found.append(pattern)
+    shown = [_regular(path) for path in found]
+    return list(dict.fromkeys(path for path in shown if path is not None))
+
+
+def tool_files(folders: list[Path]) -> list[str]:
+    """The settings files (``TOOL_SETTINGS``) inside these tool folders that are there."""
+    found: list[str] = []
+    for folder in folders:
+        for pattern in TOOL_SETTINGS:
+            if "*" in pattern:
+                found += sorted(str(path) for path in folder.glob(pattern))
+            elif os.path.lexists(folder / pattern):
+                found.append(str(folder / pattern))
     shown = [_regular(path) for path in found]
     return list(dict.fromkeys(path for path in shown if path is not None))
 
@@ -80,13 +99,14 @@ def read(path: str | Path) -> str:
         return ""
 
 
-def binds(cache: Path | None, empty: Path) -> list[str]:
-    """bwrap flags that show each machine credential file holding a key without it."""
+def binds(cache: Path | None, empty: Path, tools: list[Path] | None = None) -> list[str]:
+    """bwrap flags that show each machine credential file holding a key without it; with ``tools``, each settings
+    file in those tool folders instead."""
     args: list[str] = []
-    for path in files(PURE):
+    for path in files(PURE) if tools is None else ():
         if read(path).strip():
             args += ["--ro-bind", str(empty), path]
-    for path in files(SETTINGS):
+    for path in files(SETTINGS) if tools is None else tool_files(tools):
         text = read(path)
         clean = scrubbed(text)
         if clean != text:

@@ -13,6 +13,7 @@ What each kind of file holds (see ``specd.system.envfiles`` for which files thes
 from __future__ import annotations
 
 import io
+import os
 import re
 from pathlib import Path
 from urllib.parse import unquote
@@ -116,8 +117,10 @@ def machine_files() -> list[tuple[Path, str]]:
     """The machine's credential files everyone may read (``specd.system.etcfiles``), each with the format to
     parse it as."""
     from specd.system import etcfiles
+    from specd.system.binds import home_of, tools
 
-    return [*((Path(path), "") for path in etcfiles.files(etcfiles.SETTINGS)),
+    shown = tools(home_of(os.environ), os.environ, [])  # the tool folders a jail shows, with their own settings
+    return [*((Path(path), "") for path in [*etcfiles.files(etcfiles.SETTINGS), *etcfiles.tool_files(shown)]),
             *((Path(path), ".netrc") for path in etcfiles.files(etcfiles.PURE))]
 
 

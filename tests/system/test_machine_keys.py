@@ -8,6 +8,7 @@ reads them from inside a real jail, then checks the values are masked and held o
 
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,3 +72,54 @@ def test_a_file_without_a_key_is_shown_as_it_is() -> None:
     for text in ("[global]\ncert = /etc/ssl/certs/ca.crt\n", "registry=https://npm.example.com/\n",
                  "[http]\n\tsslVerify = true\n", "export PATH=/opt/tool/bin:$PATH\n"):
         assert etcfiles.scrubbed(text) == text
+
+
+NVM_TOKEN, VENV_PW, PREFIX_TOKEN = ("nvm" + "Global5566ppRR", "venv" + "Index8822mmNN", "pre" + "fixToken3311ssTT")
+
+
+@pytest.fixture
+def tool_installs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Path]]:
+    """Tools installed as people do, each with its own settings file holding a key: a node under nvm in HOME
+    (`npm config set -g` writes the prefix's etc/npmrc), a venv made with `pip config --site`, a node prefix on
+    PATH outside HOME."""
+    needs_bwrap()
+    home = tmp_path / "home"
+    nvm = home / ".nvm" / "versions" / "node" / "v22.1.0"
+    venv = tmp_path / "venv"
+    prefix = tmp_path / "opt-node"
+    for folder in (nvm / "etc", nvm / "bin", venv / "bin", prefix / "etc", prefix / "bin"):
+        folder.mkdir(parents=True)
+    files = {"nvm": nvm / "etc" / "npmrc", "venv": venv / "pip.conf", "prefix": prefix / "etc" / "npmrc"}
+    files["nvm"].write_text(f"prefix={nvm}\n//registry.npmjs.org/:_authToken={NVM_TOKEN}\n")
+    files["venv"].write_text(f"[global]\nindex-url = https://dev:{VENV_PW}@pypi.corp.example/simple\n")
+    files["prefix"].write_text(f"//npm.corp.example/:_authToken={PREFIX_TOKEN}\nfund=false\n")
+    path = f"{nvm / 'bin'}:{venv / 'bin'}:{prefix / 'bin'}:/usr/bin:/bin"
+    for name, value in (("HOME", str(home)), ("PATH", path), ("VIRTUAL_ENV", str(venv))):
+        monkeypatch.setenv(name, value)
+    binds._tool_keys.cache_clear()
+    yield files
+    binds._tool_keys.cache_clear()
+
+
+def test_a_jail_shows_a_tools_own_settings_without_their_keys(tool_installs: dict[str, Path], tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = {name: os.environ[name] for name in ("HOME", "PATH", "VIRTUAL_ENV")}
+    launch = jail.prepare(" ; ".join(f"cat {path}" for path in tool_installs.values()), project, jail.Jail("agent"),
+                          env)
+    assert launch.jailed
+    seen = subprocess.run(launch.args, cwd=project, env=launch.env, capture_output=True, text=True).stdout
+
+    assert [secret for secret in (NVM_TOKEN, VENV_PW, PREFIX_TOKEN) if secret in seen] == []
+    for kept in ("//registry.npmjs.org/:_authToken=", "https://pypi.corp.example/simple", "fund=false"):
+        assert kept in seen, seen
+    assert PREFIX_TOKEN in tool_installs["prefix"].read_text()  # the tool's file as it was
+
+
+def test_a_tools_own_keys_are_masked_and_held_outside_the_jail(tool_installs: dict[str, Path], tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=project, check=True)
+    shown, held = known_outside(project, (NVM_TOKEN, VENV_PW, PREFIX_TOKEN), {"copied.txt": f"pw {VENV_PW}\n"})
+    assert shown == []
+    assert held == {"copied.txt": f"the value of index-url in {tool_installs['venv']}"}
