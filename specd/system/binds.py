@@ -16,8 +16,6 @@ or tmux socket), no real HOME with its keys.
 from __future__ import annotations
 
 import os
-import shlex
-import shutil
 import stat
 import sys
 from collections.abc import Iterator, Mapping
@@ -114,6 +112,9 @@ def programs(command: str | list[str], env: Mapping[str, str], home: Path | None
     each with its own folder unless that folder is a shared one (``/tmp``, HOME, ...), then the file alone.
     The command is the pipeline's or yours, never the model's: a `cmd:` agent's script must start. A program
     found by way of ``planted`` is shown by the tree's own bind, as it is there, or not at all."""
+    import shlex  # here, with shutil: a listing reads the tool folders (their keys) but starts no program
+    import shutil
+
     try:
         words = shlex.split(command) if isinstance(command, str) else list(command)
     except ValueError:
