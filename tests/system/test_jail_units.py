@@ -210,3 +210,22 @@ def test_a_keeper_started_for_a_specd_that_is_already_gone_runs_nothing(tmp_path
     assert not jail.Launch(["touch", str(ran)], False, {}, False).guarded  # a bare command needs the preexec_fn
     older = subprocess.run([*args[:4], *args[5:]], check=False)  # as a specd from before the pid argument starts it
     assert (older.returncode, ran.exists()) == (0, True)
+
+
+def test_the_agent_clis_settings_that_exist_go_read_only_and_none_through_a_link(tmp_path: Path) -> None:
+    """Your agent CLIs' project settings are bound read-only where they are; one reached by way of a link in the tree
+    is not bound (a bind follows the link, and would show the target's file, your own `~/.claude`, in the jail)."""
+    (tmp_path / ".claude" / "hooks").mkdir(parents=True)
+    (tmp_path / ".claude" / "settings.json").write_text("{}")
+    (tmp_path / ".mcp.json").write_text("{}")
+    outside = tmp_path.parent / f"{tmp_path.name}-yours"
+    outside.mkdir()
+    (outside / "config.toml").write_text("notify = []\n")
+    (tmp_path / ".codex").symlink_to(outside)
+
+    bound = [(flag, path.relative_to(tmp_path).as_posix()) for flag, path in machinery.overlays(tmp_path)]
+
+    assert bound == [("--ro-bind-try", ".claude/settings.json"), ("--ro-bind-try", ".mcp.json"),
+                     ("--ro-bind-try", ".claude/hooks")]
+    assert machinery.machinery((".claude", "settings.local.json")) == machinery.TOOL_WHY
+    assert machinery.machinery((".claude", "agents", "reviewer.md")) is None
