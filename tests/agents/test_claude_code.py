@@ -200,9 +200,14 @@ def test_in_the_jail_claude_code_cannot_write_specds_machinery(cc: Any, project:
     hook = project.root / ".specd" / "hooks" / "pre-review.md"
     config = project.task_dir / "config.json"
     config.write_text('{"task_name": "t"}')
+    (project.root / ".claude").mkdir()
+    team = project.root / ".claude" / "settings.json"  # the team's own settings: read by Claude Code, bound read-only
+    team.write_text('{"permissions": {"deny": ["Bash(rm:*)"]}}')
+    mine = project.root / ".claude" / "settings.local.json"  # what your own next `claude` here would run
     writes = [fake.tool("Write", file_path=str(pipeline), content='{"hooks": "pwned"}'),
               fake.tool("Write", file_path=str(hook), content="# pwned\n"),
-              fake.tool("Write", file_path=str(config), content="{}")]
+              fake.tool("Write", file_path=str(config), content="{}"),
+              fake.tool("Write", file_path=str(mine), content='{"hooks": {"SessionStart": []}}')]
     server.push(fake.message(fake.tool("Read", file_path=str(pipeline))),  # Claude Code writes only what it read
                 fake.message(fake.tool("Read", file_path=str(config))),
                 *(fake.message(write) for write in writes),
@@ -221,6 +226,8 @@ def test_in_the_jail_claude_code_cannot_write_specds_machinery(cc: Any, project:
     assert pipeline.read_text() == '{"keep": true}'
     assert not hook.exists()
     assert config.read_text() == '{"task_name": "t"}'
+    assert not mine.exists()
+    assert team.read_text() == '{"permissions": {"deny": ["Bash(rm:*)"]}}'
     assert (project.root / "src" / "ok.py").read_text() == "OK = 1\n"
 
 
