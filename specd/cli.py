@@ -120,6 +120,9 @@ def main(argv: list[str] | None = None) -> Any:
 
 def _main(argv: list[str] | None) -> Any:
     from specd.errors import EXIT_INTERRUPTED, SpecdError, machine_error
+    from specd.system import ownpath
+
+    ownpath.guard()  # PATH's relative entries would find specd's git in the project, which the agent writes
 
     envelope = sys.modules.get("specd.commands.envelope")
     if envelope is not None:  # an earlier in-process call's task must not name this call's error

@@ -16,8 +16,12 @@ if TYPE_CHECKING:
 
 
 def project_from(ctx: click.Context) -> Project:
+    from specd.system import ownpath
+
     given = (ctx.find_root().obj or {}).get("project_dir")  # a str: specd.cli leaves pathlib to the commands
-    return find_project(explicit=None if given is None else Path(given))
+    project = find_project(explicit=None if given is None else Path(given))
+    ownpath.guard(project.root)  # no program of specd's own is found in a folder the agent can write
+    return project
 
 
 def in_project(project: Project) -> Project:

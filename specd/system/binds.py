@@ -107,6 +107,17 @@ def tools(home: Path | None, env: Mapping[str, str], planted: list[Path]) -> lis
     return found
 
 
+def itself(root: Path) -> list[Path]:
+    """specd's own interpreter prefix and package folder, where they lie inside ``root`` (the task's tree): specd
+    installed in the project's own venv, or an editable install of a checkout the task works in. Bound read-only
+    over the tree, or the model's `.pth` file or edit of specd's code would run as you at specd's next import."""
+    import specd
+
+    found = [Path(sys.prefix), Path(sys.base_prefix), Path(specd.__file__).parent]
+    real = [path.resolve() for path in found]
+    return list(dict.fromkeys(path for path in real if path != root and path.is_relative_to(root)))
+
+
 def programs(command: str | list[str], env: Mapping[str, str], home: Path | None, planted: list[Path]) -> list[Path]:
     """The programs a command names (its first word found on PATH, and every absolute path to a file in it),
     each with its own folder unless that folder is a shared one (``/tmp``, HOME, ...), then the file alone.

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specd.redact import scrubbed_env
-from specd.system import binds, gitconfig, keeper, submodules
+from specd.system import binds, gitconfig, keeper, ownpath, submodules
 from specd.system.agent_state import seed_state
 from specd.system.binds import EMPTY
 from specd.system.envfiles import forget_handoff, hidden_from_agents
@@ -162,6 +162,7 @@ def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, 
     """The process for ``command`` (a shell line, or an argv that must not meet a shell) in ``root``. ``model``:
     the command is the model's (the anthropic agent's run_command), so nothing it names is shown in the jail;
     the pipeline's and yours show the programs they name (``binds.programs``)."""
+    env = ownpath.yours(env)  # PATH as you set it: the project's own tools, which specd itself never runs
     if not jail.enabled:
         note_unjailed()
         return Launch(keeper.argv(command), False, dict(env), False)  # its descendants die with specd (keeper)
@@ -234,6 +235,8 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | li
         args += [flag, str(path), str(path)]
     for folder in jail.writable:
         args += ["--bind", str(folder.resolve()), str(folder.resolve())]
+    for own in binds.itself(root):  # specd's own Python and code, in the tree: the agent must not rewrite them
+        args += ["--ro-bind", str(own), str(own)]
     for path in hidden:  # keys the model would read: shown empty, and read-only
         args += ["--ro-bind-try", str(EMPTY), str(path)]
     for copy, config in gitconfig.binds(gitconfig.git_folders(root, common)):  # a remote's token: left out

@@ -1,0 +1,69 @@
+"""Where specd finds its own programs: git, bubblewrap, an agent CLI asked for its version, all run outside any jail.
+
+They are found on PATH, and PATH may name a folder the agent can write: an activated venv of the project
+(``/project/.venv/bin``), a ``node_modules/.bin`` inside it, or a relative or empty entry, which a lookup resolves
+against the working folder, the project. A ``git`` the model left in any of them would run as you, with your keys,
+the next time specd commits. So once specd knows the project, it looks its programs up on PATH without those
+entries (``guard``), and the commands the agent and the pipeline run, inside the jail, get PATH as you set it
+(``yours``): there the project's own tools come first, as you meant.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pathlib waits for a command: `specd --help` guards PATH too
+    from pathlib import Path
+
+STASH = "SPECD_PATH_YOURS"  # PATH as you set it, kept beside the guarded one (a specd it starts guards from it)
+_roots: list[str] = []  # real paths
+
+
+def guard(root: Path | None = None) -> None:
+    """From now on this process finds its programs on PATH less its relative and empty entries and those inside
+    ``root`` (the project, its worktrees with it) or any root guarded before."""
+    if root is not None and (resolved := os.path.realpath(root)) not in _roots:
+        _roots.append(resolved)
+    given = os.environ.get("PATH") or ""
+    stashed = os.environ.get(STASH)
+    if stashed is not None and _drawn_from(given, stashed):
+        given = stashed  # guarded already (here, or by the specd that started this one): start from yours
+    kept = kept_of(given, _roots)
+    if kept != given or stashed is not None:
+        os.environ[STASH] = given
+        os.environ["PATH"] = kept
+
+
+def kept_of(given: str, roots: list[str]) -> str:
+    return os.pathsep.join(entry for entry in given.split(os.pathsep) if trusted(entry, roots))
+
+
+def trusted(entry: str, roots: list[str]) -> bool:
+    """Whether a PATH entry is one specd may run its own programs from: absolute, and inside none of ``roots``."""
+    return entry.startswith(os.sep) and not (roots and _within(os.path.realpath(entry), roots))
+
+
+def _drawn_from(kept: str, given: str) -> bool:
+    """Whether ``kept`` is ``given`` less some entries (a PATH set anew since, a test's say, is not)."""
+    entries = iter(given.split(os.pathsep))
+    return all(entry in entries for entry in kept.split(os.pathsep))  # in order: each found after the one before
+
+
+def _within(path: str, roots: list[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip(os.sep) + os.sep) for root in roots)
+
+
+def yours(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with PATH as you set it, for a command the agent or the pipeline runs."""
+    child = dict(env)
+    given = child.pop(STASH, None)
+    if given is not None:
+        child["PATH"] = given
+    return child
+
+
+def inside(path: str) -> bool:
+    """Whether ``path`` (a program found on PATH as you set it) lies inside a guarded root."""
+    return _within(os.path.realpath(path), _roots)
