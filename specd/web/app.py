@@ -30,6 +30,7 @@ from starlette.templating import Jinja2Templates
 from specd.engine import control
 from specd.errors import SpecdError
 from specd.redact import redact
+from specd.system.ownfiles import read_regular
 from specd.tasks.project import Project
 from specd.tasks.task import SLUG
 from specd.web import actions, api, auth, detail, graph_svg, live, paths, refusals, replies, rows
@@ -164,7 +165,12 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
                 raise
             name, as_json = name.removesuffix(".json"), True
             path = paths.task_file(folder, name)
-        text = redact((await asyncio.to_thread(path.read_text, encoding="utf-8", errors="replace"))[: detail.MAX_TEXT])
+        # at most what is shown, read: a task folder's file is the agent's to make, a sparse one of gigabytes too
+        try:
+            head = await asyncio.to_thread(read_regular, path, detail.MAX_TEXT * 4, follow=True, head=True)
+        except OSError:  # replaced by a FIFO, or gone, since it was found
+            raise HTTPException(404) from None
+        text = redact(head.decode("utf-8", errors="replace")[: detail.MAX_TEXT])
         if as_json:
             return replies.reply(request.path_params["task"], name=name, text=text)
         return page(request, "document.html", {"task": request.path_params["task"], "name": name, "text": text})

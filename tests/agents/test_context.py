@@ -46,3 +46,17 @@ def test_system_prompt_is_the_same_for_every_step(project: Any) -> None:
     two = context.system_prompt(project.request(step="review", phase="01", mode="interactive"))
     assert one == two
     assert ".specd/tasks/t" in one
+
+
+def test_a_project_summary_that_is_a_link_is_not_read_into_the_prompt(project: Any, tmp_path: Any) -> None:
+    # Without the jail an agent can write .specd/PROJECT.md: a link to a file of yours would send it to the model.
+    yours = tmp_path / "yours.txt"
+    yours.write_text("aws_secret_access_key = k3y-of-yours\n")
+    summary = project.root / ".specd" / "PROJECT.md"
+    summary.parent.mkdir(parents=True, exist_ok=True)
+    summary.symlink_to(yours)
+    text = context.preload(project.request())
+    assert "k3y-of-yours" not in text
+    assert "Bootstrapped by specd" in text
+    assert summary.is_symlink()  # left as it was
+    assert yours.read_text() == "aws_secret_access_key = k3y-of-yours\n"

@@ -125,3 +125,18 @@ def test_a_task_folder_that_is_a_symlink_out_is_404(signed_in: Any, site: Site, 
         assert signed_in.get("/tasks/elsewhere/events").status_code == 404
     finally:
         link.unlink()
+
+
+def test_a_huge_file_in_a_task_folder_is_read_only_as_far_as_the_page_shows(signed_in: Any, site: Site) -> None:
+    # The agent makes the task folder's files: a sparse one of 8 GB took the whole file into memory to show 200 KB.
+    from specd.web import detail
+
+    huge = site.root / ".specd" / "tasks" / "done" / "HUGE.md"
+    with huge.open("wb") as handle:
+        handle.write(b"# head\n" + b"x" * 100)
+        handle.truncate(8 << 30)
+    reply = signed_in.get("/tasks/done/files/HUGE.md.json")
+    assert reply.status_code == 200
+    text = reply.json()["text"]
+    assert text.startswith("# head\n")
+    assert len(text) <= detail.MAX_TEXT

@@ -109,7 +109,10 @@ def _cap(text: str, limit: int, name: str) -> str:
 
 def _project_summary(request: AgentRequest) -> str:
     path = request.project_root / PROJECT_SUMMARY
-    body = path.read_text(encoding="utf-8", errors="replace") if path.is_file() else ""
+    try:  # a regular file, never through a link and at most what a prompt keeps of it (the agent may make it)
+        body = read_regular(path, FILE_CAP * 4, head=True).decode("utf-8", errors="replace")
+    except OSError:
+        body = ""
     if not body.strip():
         body = (
             "# Project\n\nBootstrapped by specd from the description of task "
@@ -117,8 +120,9 @@ def _project_summary(request: AgentRequest) -> str:
             f"{_task_description(request.task_dir)}\n"
         )
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic.write_text(path, body)
+            if not path.is_symlink():  # yours, to a file of your own: left as it is, and not read
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic.write_text(path, body)
         except OSError:
             pass  # a read-only checkout still gets the summary in the prompt
     # One format for the call that bootstraps the file and every later one: any difference in these
