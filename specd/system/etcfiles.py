@@ -25,15 +25,23 @@ from specd.system.ownfiles import read_regular
 
 SETTINGS = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf", "/etc/npmrc", "/usr/etc/npmrc", "/usr/local/etc/npmrc",
             "/etc/yarnrc", "/etc/gemrc", "/etc/gitconfig", "/etc/environment", "/etc/profile.d/*", "/etc/boto.cfg",
-            "/etc/containers/auth.json", "/etc/docker/config.json")
+            "/etc/containers/auth.json", "/etc/docker/config.json", "/etc/maven/settings.xml",
+            "/usr/share/maven/conf/settings.xml", "/etc/conda/.condarc", "/etc/conda/condarc", "/etc/uv/uv.toml",
+            "/usr/local/cargo/credentials.toml", "/usr/local/cargo/config.toml")
 PURE = ("/etc/netrc", "/etc/apt/auth.conf", "/etc/apt/auth.conf.d/*")
 # The same kind of file inside a tool's own install, which the jail shows with the tool (``binds.tools``): npm's
 # global config in a node's prefix (nvm's, asdf's, volta's, nodenv's), pip's site config in a Python's prefix or a
 # venv, gem's and git's in theirs. `npm config set -g` and `pip config --site` write a token or password there.
 TOOL_SETTINGS = ("pip.conf", "etc/npmrc", "etc/gemrc", "etc/gitconfig", "versions/*/pip.conf", "versions/*/etc/npmrc",
                  "versions/*/etc/gemrc", "versions/node/*/etc/npmrc", "versions/*/envs/*/pip.conf",
-                 "installs/*/*/pip.conf", "installs/*/*/etc/npmrc", "tools/image/node/*/etc/npmrc")
+                 "installs/*/*/pip.conf", "installs/*/*/etc/npmrc", "tools/image/node/*/etc/npmrc",
+                 # Maven's and Gradle's own settings (a repository's password), under sdkman too; conda's channels;
+                 # a CARGO_HOME's registry token
+                 "conf/settings.xml", "candidates/maven/*/conf/settings.xml", "gradle.properties",
+                 "candidates/gradle/*/gradle.properties", ".condarc", "condarc", "credentials.toml")
 _LIMIT = 1 << 20
+# `<password>value</password>`, Maven's way (and `<passphrase>`, `<privateKey>`...): the element's text.
+XML_SECRET = lazy(r"<([A-Za-z][\w.-]*)>([^<\s]{4,})</\1>")
 # `scheme://` then user information up to an `@`: `x-token:glpat-...@`, `ghp_...@`, `user:pass@`.
 USERINFO = lazy(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@\"'\]]+)@")
 # `key = value`, `key: "value"`, `export KEY=value`, `//registry/:_authToken=value`, a JSON member: the value.
@@ -72,12 +80,11 @@ def tool_files(folders: list[Path]) -> list[str]:
 
 
 def _regular(path: str) -> str | None:
-    """``path``, or the file its link leads to, when that is a regular file."""
+    """Where ``path`` really is, through any link on its way (Debian's /usr/share/maven/conf is one to /etc/maven: a
+    bind is made at the end of the links), when that is a regular file."""
     try:
-        mode = os.lstat(path).st_mode
-        if stat.S_ISLNK(mode):
-            path = os.path.realpath(path)
-            mode = Path(path).stat().st_mode
+        path = os.path.realpath(path)
+        mode = Path(path).stat().st_mode
     except OSError:
         return None
     return path if stat.S_ISREG(mode) else None
@@ -86,6 +93,8 @@ def _regular(path: str) -> str | None:
 def scrubbed(text: str) -> str:
     """``text`` without what a secret is: URLs' user information, secret-named keys' values, redaction's shapes."""
     text = USERINFO.sub(r"\1", text)
+    text = XML_SECRET.sub(lambda m: f"<{m.group(1)}>{MASK}</{m.group(1)}>" if is_secret_var(m.group(1), m.group(2))
+                          else m.group(0), text)
     text = _ASSIGNED.sub(lambda m: m.group(1) + MASK if is_secret_var(m.group(2), m.group(3))
                          and len(m.group(3)) >= 8 else m.group(0), text)
     return redact(text)

@@ -75,6 +75,8 @@ def test_a_file_without_a_key_is_shown_as_it_is() -> None:
 
 
 NVM_TOKEN, VENV_PW, PREFIX_TOKEN = ("nvm" + "Global5566ppRR", "venv" + "Index8822mmNN", "pre" + "fixToken3311ssTT")
+MAVEN_PW = "mvn" + "Deploy7744qqWW"
+TOOL_SECRETS = (NVM_TOKEN, VENV_PW, PREFIX_TOKEN, MAVEN_PW)
 
 
 @pytest.fixture
@@ -89,7 +91,13 @@ def tool_installs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[d
     prefix = tmp_path / "opt-node"
     for folder in (nvm / "etc", nvm / "bin", venv / "bin", prefix / "etc", prefix / "bin"):
         folder.mkdir(parents=True)
-    files = {"nvm": nvm / "etc" / "npmrc", "venv": venv / "pip.conf", "prefix": prefix / "etc" / "npmrc"}
+    maven = home / ".sdkman" / "candidates" / "maven" / "current" / "conf"
+    maven.mkdir(parents=True)
+    files = {"nvm": nvm / "etc" / "npmrc", "venv": venv / "pip.conf", "prefix": prefix / "etc" / "npmrc",
+             "maven": maven / "settings.xml"}
+    files["maven"].write_text(f"<settings><!-- <password>an-example</password> --><servers><server><id>corp</id>"
+                              f"<username>ci</username><password>{MAVEN_PW}</password></server></servers>"
+                              "</settings>\n")
     files["nvm"].write_text(f"prefix={nvm}\n//registry.npmjs.org/:_authToken={NVM_TOKEN}\n")
     files["venv"].write_text(f"[global]\nindex-url = https://dev:{VENV_PW}@pypi.corp.example/simple\n")
     files["prefix"].write_text(f"//npm.corp.example/:_authToken={PREFIX_TOKEN}\nfund=false\n")
@@ -110,8 +118,9 @@ def test_a_jail_shows_a_tools_own_settings_without_their_keys(tool_installs: dic
     assert launch.jailed
     seen = subprocess.run(launch.args, cwd=project, env=launch.env, capture_output=True, text=True).stdout
 
-    assert [secret for secret in (NVM_TOKEN, VENV_PW, PREFIX_TOKEN) if secret in seen] == []
-    for kept in ("//registry.npmjs.org/:_authToken=", "https://pypi.corp.example/simple", "fund=false"):
+    assert [secret for secret in TOOL_SECRETS if secret in seen] == []
+    for kept in ("//registry.npmjs.org/:_authToken=", "https://pypi.corp.example/simple", "fund=false",
+                 "<username>ci</username>"):
         assert kept in seen, seen
     assert PREFIX_TOKEN in tool_installs["prefix"].read_text()  # the tool's file as it was
 
@@ -120,6 +129,7 @@ def test_a_tools_own_keys_are_masked_and_held_outside_the_jail(tool_installs: di
     project = tmp_path / "proj"
     project.mkdir()
     subprocess.run(["git", "init", "-q"], cwd=project, check=True)
-    shown, held = known_outside(project, (NVM_TOKEN, VENV_PW, PREFIX_TOKEN), {"copied.txt": f"pw {VENV_PW}\n"})
+    shown, held = known_outside(project, TOOL_SECRETS, {"copied.txt": f"pw {VENV_PW}\n", "pom.txt": f"{MAVEN_PW}\n"})
     assert shown == []
-    assert held == {"copied.txt": f"the value of index-url in {tool_installs['venv']}"}
+    assert held == {"copied.txt": f"the value of index-url in {tool_installs['venv']}",
+                    "pom.txt": "the value of password in ~/.sdkman/candidates/maven/current/conf/settings.xml"}
