@@ -94,7 +94,7 @@ def tools(home: Path | None, env: Mapping[str, str], planted: list[Path]) -> lis
         # A bin folder's programs are often links into the install beside it (node_modules/.bin, a venv's bin),
         # unless that install holds the task's tree: then the bin folder alone (see ``_holds``).
         install = path.parent if outside_home and path.name in ("bin", ".bin", "sbin") else path
-        wanted.append(path if install != path and _holds(install, planted) else install)
+        wanted.append(path if install != path and (_holds(install, planted) or _a_project(install)) else install)
     wanted += [Path(sys.prefix), Path(sys.base_prefix)]
     if env.get("VIRTUAL_ENV"):
         wanted.append(Path(env["VIRTUAL_ENV"]))
@@ -143,6 +143,16 @@ def programs(command: str | list[str], env: Mapping[str, str], home: Path | None
             places += [] if _too_wide(folder, home) or _holds(folder, planted) else [folder]
         found += [place for place in places if not _covered(place, home) and place not in found]
     return found
+
+
+def _a_project(folder: Path) -> bool:
+    """Whether the folder above a PATH ``bin`` is a project rather than an install (a repository, a specd project,
+    a folder with `.env` files): then its ``bin`` is shown alone, not its keys and sources."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(entry.name in (".git", ".specd") or entry.name.startswith(".env") for entry in entries)
+    except OSError:
+        return False
 
 
 def _too_wide(folder: Path, home: Path | None) -> bool:

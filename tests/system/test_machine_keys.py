@@ -133,3 +133,26 @@ def test_a_tools_own_keys_are_masked_and_held_outside_the_jail(tool_installs: di
     assert shown == []
     assert held == {"copied.txt": f"the value of index-url in {tool_installs['venv']}",
                     "pom.txt": "the value of password in ~/.sdkman/candidates/maven/current/conf/settings.xml"}
+
+
+def test_a_bin_folder_of_another_project_on_path_is_shown_alone(tmp_path: Path) -> None:
+    """A PATH entry `X/bin` shows the install `X` it belongs to, unless `X` is a project (a repository, a folder
+    with `.env` files): then its own keys and sources stay out, and its `bin` still runs."""
+    needs_bwrap()
+    other = tmp_path / "other-project"
+    (other / "bin").mkdir(parents=True)
+    (other / ".git").mkdir()
+    (other / ".env").write_text("SECRET_KEY=" + "other" + "ProjectKey5511\n")
+    (other / "config").mkdir()
+    (other / "config" / "master.key").write_text("ab" * 16)
+    (other / "bin" / "tool").write_text("#!/bin/sh\necho tool-ran\n")
+    (other / "bin" / "tool").chmod(0o755)
+    project = tmp_path / "proj"
+    project.mkdir()
+    env = {"PATH": f"{other / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    launch = jail.prepare(f"tool; cat {other}/.env {other}/config/master.key", project, jail.Jail("agent"), env,
+                          model=True)  # the model's command: the files it names are not shown for it
+    done = subprocess.run(launch.args, cwd=project, env=launch.env, capture_output=True, text=True)
+    assert "tool-ran" in done.stdout
+    assert "ProjectKey5511" not in done.stdout
+    assert "ab" * 16 not in done.stdout
