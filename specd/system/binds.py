@@ -22,7 +22,10 @@ from collections.abc import Iterator, Mapping
 from functools import cache, lru_cache
 from pathlib import Path
 
-SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix", "/etc")
+# Nix's store and profiles, not /nix whole: /nix/var/nix/daemon-socket would let a jailed command ask the daemon
+# for a build, which fetches from the host's network and, for a trusted user, outside Nix's own sandbox.
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix/store", "/nix/var/nix/profiles",
+          "/etc")
 # Installed tools that live in HOME (pyenv, nvm, rustup, pip --user...): shown read-only in the fresh HOME,
 # or `python -m pytest` would not even start. Credentials (.ssh, .aws, .config, .netrc...) are not listed.
 HOME_TOOLS = (".pyenv", ".nvm", ".volta", ".asdf", ".rustup", ".cargo/bin", ".local/bin", ".local/lib", ".sdkman",

@@ -42,6 +42,7 @@ TOOL_SETTINGS = ("pip.conf", "etc/npmrc", "etc/gemrc", "etc/gitconfig", "version
 _LIMIT = 1 << 20
 # `<password>value</password>`, Maven's way (and `<passphrase>`, `<privateKey>`...): the element's text.
 XML_SECRET = lazy(r"<([A-Za-z][\w.-]*)>([^<\s]{4,})</\1>")
+XML_COMMENT = lazy(r"(<!--.*?-->)", re.DOTALL)  # examples, not settings
 # `scheme://` then user information up to an `@`: `x-token:glpat-...@`, `ghp_...@`, `user:pass@`.
 USERINFO = lazy(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)([^\s/@\"'\]]+)@")
 # `key = value`, `key: "value"`, `export KEY=value`, `//registry/:_authToken=value`, a JSON member: the value.
@@ -93,11 +94,16 @@ def _regular(path: str) -> str | None:
 def scrubbed(text: str) -> str:
     """``text`` without what a secret is: URLs' user information, secret-named keys' values, redaction's shapes."""
     text = USERINFO.sub(r"\1", text)
-    text = XML_SECRET.sub(lambda m: f"<{m.group(1)}>{MASK}</{m.group(1)}>" if is_secret_var(m.group(1), m.group(2))
-                          else m.group(0), text)
+    text = "".join(part if part.startswith("<!--") else XML_SECRET.sub(_masked_element, part)
+                   for part in XML_COMMENT.split(text))  # Debian's own settings.xml shows <password>repopwd</password>
     text = _ASSIGNED.sub(lambda m: m.group(1) + MASK if is_secret_var(m.group(2), m.group(3))
                          and len(m.group(3)) >= 8 else m.group(0), text)
     return redact(text)
+
+
+def _masked_element(match: re.Match[str]) -> str:
+    tag, value = match.group(1), match.group(2)
+    return f"<{tag}>{MASK}</{tag}>" if is_secret_var(tag, value) else match.group(0)
 
 
 def read(path: str | Path) -> str:

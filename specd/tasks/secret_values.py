@@ -65,9 +65,9 @@ def parse(name: str, text: str) -> Pairs:
     if name.endswith(".json"):
         return _json_secrets(text)
     if name.endswith(".xml"):  # Maven's settings: <password>...</password>
-        from specd.system.etcfiles import XML_SECRET
+        from specd.system.etcfiles import XML_COMMENT, XML_SECRET
 
-        text = re.sub(r"<!--.*?-->", "", text, flags=re.DOTALL)  # Debian's own holds <password>repopwd</password>
+        text = XML_COMMENT.sub("", text)  # examples: Debian's own holds <password>repopwd</password>
         return [(tag, value) for tag, value in XML_SECRET.findall(text) if is_secret_var(tag, value)]
     if name.endswith((".pem", ".key", ".p12", ".pfx")) or name.startswith("id_"):
         return []  # a key's block is a token shape; a key store is binary

@@ -41,7 +41,8 @@ import sys
 import time
 import uuid
 
-SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix", "/etc")
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/nix/store", "/nix/var/nix/profiles",
+          "/etc")
 HOME_TOOLS = (".pyenv", ".nvm", ".volta", ".asdf", ".rustup", ".cargo/bin", ".local/bin", ".local/lib", ".sdkman",
               ".deno", ".bun", "go/bin", ".nodenv", ".rbenv", ".goenv", ".juliaup")
 SKIP_INSIDE = ("/proc", "/sys", "/dev")
