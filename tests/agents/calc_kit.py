@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-CHECK = ("import sys\nsys.path.insert(0, '.')\nfrom calc import add\n"
+# No calc.pyc: a fix as long as the bug, written within the second the first check compiled it, would not be seen.
+CHECK = ("import sys\nsys.path.insert(0, '.')\nsys.dont_write_bytecode = True\nfrom calc import add\n"
          "if add(2, 2) != 4:\n    print(f'FAILED test_add: add(2, 2) returned {add(2, 2)}')\n    sys.exit(1)\n")
 
 
