@@ -134,7 +134,8 @@ def programs(command: str | list[str], env: Mapping[str, str], home: Path | None
     except ValueError:
         return []
     named = [shutil.which(words[0], path=env.get("PATH"))] if words else []
-    named += [word for word in words if word.startswith("/")]
+    # the jail's own /proc, /sys and /dev are there already: a bind of /proc/<pid> stopped bubblewrap from starting
+    named += [word for word in words if word.startswith("/") and not word.startswith(("/proc/", "/sys/", "/dev/"))]
     found: list[Path] = []
     for word in named:
         if not word or not Path(word).is_file() or steered(Path(word).absolute(), planted):

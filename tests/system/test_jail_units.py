@@ -229,3 +229,19 @@ def test_the_agent_clis_settings_that_exist_go_read_only_and_none_through_a_link
                      ("--ro-bind-try", ".claude/hooks")]
     assert machinery.machinery((".claude", "settings.local.json")) == machinery.TOOL_WHY
     assert machinery.machinery((".claude", "agents", "reviewer.md")) is None
+
+
+def test_a_pipeline_command_naming_proc_sys_or_dev_starts_its_jail(tmp_path: Path) -> None:
+    """A `run:` hook that reads /proc/self/status named a folder bubblewrap could not bind (/proc/<pid>): every
+    jail of that hook failed to start. The jail's own /proc, /sys and /dev are there already."""
+    from specd.system import binds
+
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path / "home")}
+    shown = binds.programs("grep Cap /proc/self/status /dev/null /sys/kernel/mm", env, tmp_path / "home", [])
+    assert [str(path) for path in shown if str(path).startswith(("/proc", "/sys", "/dev"))] == []
+    if not jail.active():
+        return
+    launch = jail.prepare("grep -c Cap /proc/self/status", tmp_path, jail.Jail("project"), env)
+    done = subprocess.run(launch.args, cwd=tmp_path, env=launch.env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "5"
