@@ -40,13 +40,13 @@ def find(cli: Cli, env: Mapping[str, str]) -> str:
     """The binary to run: the one ``cli.bin_env`` names if set, else ``cli.command`` on PATH."""
     configured = env.get(cli.bin_env)
     path = shutil.which(configured or cli.command, path=env.get("PATH"))
-    yours = env.get(STASH)
-    mine = shutil.which(configured or cli.command, path=yours) if path is None and yours else None
-    if mine is not None and ownpath.inside(mine):
-        raise ConfigError(f"`{cli.command}` is found only inside the project ({mine}), where the agent can rewrite "
-                          "it, and specd runs it outside the jail to ask its version",
-                          fix=f"install it outside the project ({cli.install}), or set {cli.bin_env} to a copy "
-                              "outside it")
+    if path is None and env.get(STASH):  # not on the PATH specd runs its own programs from: on yours, in the project?
+        path = shutil.which(configured or cli.command, path=env[STASH])
+    if path is not None and ownpath.inside(path):
+        raise ConfigError(f"`{path}` is inside the project, where the agent can rewrite it, and specd runs it "
+                          "outside the jail to ask its version",
+                          fix=f"install {cli.title} outside the project ({cli.install}), or set {cli.bin_env} to "
+                              "a copy outside it")
     if path is None and configured:
         raise ConfigError(f"{cli.bin_env}={configured} is not an executable file",
                           fix=f"point {cli.bin_env} at the {cli.command} binary, or unset it and install: "

@@ -99,9 +99,12 @@ def test_an_agent_cli_found_only_in_the_project_is_refused_with_the_fix(tmp_path
     with pytest.raises(ConfigError) as refused:
         find(cli, os.environ)
 
-    assert "found only inside the project" in str(refused.value)
+    assert "is inside the project, where the agent can rewrite it" in str(refused.value)
     assert str(tool) in str(refused.value)
     assert "SPECD_CLAUDE_BIN" in (refused.value.fix or "")
+    # named outright, it is the same file the model can rewrite
+    with pytest.raises(ConfigError, match="inside the project"):
+        find(cli, {**os.environ, "SPECD_CLAUDE_BIN": str(tool)})
 
 
 @pytest.mark.skipif(not jail.active() and not os.environ.get("CI"), reason="bubblewrap is not available here")
