@@ -47,6 +47,26 @@ def _compiled() -> None:
         compileall.compile_dir(folder, quiet=2, workers=0)
 
 
+@pytest.fixture(autouse=True)
+def _own_path() -> Iterator[None]:
+    """specd guards PATH for its own programs in the process that runs it (``specd.system.ownpath``): an in-process
+    call in one test, in the repository say, must not leave the next test a PATH without the repository's folders
+    (its venv, the agent CLIs in .ci/node)."""
+    import os
+
+    from specd.system import ownpath
+
+    before = {name: os.environ.get(name) for name in ("PATH", ownpath.STASH)}
+    roots = list(ownpath._roots)
+    yield
+    for name, value in before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    ownpath._roots[:] = roots
+
+
 @dataclass
 class Result:
     code: int
