@@ -24,8 +24,10 @@ _roots: list[str] = []  # real paths
 def guard(root: Path | None = None) -> None:
     """From now on this process finds its programs on PATH less its relative and empty entries and those inside
     ``root`` (the project, its worktrees with it) or any root guarded before."""
-    if root is not None and (resolved := os.path.realpath(root)) not in _roots:
-        _roots.append(resolved)
+    folders: list[str] = [] if root is None else [str(root), *_main_tree(str(root))]
+    for folder in folders:
+        if (resolved := os.path.realpath(folder)) not in _roots:
+            _roots.append(resolved)
     given = os.environ.get("PATH") or ""
     stashed = os.environ.get(STASH)
     if stashed is not None and _drawn_from(given, stashed):
@@ -34,6 +36,22 @@ def guard(root: Path | None = None) -> None:
     if kept != given or stashed is not None:
         os.environ[STASH] = given
         os.environ["PATH"] = kept
+
+
+def _main_tree(root: str) -> list[str]:
+    """A worktree's main tree (``.git`` is then a file, ``gitdir: <main>/.git/worktrees/<name>``): a task there
+    runs in the main tree, where its agent writes, and its ``.venv/bin`` on PATH is no safer from a worktree."""
+    from pathlib import Path  # here: a guard without a root, `specd --help`'s, needs none
+
+    from specd.system.ownfiles import read_regular
+
+    try:
+        pointer = read_regular(Path(root) / ".git", 4096, head=True).decode("utf-8", errors="replace")
+    except OSError:  # a folder (a plain clone), no repository, or not a file of git's
+        return []
+    found = pointer.removeprefix("gitdir:").strip()
+    main, sep, _ = found.rpartition(f"{os.sep}.git{os.sep}worktrees{os.sep}")
+    return [main] if sep and main.startswith(os.sep) else []
 
 
 def kept_of(given: str, roots: list[str]) -> str:

@@ -125,3 +125,31 @@ def test_specd_installed_in_the_projects_venv_is_read_only_in_the_jail(tmp_path:
     assert "Read-only file system" in done.stderr
     assert not (site / "zz.pth").exists()
     assert (project / "src" / "ok.txt").read_text() == "x\n"  # the rest of the tree is the agent's to write
+
+
+@pytest.mark.skipif(not jail.active() and not os.environ.get("CI"), reason="bubblewrap is not available here")
+def test_a_git_left_in_the_main_trees_venv_never_runs_for_a_task_in_its_worktree(tmp_path: Path) -> None:
+    # A task run in the main tree (`specd continue`) can write the main tree's .venv/bin; a task that `specd run`
+    # runs in a worktree is started with --project <worktree>, and its specd must not take that git either.
+    gp = GitProject(tmp_path, steps=("discuss",))
+    gp.write(".gitignore", ".venv/\n")
+    gp.git("add", ".gitignore")
+    gp.git("commit", "-q", "-m", "ignore the venv")
+    mark = tmp_path / "ran-outside-the-jail"
+    planted = gp.root / ".venv" / "bin" / "git"
+    planted.parent.mkdir(parents=True)
+    planted.write_text(f"#!/bin/sh\ntouch {mark}\nexec /usr/bin/git \"$@\"\n", encoding="utf-8")
+    planted.chmod(0o755)
+    agent = gp.dir / "plant.sh"
+    agent.write_text(PLANT, encoding="utf-8")
+    gp.env.update({"PATH": f"{planted.parent}:{gp.env['PATH']}", "MARK": str(mark), "SEEN": str(gp.dir / "p.txt"),
+                   "SPECD_JAIL_READ": str(agent)})
+    gp.new("w")
+    gp.git("add", "-A")
+    gp.git("commit", "-q", "-m", "the task")
+    mark.unlink(missing_ok=True)  # the test's own git calls above took the planted one: the user's PATH says so
+
+    done = gp.specd("run", "w", "--auto", "--agent", f"cmd:sh {shlex.quote(str(agent))}")
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not mark.exists()
