@@ -85,3 +85,16 @@ def yours(env: Mapping[str, str]) -> dict[str, str]:
 def inside(path: str) -> bool:
     """Whether ``path`` (a program found on PATH as you set it) lies inside a guarded root."""
     return _within(os.path.realpath(path), _roots)
+
+
+def unseen(command: str, tree: Path) -> str:
+    """Why a command a jail in ``tree`` could not find (exit 127) is on your PATH all the same: it lies in the main
+    tree, which a task's worktree does not show. "" when that is not the reason."""
+    import shutil
+
+    words = command.split()
+    found = shutil.which(words[0], path=os.environ.get(STASH) or os.environ.get("PATH")) if words else None
+    if found is None or not inside(found) or _within(os.path.realpath(found), [os.path.realpath(tree)]):
+        return ""
+    return (f"; `{words[0]}` is {found} on your PATH, in the main tree, which a task's worktree does not show: make "
+            "it in the worktree too (a pre hook), or install it outside the project")

@@ -153,3 +153,25 @@ def test_a_git_left_in_the_main_trees_venv_never_runs_for_a_task_in_its_worktree
 
     assert done.returncode == 0, done.stdout + done.stderr
     assert not mark.exists()
+
+
+def test_a_hook_not_found_in_a_worktree_names_where_it_is_on_your_path(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    main = tmp_path / "proj"
+    tool = main / ".venv" / "bin" / "mytest"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    worktree = main / ".specd" / "worktrees" / "t"
+    worktree.mkdir(parents=True)
+    monkeypatch.setenv("PATH", f"{tool.parent}:/usr/bin:/bin")
+    monkeypatch.delenv(ownpath.STASH, raising=False)
+    monkeypatch.setattr(ownpath, "_roots", [])
+    ownpath.guard(main)
+
+    said = ownpath.unseen("mytest --fast", worktree)
+
+    assert str(tool) in said
+    assert "worktree does not show" in said
+    assert ownpath.unseen("mytest", main) == ""  # the main tree's own jail shows it: not why it was not found
+    assert ownpath.unseen("no-such-tool-here", worktree) == ""
