@@ -79,19 +79,25 @@ def test_specds_own_lookups_skip_relative_entries_and_the_projects_folders(tmp_p
     assert os.environ["PATH"] == "/opt/new/bin:/usr/bin"
 
 
-def test_an_agent_cli_found_only_in_the_project_is_refused_with_the_fix(tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    from specd.agents.cli_check import Cli, find
-    from specd.errors import ConfigError
-
-    project = tmp_path / "proj"
-    tool = project / "node_modules" / ".bin" / "claude"
+def _tool_in(folder: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An executable ``name`` in ``folder``, first on a fresh PATH of this process, nothing guarded yet."""
+    tool = folder / name
     tool.parent.mkdir(parents=True)
     tool.write_text("#!/bin/sh\necho 2.1.0\n")
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tool.parent}:/usr/bin:/bin")
     monkeypatch.delenv(ownpath.STASH, raising=False)
     monkeypatch.setattr(ownpath, "_roots", [])
+    return tool
+
+
+def test_an_agent_cli_found_only_in_the_project_is_refused_with_the_fix(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from specd.agents.cli_check import Cli, find
+    from specd.errors import ConfigError
+
+    project = tmp_path / "proj"
+    tool = _tool_in(project / "node_modules" / ".bin", "claude", monkeypatch)
     ownpath.guard(project)
     cli = Cli("claude_code", "claude", "Claude Code", "Claude Code", "SPECD_CLAUDE_BIN", "npm i -g claude", "Node",
               (1,), "")
@@ -158,15 +164,9 @@ def test_a_git_left_in_the_main_trees_venv_never_runs_for_a_task_in_its_worktree
 def test_a_hook_not_found_in_a_worktree_names_where_it_is_on_your_path(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     main = tmp_path / "proj"
-    tool = main / ".venv" / "bin" / "mytest"
-    tool.parent.mkdir(parents=True)
-    tool.write_text("#!/bin/sh\n")
-    tool.chmod(0o755)
+    tool = _tool_in(main / ".venv" / "bin", "mytest", monkeypatch)
     worktree = main / ".specd" / "worktrees" / "t"
     worktree.mkdir(parents=True)
-    monkeypatch.setenv("PATH", f"{tool.parent}:/usr/bin:/bin")
-    monkeypatch.delenv(ownpath.STASH, raising=False)
-    monkeypatch.setattr(ownpath, "_roots", [])
     ownpath.guard(main)
 
     said = ownpath.unseen("mytest --fast", worktree)
