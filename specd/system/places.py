@@ -68,10 +68,10 @@ def places(root: Path, task_dir: Path, git: GitDirs | None) -> list[Place]:
     specd = root / ".specd"
     found = [Place(specd, SPECD_FILES), Place(specd / "hooks", deep=True), Place(specd / "workflows", deep=True),
              Place(task_dir, TASK_FILES), Place(task_dir / SEALED_DIR, deep=True)]
-    found += [Place(root / folder, names) for folder, names in TOOL_CONFIGS]  # what your own agent CLIs run
     found += [Place(root / folder, deep=True) for folder in TOOL_HOOKS]
+    tools = {folder: names for folder, names in TOOL_CONFIGS}  # what your own agent CLIs run; one look per folder
     if git is None:
-        return found
+        return found + [Place(root / folder, names) for folder, names in tools.items()]
     found += [Place(git.common, GIT_FILES), Place(git.common / "hooks", deep=True)]
     if git.own != git.common:
         found.append(Place(git.own, GIT_FILES))
@@ -83,8 +83,8 @@ def places(root: Path, task_dir: Path, git: GitDirs | None) -> list[Place]:
             found.append(Place(hooks, deep=True))
             if hooks.name == "_":  # husky 9 keeps its stubs in .husky/_ and the user's hooks in .husky/
                 found.append(Place(hooks.parent, ("*",)))
-    found += [Place(root, names) for names in hook_configs(hooks)]
-    return found
+    tools[""] = tuple(dict.fromkeys([*tools[""], *(name for names in hook_configs(hooks) for name in names)]))
+    return found + [Place(root / folder, names) for folder, names in tools.items()]
 
 
 # Git hook managers whose installed hook reads its commands from a file in the work tree at each `git commit`:
