@@ -23,6 +23,7 @@ from specd.pipeline.resolve import ResolvedHook, Workflows
 from specd.pipeline.step_agents import settings_for
 from specd.pipeline.step_checks import OUTCOME as CHECKS_FAILED
 from specd.pipeline.workflow import Workflow, load_workflow
+from specd.system import environments
 from specd.system.ownpath import unseen
 from specd.tasks.project import Project
 
@@ -179,7 +180,8 @@ class Dispatcher:
         if outcome.timed_out:
             return HookResult(False, f"timed out after {timeout:g} s", output)
         if outcome.returncode != 0:
-            hint = unseen(hook.spec.run, self.project.root) if outcome.returncode == 127 else ""
+            hint = (unseen(hook.spec.run, self.project.root) if outcome.returncode == 127
+                    else environments.hint(output, self.project.root.resolve()))
             return HookResult(False, f"exited with status {outcome.returncode}{hint}", output)
         return HookResult(True, "", output)
 

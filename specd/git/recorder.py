@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.events import Event, EventBus
-from specd.git import paths, publish, recovery, tree
+from specd.git import ignored, paths, publish, recovery, tree
 from specd.git.barrier import Barrier
 from specd.git.carry import HARMLESS, Carry, commit_carried
 from specd.git.journal import Journal, Pending, short_name
@@ -45,6 +45,8 @@ class GitRecorder:
         self.windows = Windows(repo.git_dir or repo.common_dir)
         self.own_output = own_output(repo.top)  # `specd continue t 2>e1.txt`: never a step's work
         self.before: Snapshot | None = None  # set while a step or hook is open
+        self.opened_ns = 0  # when it opened: what it left where git does not look since then (``ignored``)
+        self._ignored: list[str] | None = None  # what git ignored as of ``_now``, when it was asked
         self.pending: set[str] = set()  # this run's changes outside the task folder, not yet committed
         self.reported: set[str] = set()  # paths the open step's agent said it changed
         self.had_edits: set[str] = set()  # pending paths the user had edited before the step changed them
@@ -144,6 +146,7 @@ class GitRecorder:
 
     def _start(self) -> None:
         now = self.snapshot()
+        self.opened_ns = ignored.written(self.baseline) if self.baseline.exists() else 0  # a killed step's
         earlier = recovery.load_open(self.baseline)  # the last run stopped inside a step: what changed since is its
         if earlier is not None:  # work (see ``recovery``)
             work = {p for p in tree.changed(earlier[0], now) if p in now and not self._specd(p)} - self.own_output
@@ -164,11 +167,15 @@ class GitRecorder:
         self.before, self.label = self.snapshot() if resumed is None else resumed, label
         self.reported = set()
         recovery.save_open(self.baseline, self.before, label)
+        # the baseline's own time: the clock of the files' filesystem, as a compiled file's will be
+        self.opened_ns = self.opened_ns if resumed is not None and self.opened_ns else ignored.written(self.baseline)
 
     def _close(self) -> None:
         if self.before is None:
             return
         before, self.before, after = self.before, None, self.snapshot()
+        for line in ignored.after(self.repo.top, self._ignored or [], self.opened_ns, self.label):
+            self._warn(line)  # what it left where git does not look
         others, fresh = self.windows.others(), False
         # Only paths dirty now: one that went clean was reverted, or committed by another run.
         changed = {p for p in tree.changed(before, after) & after.keys() if p not in self.own_output}
@@ -223,7 +230,7 @@ class GitRecorder:
         if (dirty or forced) and paths.commit(self.repo, redact(message), sorted(chosen)):
             self.after_commit(dirty)
             # The committed paths are clean now: the step opened next starts from this, without a status.
-            self._now = {p: e for p, e in after.items() if p not in chosen}
+            self._now, self._ignored = {p: e for p, e in after.items() if p not in chosen}, None
             self.carry.keep(self._now)
         self.pending -= chosen | withheld
         self._journal_done(chosen | withheld)
@@ -247,11 +254,12 @@ class GitRecorder:
         self._now = None  # specd itself changed the index: the next snapshot asks git again
 
     def carried_to(self, now: Snapshot) -> None:
-        self._now = now  # the tree after a commit made from the carried one (``carry.commit_carried``)
+        self._now, self._ignored = now, None  # the tree after a commit made from the carried one (``carry``)
 
     def snapshot(self) -> Snapshot:
         if self._now is None:
-            self._now = tree.take(self.repo, self.scope, self.hasher)
+            self._ignored = []
+            self._now = tree.take(self.repo, self.scope, self.hasher, self._ignored)
         return self._now
 
     def after_commit(self, committed: set[str]) -> None:

@@ -74,15 +74,20 @@ class Hasher:
         return value
 
 
-def take(repo: Repo, scope: str, hasher: Callable[[Path], str] | None = None) -> Snapshot:
-    """The dirty paths under ``scope`` (a folder relative to the top; "." for all)."""
+def take(repo: Repo, scope: str, hasher: Callable[[Path], str] | None = None,
+         ignored: list[str] | None = None) -> Snapshot:
+    """The dirty paths under ``scope`` (a folder relative to the top; "." for all). ``ignored``, when given,
+    gets the paths git ignores there from the same walk: a folder ignored whole once, ending in "/", unwalked."""
     # -z: raw names, no quoting; --no-renames: one name per record; -uall: untracked files one by one.
     out = repo.run("status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all",
-                   "--ignore-submodules=all", "--", scope)
+                   "--ignore-submodules=all", *(["--ignored=matching"] if ignored is not None else []), "--", scope)
     hash_of = hasher or digest
+    records = [record for record in out.split("\0") if record]
+    if ignored is not None:
+        ignored += [record[3:] for record in records if record.startswith("!!")]
     # sys.intern: one string per status, not one per path
     return {record[3:]: Entry(sys.intern(record[:2]), hash_of(repo.top / record[3:]))
-            for record in out.split("\0") if record}
+            for record in records if not record.startswith("!!")}
 
 
 def save(snapshot: Snapshot, path: Path) -> None:

@@ -64,7 +64,10 @@ def test_a_node_modules_bin_on_path_replaced_by_a_link_to_aws_shows_no_credentia
     (project / "node_modules" / ".bin").mkdir(parents=True)
     env = {"PATH": f"{project / 'node_modules' / '.bin'}:/usr/bin:/bin", "HOME": str(home)}
     jailed(f"rm -rf node_modules && ln -s {home / '.aws'} node_modules", project, env)
-    assert (project / "node_modules").is_symlink()
+    assert not (project / "node_modules").is_symlink()  # read-only in the jail: it cannot even be replaced
+    (project / "node_modules" / ".bin").rmdir()
+    (project / "node_modules").rmdir()
+    (project / "node_modules").symlink_to(home / ".aws")  # planted all the same (by a run without the jail, say)
     read = jailed(f"cat {home / '.aws' / 'credentials'}", project, env)
     assert "planted-aws" not in read
 
@@ -81,7 +84,8 @@ def test_a_pipeline_program_in_the_tree_replaced_by_a_link_to_a_key_shows_no_key
     # The pipeline's next command names the same path: what it names is not followed out of the tree.
     launch = jail.prepare(str(script), project, jail.Jail("agent", backend="anthropic"), env, model=False)
     sources = [launch.args[i + 1] for i, arg in enumerate(launch.args) if arg in ("--ro-bind", "--bind")]
-    assert [source for source in sources if source.startswith(str(home))] == []
+    own = str(home / ".cache" / "specd" / "pycache")  # specd's own folder for the tree's compiled Python
+    assert [source for source in sources if source.startswith(str(home)) and not source.startswith(own)] == []
     assert "planted-key-bytes" not in jailed(f"{script}; head -c 80 scripts/lint.sh", project, env, model=False)
 
 

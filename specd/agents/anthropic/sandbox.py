@@ -21,6 +21,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from specd.system import environments
 from specd.system.envfiles import is_hidden
 from specd.system.machinery import is_state, machinery
 from specd.system.ownfiles import read_capped
@@ -57,6 +58,9 @@ class Sandbox:
             raise Refused(f"{path}: outside the project root {self.root}; only paths inside it are allowed")
         if write and (reason := machinery(resolved.relative_to(self.root).parts)):
             raise Refused(f"{path}: writing refused: {reason}")
+        if write and (env := environments.holding(self.root, resolved)) is not None:
+            raise Refused(f"{path}: writing refused: it is inside {env.relative_to(self.root)}, an environment of "
+                          f"the project's; {environments.WHY}")
         if is_hidden(self.root, resolved):  # what the model reads goes to the API as it is
             raise Refused(f"{path}: holds the project's keys; .env files, credential files and private keys are "
                           "never shown to the model (a template such as .env.example is)")

@@ -1,0 +1,153 @@
+"""The tree's own environments, read-only in the jail: a Python virtualenv, a conda environment, ``node_modules``.
+
+git ignores them, so nothing a step changes in one is in any commit, any diff or any review; yet your own
+`python`, `pytest` and `npm test` run their code the next time you start them in the project, outside any jail:
+a ``.pth`` file in a virtualenv's site-packages runs at every start of that Python, an edited package or a
+``node_modules/.bin`` script the next time it is used. So a task run in your own tree (`specd continue`) shows
+each of them read-only to every jailed process, and the anthropic agent's file tools refuse to write in them.
+
+Found at the tree's top and one folder down (``.venv``, ``venv``, ``web/node_modules``, ``.tox/py311``): a folder
+named ``node_modules``, one that holds a ``pyvenv.cfg`` file (venv, virtualenv, uv, tox and nox make one) or a
+``conda-meta`` folder (``conda create -p``). A link is not followed: what it points to is shown, if at all, as a
+tool folder (``binds.tools``), never by way of the tree.
+
+What stays writable: the caches build tools keep in ``node_modules`` (``.cache``, ``.vite``), as an empty,
+private folder for the step that is gone after it (a poisoned build cache would end up in your next build); and
+a folder you name yourself, relative to the tree, in ``SPECD_JAIL_WRITE`` (``SPECD_JAIL_WRITE=.venv``), for steps
+that install what they add. A step made to install into a read-only one fails with "Read-only file system".
+
+Python's own caches of the tree go elsewhere too: a jailed Python compiles into a folder of specd's for the tree
+(``pycache``: ``PYTHONPYCACHEPREFIX``, outside the tree, kept from step to step, shown at ``/tmp/.specd-pycache``
+in the jail), never into the tree's
+``__pycache__``, so a compiled file found there after a step is not a cache the step's Python made, and it goes
+(``specd/git/ignored.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+NODE = "node_modules"
+MARKS = ("pyvenv.cfg", "conda-meta")  # a file or folder that makes the folder holding it an environment
+HOLDERS = (".tox", ".nox")  # folders that hold environments one folder down, whatever their names
+NAMES = (NODE, ".venv", "venv")  # the names looked for one folder down
+CACHES = (".cache", ".vite")  # node_modules' build caches: private and empty for each step
+WRITE_ENV = "SPECD_JAIL_WRITE"
+PYCACHE = "PYTHONPYCACHEPREFIX"
+JAILED_PYCACHE = "/tmp/.specd-pycache"  # where ``pycache`` shows in the jail
+UNUSED_DAYS = 30
+
+
+def found(root: Path) -> list[Path]:
+    """The environments in the tree at ``root``, each a folder (not a link), at the top or one folder down."""
+    try:
+        with os.scandir(root) as entries:
+            top = [(entry.name, entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    envs: list[str] = []
+    for name, path in top:
+        if name == ".git":
+            continue
+        if _is_env(name, path):
+            envs.append(path)
+            continue
+        try:
+            with os.scandir(path) as entries:
+                below = [(e.name, e.path) for e in entries
+                         if (name in HOLDERS or e.name in NAMES) and e.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        envs += [sub for sub_name, sub in below if _is_env(sub_name, sub)]
+    return [Path(path) for path in sorted(envs)]
+
+
+def _is_env(name: str, path: str) -> bool:
+    return name == NODE or any(os.path.lexists(f"{path}/{mark}") for mark in MARKS)
+
+
+def binds(root: Path, env: Mapping[str, str]) -> list[str]:
+    """bwrap flags, after the tree's own bind: each environment read-only, but those ``SPECD_JAIL_WRITE`` names
+    relative to the tree; its existing build caches a private tmpfs."""
+    args: list[str] = []
+    for folder in found(root):
+        if folder in yours(root, env):
+            continue
+        args += ["--ro-bind", str(folder), str(folder)]
+        if folder.name == NODE:
+            for cache in CACHES:
+                if (folder / cache).is_dir() and not (folder / cache).is_symlink():
+                    args += ["--tmpfs", str(folder / cache)]
+    return args
+
+
+def yours(root: Path, env: Mapping[str, str]) -> set[Path]:
+    """The folders of the tree ``SPECD_JAIL_WRITE`` names by a relative path (absolute ones are ``binds``'s)."""
+    entries = env.get(WRITE_ENV, "").split(os.pathsep)
+    return {root / entry.strip("/") for entry in entries
+            if entry and not Path(entry).is_absolute() and ".." not in Path(entry).parts}
+
+
+def holding(root: Path, path: Path) -> Path | None:
+    """The environment of ``root`` (resolved) that holds ``path`` (resolved), unless ``SPECD_JAIL_WRITE`` names it:
+    the anthropic agent's file tools refuse to write there, as the jail does."""
+    if not path.is_relative_to(root):
+        return None
+    mine = yours(root, os.environ)
+    return next((env for env in found(root) if path.is_relative_to(env) and env not in mine), None)
+
+
+def pycache(root: Path, env: Mapping[str, str]) -> Path | None:
+    """The folder a jailed Python of the tree at ``root`` compiles into (made, yours alone), under your own cache
+    folder, which no jail shows but this; None without a HOME."""
+    from specd.system.binds import home_of
+
+    home = home_of(env)
+    if home is None:
+        return None
+    folder = home / ".cache" / "specd" / "pycache" / hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.utime(folder)  # in use: ``_prune`` leaves it
+    except OSError:
+        return None
+    _prune(folder.parent)
+    return folder if folder.is_dir() and not folder.is_symlink() else None
+
+
+@functools.cache  # once a process
+def _prune(parent: Path) -> None:
+    """Forget the folders of trees no jail has used for ``UNUSED_DAYS`` (a task's worktree, gone with it)."""
+    import shutil
+    import time
+
+    try:
+        with os.scandir(parent) as entries:
+            old = [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)
+                   and time.time() - entry.stat(follow_symlinks=False).st_mtime > UNUSED_DAYS * 86400]
+    except OSError:
+        return
+    for path in old:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def hint(output: str, root: Path) -> str:
+    """Why a hook that failed on a read-only file system did: it wrote in one of the tree's environments ("" when
+    its output names none of them), and the way to let it."""
+    if "Read-only file system" not in output and "EROFS" not in output:
+        return ""
+    named = [str(env.relative_to(root)) for env in found(root) if str(env.relative_to(root)) in output]
+    if not named:
+        return ""
+    return (f"; {named[0]} is read-only in the jail (an environment of the project's, which git ignores): a hook "
+            f"that installs into it needs it in SPECD_JAIL_WRITE, relative to the project (SPECD_JAIL_WRITE="
+            f"{named[0]})")
+
+
+WHY = ("git ignores it, so no review would see a change here, and your own python, pytest or npm runs its code "
+       "outside any jail; install dependencies yourself, or name the folder in SPECD_JAIL_WRITE (relative to the "
+       "project) for steps that install")

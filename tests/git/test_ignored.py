@@ -1,0 +1,106 @@
+"""``specd/git/ignored.py``: what a step leaves where git does not look, on real files and git."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from specd.git import ignored, tree
+from specd.git.repo import Repo
+from specd.system import environments
+
+
+def _repo(root: Path) -> Repo:
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    (root / ".gitignore").write_text("__pycache__/\n*.py[cod]\n*.so\nbuild/\nnode_modules/\n")
+    repo = Repo.open(root)
+    assert repo is not None
+    return repo
+
+
+def _write(root: Path, path: str) -> Path:
+    target = root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"compiled")
+    return target
+
+
+def test_the_compiled_files_git_ignores_and_made_since_the_step_opened_go(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    listed: list[str] = []
+    for path in ("pkg/__pycache__/mod.cpython-311.pyc", "helper.pyc", "build/lib/pytest.pyc", "node_modules/x.pyc",
+                 "pkg/__pycache__/notes.txt"):
+        _write(tmp_path, path)
+    snapshot = tree.take(repo, ".", ignored=listed)
+    assert ".gitignore" in snapshot
+    assert "helper.pyc" not in snapshot  # the dirty paths are as before
+    assert sorted(listed) == ["build/", "helper.pyc", "node_modules/", "pkg/__pycache__/"]
+    newest = max(_ctime(path) for path in tmp_path.rglob("*.pyc"))
+    assert ignored.sweep(tmp_path, listed, newest + ignored.SLACK_NS + 1) == []  # all made before the step
+    removed = ignored.sweep(tmp_path, listed, 0)  # all made since
+    assert sorted(removed) == ["helper.pyc", "pkg/__pycache__/mod.cpython-311.pyc"]
+    assert not (tmp_path / "helper.pyc").exists()
+    assert (tmp_path / "build/lib/pytest.pyc").exists()  # inside a folder git ignores whole: never walked
+    assert (tmp_path / "node_modules/x.pyc").exists()
+    assert (tmp_path / "pkg/__pycache__/notes.txt").exists()  # not a compiled file
+    assert "2 compiled Python files" in ignored.said(removed, "execute (phase 1)")
+    assert "while execute (phase 1) ran" in ignored.said(removed, "execute (phase 1)")
+
+
+def test_an_extension_the_step_built_is_said_and_kept(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    ext = _write(tmp_path, "pytest.cpython-311-x86_64-linux-gnu.so")
+    _write(tmp_path, "build/other.so")
+    listed: list[str] = []
+    tree.take(repo, ".", ignored=listed)
+    lines = ignored.after(tmp_path, listed, _ctime(ext), "execute")
+    assert len(lines) == 1
+    assert lines[0].startswith("execute made or changed 1 compiled extension that git ignores "
+                               "(pytest.cpython-311-x86_64-linux-gnu.so)")
+    assert ext.exists()
+    assert ignored.after(tmp_path, listed, _ctime(ext) + ignored.SLACK_NS + 1, "execute") == []
+    assert ignored.after(tmp_path, listed, 0, "execute") == []  # when the step opened is not known
+
+
+def test_a_link_named_like_a_compiled_file_goes_and_its_target_stays(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    target = _write(tmp_path, "elsewhere/real.bin")
+    (tmp_path / "mod.pyc").symlink_to(target)
+    listed: list[str] = []
+    tree.take(repo, ".", ignored=listed)
+    assert ignored.sweep(tmp_path, listed, _ctime(target) - ignored.SLACK_NS) == ["mod.pyc"]
+    assert target.exists()
+
+
+def test_a_trees_compiled_folder_unused_for_a_month_is_forgotten(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = {"HOME": str(home)}
+    stale = home / ".cache/specd/pycache/0123456789abcdef"
+    (stale / "x").mkdir(parents=True)
+    month = time.time() - (environments.UNUSED_DAYS + 1) * 86400
+    os.utime(stale, (month, month))
+    environments._prune.cache_clear()
+    folder = environments.pycache(tmp_path / "tree", env)
+    assert folder is not None
+    assert folder.is_dir()
+    assert folder.parent == stale.parent
+    assert not stale.exists()
+    assert oct(folder.stat().st_mode & 0o777) == "0o700"
+
+
+def _ctime(path: Path) -> int:
+    return path.lstat().st_ctime_ns
+
+
+def test_a_key_file_git_ignores_that_the_step_made_is_said(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (tmp_path / ".gitignore").write_text(".env\n.npmrc\n")
+    made = [_write(tmp_path, ".env"), _write(tmp_path, "web/.npmrc")]
+    listed: list[str] = []
+    tree.take(repo, ".", ignored=listed)
+    lines = ignored.after(tmp_path, listed, min(_ctime(path) for path in made), "discuss")
+    assert lines == [ignored.loaded([".env", "web/.npmrc"], "discuss")]
+    assert lines[0].startswith("discuss made or changed .env, web/.npmrc, which git ignores and specd never commits")
+    assert all(path.exists() for path in made)
