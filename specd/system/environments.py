@@ -28,6 +28,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -56,14 +57,23 @@ def found(root: Path) -> list[Path]:
         if _is_env(name, path):
             envs.append(path)
             continue
-        try:
-            with os.scandir(path) as entries:
-                below = [(e.name, e.path) for e in entries
-                         if (name in HOLDERS or e.name in NAMES) and e.is_dir(follow_symlinks=False)]
-        except OSError:
-            continue
+        if name in HOLDERS:  # tox's and nox's environments, whatever their names
+            try:
+                with os.scandir(path) as entries:
+                    below = [(e.name, e.path) for e in entries if e.is_dir(follow_symlinks=False)]
+            except OSError:
+                continue
+        else:  # a few names looked at, not a listing: a top folder may hold thousands of files
+            below = [(sub, f"{path}/{sub}") for sub in NAMES if _folder(f"{path}/{sub}")]
         envs += [sub for sub_name, sub in below if _is_env(sub_name, sub)]
     return [Path(path) for path in sorted(envs)]
+
+
+def _folder(path: str) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _is_env(name: str, path: str) -> bool:
