@@ -8,8 +8,9 @@ each of them read-only to every jailed process, and the anthropic agent's file t
 
 Found at the tree's top and one folder down (``.venv``, ``venv``, ``web/node_modules``, ``.tox/py311``): a folder
 named ``node_modules``, one that holds a ``pyvenv.cfg`` file (venv, virtualenv, uv, tox and nox make one) or a
-``conda-meta`` folder (``conda create -p``). A link is not followed: what it points to is shown, if at all, as a
-tool folder (``binds.tools``), never by way of the tree.
+``conda-meta`` folder (``conda create -p``); each workspace package's ``node_modules`` that package.json's
+``workspaces`` or pnpm-workspace.yaml names; composer's ``vendor/`` and bundler's ``vendor/bundle``. A link is not
+followed: what it points to is shown, if at all, as a tool folder (``binds.tools``), never by way of the tree.
 
 What stays writable: the caches build tools keep in ``node_modules`` (``.cache``, ``.vite``), as an empty,
 private folder for the step that is gone after it (a poisoned build cache would end up in your next build); and
@@ -25,12 +26,17 @@ in the jail), never into the tree's
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import json
 import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
+
+from specd.system import lazyre
+from specd.system.ownfiles import read_regular
 
 NODE = "node_modules"
 MARKS = ("pyvenv.cfg", "conda-meta")  # a file or folder that makes the folder holding it an environment
@@ -41,6 +47,12 @@ WRITE_ENV = "SPECD_JAIL_WRITE"
 PYCACHE = "PYTHONPYCACHEPREFIX"
 JAILED_PYCACHE = "/tmp/.specd-pycache"  # where ``pycache`` shows in the jail
 UNUSED_DAYS = 30
+# Other languages' installs a tool of yours runs code from: composer's vendor/ (autoload.php) and bundler's
+# vendor/bundle; never Go's vendor/ (modules.txt), which is the project's own, tracked code.
+VENDORED = {"vendor": "vendor/autoload.php", "vendor/bundle": "vendor/bundle"}
+MAX_WORKSPACES = 200
+MAX_SETTINGS = 1 << 20
+PNPM_ITEM = lazyre.lazy(r"""(?m)^[ \t]*-[ \t]*['"]?([^'"#\s]+)['"]?[ \t]*(?:#.*)?$""")  # - 'apps/*'  # a note
 
 
 def found(root: Path) -> list[Path]:
@@ -66,7 +78,35 @@ def found(root: Path) -> list[Path]:
         else:  # a few names looked at, not a listing: a top folder may hold thousands of files
             below = [(sub, f"{path}/{sub}") for sub in NAMES if _folder(f"{path}/{sub}")]
         envs += [sub for sub_name, sub in below if _is_env(sub_name, sub)]
-    return [Path(path) for path in sorted(envs)]
+    envs += [f"{root}/{vendor}" for vendor in VENDORED if os.path.lexists(f"{root}/{VENDORED[vendor]}")
+             and _folder(f"{root}/{vendor}") and not os.path.lexists(f"{root}/vendor/modules.txt")]
+    envs += [path for path in _workspaces(root) if path not in envs]
+    return [Path(path) for path in sorted(set(envs))]
+
+
+def _workspaces(root: Path) -> list[str]:
+    """The ``node_modules`` of each workspace package that package.json's ``workspaces`` or pnpm-workspace.yaml
+    names (``packages/*``: a pnpm package's ``node_modules/.bin`` holds scripts, not links); a ``**`` pattern is
+    not followed, and at most ``MAX_WORKSPACES`` folders are looked at."""
+    patterns: list[str] = []
+    with contextlib.suppress(OSError, ValueError, AttributeError, TypeError):
+        data = json.loads(read_regular(root / "package.json", MAX_SETTINGS))
+        listed = data.get("workspaces") if isinstance(data, dict) else None
+        listed = listed.get("packages") if isinstance(listed, dict) else listed
+        patterns += [str(item) for item in listed or [] if isinstance(item, str)]
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = read_regular(root / "pnpm-workspace.yaml", MAX_SETTINGS).decode()
+        patterns += PNPM_ITEM.findall(text.partition("packages:")[2]) if "packages:" in text else []
+    found: list[str] = []
+    for pattern in patterns[:MAX_WORKSPACES]:
+        if "**" in pattern or pattern.startswith(("/", "!")) or ".." in pattern.split("/"):
+            continue
+        for match in sorted(root.glob(pattern.rstrip("/")))[:MAX_WORKSPACES]:
+            path = match / NODE
+            ways = [path, *path.relative_to(root).parents]  # a link on the way would lead out of the tree
+            if _folder(str(path)) and not any((root / way).is_symlink() for way in ways if str(way) != "."):
+                found.append(str(path))
+    return found[:MAX_WORKSPACES]
 
 
 def _folder(path: str) -> bool:

@@ -189,3 +189,36 @@ def test_a_hook_that_installs_into_node_modules_says_how_to_let_it(host: Host, t
     again = project.specd("continue", "t", "--auto", "--agent", "cmd:cat")
     assert again.returncode == 0, again.stdout + again.stderr
     assert (project.root / "node_modules/added/index.js").read_text() == "1\n"
+
+
+def test_workspace_packages_node_modules_and_other_languages_installs_are_found(tmp_path: Path) -> None:
+    def tree(name: str, files: dict[str, str]) -> Path:
+        root = tmp_path / name
+        for path, text in files.items():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_text(text)
+        return root
+
+    def found(root: Path) -> list[str]:
+        return [str(path.relative_to(root)) for path in environments.found(root)]
+
+    npm = tree("npm", {"package.json": json.dumps({"workspaces": ["packages/*", "../outside/*", "deep/**"]}),
+                       "packages/a/node_modules/.bin/jest": "#!/bin/sh\n", "packages/b/index.js": "",
+                       "deep/x/y/node_modules/q.js": ""})
+    (npm / "packages" / "linked").symlink_to(npm / "packages" / "a")  # a link is not followed
+    assert found(npm) == ["packages/a/node_modules"]
+    yarn = tree("yarn", {"package.json": json.dumps({"workspaces": {"packages": ["libs/*"]}}),
+                         "libs/ui/node_modules/x.js": ""})
+    assert found(yarn) == ["libs/ui/node_modules"]
+    pnpm = tree("pnpm", {"pnpm-workspace.yaml": "packages:\n  - 'apps/*'\n  - \"tools/cli\"  # the CLI\n",
+                         "apps/web/node_modules/.bin/vite": "#!/bin/sh\n", "tools/cli/node_modules/y.js": "",
+                         "node_modules/.pnpm/z.js": ""})
+    assert found(pnpm) == ["apps/web/node_modules", "node_modules", "tools/cli/node_modules"]
+    broken = tree("broken", {"package.json": "{not json", "pnpm-workspace.yaml": "\x00\xff"})
+    assert found(broken) == []
+    php = tree("php", {"vendor/autoload.php": "<?php\n", "vendor/bin/phpunit": ""})
+    assert found(php) == ["vendor"]
+    ruby = tree("ruby", {"vendor/bundle/ruby/3.2.0/gems/x.rb": ""})
+    assert found(ruby) == ["vendor/bundle"]
+    go = tree("go", {"vendor/modules.txt": "# github.com/x/y\n", "vendor/autoload.php": ""})
+    assert found(go) == []  # Go's vendor/ is the project's own code
