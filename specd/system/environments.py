@@ -124,8 +124,9 @@ def binds(root: Path, env: Mapping[str, str]) -> list[str]:
     """bwrap flags, after the tree's own bind: each environment read-only, but those ``SPECD_JAIL_WRITE`` names
     relative to the tree; its existing build caches a private tmpfs."""
     args: list[str] = []
+    mine = yours(root, env)
     for folder in found(root):
-        if folder in yours(root, env):
+        if folder in mine:
             continue
         args += ["--ro-bind", str(folder), str(folder)]
         if folder.name == NODE:
