@@ -5,7 +5,8 @@ size and time is imported instead of that source; one with no source beside it (
 top) is imported for its name ahead of the installed package by `python -m pytest` run there. Every Python
 project's .gitignore lists them, so a step's is in no commit, no diff and no review, and your own next `pytest`
 would run it as you, outside any jail. So when a step or hook ends, each compiled file git ignores that was made
-or changed while it ran is removed (Python compiles the sources again), and the run says so once. A compiled
+or changed while it ran is removed (Python compiles the sources again), and the run says so once; so is a new one
+git would take, where the .gitignore lists no ``*.pyc`` (the recorder passes those in, and commits none). A compiled
 extension (``.so``) is said, not removed: a step may build one on purpose. So is a new file git ignores that a
 tool of yours loads settings from and specd never commits (``.env``: docker compose and pipenv load it, with an
 ``LD_PRELOAD`` say; ``.npmrc``: npm's ``node-options``): the jail shows an existing one empty and read-only, but
@@ -34,8 +35,9 @@ SLACK_NS = 50_000_000
 
 
 def after(top: Path, ignored: list[str], since_ns: int, label: str) -> list[str]:
-    """When the step or hook ``label`` that opened at ``since_ns`` (0: unknown) ends, given what git ignores now:
-    remove what it compiled (``sweep``) and say what it built (``extensions``), a line each."""
+    """When the step or hook ``label`` that opened at ``since_ns`` (0: unknown) ends, given what git ignores now
+    (and the compiled files git would take: a .gitignore without ``*.pyc``): remove what it compiled (``sweep``) and
+    say what it built (``extensions``) and the key files it made, a line each."""
     if not since_ns or not ignored:
         return []
     swept, found = sweep(top, ignored, since_ns), extensions(top, ignored, since_ns)
@@ -99,9 +101,9 @@ def _remove(path: Path) -> bool:
 def said(removed: list[str], label: str) -> str:
     """The run's one line about what ``sweep`` removed after the step or hook ``label``."""
     shown = _listed(removed)
-    return (f"removed {len(removed)} compiled Python file{'s' if len(removed) != 1 else ''} that git ignores, made "
-            f"while {label or 'the step'} ran ({shown}): Python runs such a file in place of a module, outside any "
-            "jail and any review; your next run compiles the sources again")
+    return (f"removed {len(removed)} compiled Python file{'s' if len(removed) != 1 else ''} made while "
+            f"{label or 'the step'} ran ({shown}): Python runs such a file in place of a module's source, as you, at "
+            "your next run here; a jailed Python compiles elsewhere, and yours compiles the sources again")
 
 
 def built(found: list[str], label: str) -> str:

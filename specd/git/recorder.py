@@ -174,8 +174,13 @@ class GitRecorder:
         if self.before is None:
             return
         before, self.before, after = self.before, None, self.snapshot()
-        for line in ignored.after(self.repo.top, self._ignored or [], self.opened_ns, self.label):
-            self._warn(line)  # what it left where git does not look
+        # what it left where git does not look, and compiled Python git would take (a .gitignore without *.pyc)
+        loose = [path for path, entry in after.items() if entry.status == "??" and path.endswith(ignored.SUFFIXES)]
+        for line in ignored.after(self.repo.top, [*(self._ignored or []), *loose], self.opened_ns, self.label):
+            self._warn(line)
+        for path in loose:
+            if not os.path.lexists(self.repo.top / path):
+                del after[path]  # removed: not the step's work
         others, fresh = self.windows.others(), False
         # Only paths dirty now: one that went clean was reverted, or committed by another run.
         changed = {p for p in tree.changed(before, after) & after.keys() if p not in self.own_output}

@@ -162,7 +162,7 @@ def test_compiled_python_the_step_leaves_where_git_does_not_look_is_removed(host
     project.env.pop("PYTHONDONTWRITEBYTECODE")  # the harness's, for speed: here, Python writes its caches
     run = project.specd("continue", "t", "--auto", "--agent", "cmd:sh -c 'cat >/dev/null; python3 plant.py'")
     assert run.returncode == 0, run.stdout + run.stderr
-    assert "removed 2 compiled Python files that git ignores" in run.stdout + run.stderr
+    assert "removed 2 compiled Python files made while a ran" in run.stdout + run.stderr
     assert not (root / "helper.pyc").exists()
     tag = sys.implementation.cache_tag
     assert sorted(p.name for p in (root / "pkg/__pycache__").iterdir()) == sorted(
@@ -222,3 +222,16 @@ def test_workspace_packages_node_modules_and_other_languages_installs_are_found(
     assert found(ruby) == ["vendor/bundle"]
     go = tree("go", {"vendor/modules.txt": "# github.com/x/y\n", "vendor/autoload.php": ""})
     assert found(go) == []  # Go's vendor/ is the project's own code
+
+
+def test_compiled_python_git_would_take_is_removed_too_and_never_committed(host: Host, tmp_path: Path) -> None:
+    project = Project(host, tmp_path / "proj")  # its .gitignore lists no *.pyc
+    project.new()
+    run = project.specd("continue", "t", "--auto", "--agent",
+                        "cmd:sh -c 'cat >/dev/null; printf x > helper.pyc; echo notes > notes.txt'")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "removed 1 compiled Python file made while a ran (helper.pyc)" in run.stdout + run.stderr
+    assert not (project.root / "helper.pyc").exists()
+    history = project.git("log", "--all", "--name-only", "--format=")
+    assert "notes.txt" in history
+    assert "helper.pyc" not in history
