@@ -17,18 +17,14 @@ private folder for the step that is gone after it (a poisoned build cache would 
 a folder you name yourself, relative to the tree, in ``SPECD_JAIL_WRITE`` (``SPECD_JAIL_WRITE=.venv``), for steps
 that install what they add. A step made to install into a read-only one fails with "Read-only file system".
 
-Python's own caches of the tree go elsewhere too: a jailed Python compiles into a folder of specd's for the tree
-(``pycache``: ``PYTHONPYCACHEPREFIX``, outside the tree, kept from step to step, shown at ``/tmp/.specd-pycache``
-in the jail), never into the tree's
-``__pycache__``, so a compiled file found there after a step is not a cache the step's Python made, and it goes
+What a jailed build makes goes elsewhere too (``buildcaches``): Python's compiled files and cargo's target folder,
+so a compiled file found in the tree's ``__pycache__`` after a step is not one the step's Python made, and it goes
 (``specd/git/ignored.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import json
 import os
 import stat
@@ -44,12 +40,11 @@ HOLDERS = (".tox", ".nox")  # folders that hold environments one folder down, wh
 NAMES = (NODE, ".venv", "venv")  # the names looked for one folder down
 CACHES = (".cache", ".vite")  # node_modules' build caches: private and empty for each step
 WRITE_ENV = "SPECD_JAIL_WRITE"
-PYCACHE = "PYTHONPYCACHEPREFIX"
-JAILED_PYCACHE = "/tmp/.specd-pycache"  # where ``pycache`` shows in the jail
-UNUSED_DAYS = 30
 # Other languages' installs a tool of yours runs code from: composer's vendor/ (autoload.php) and bundler's
 # vendor/bundle; never Go's vendor/ (modules.txt), which is the project's own, tracked code.
-VENDORED = {"vendor": "vendor/autoload.php", "vendor/bundle": "vendor/bundle"}
+# cargo's target/ (Cargo.toml beside it) too: `cargo run` takes a binary there as up to date by its time. A jailed
+# cargo builds elsewhere (``buildcaches``).
+VENDORED = {"vendor": "vendor/autoload.php", "vendor/bundle": "vendor/bundle", "target": "Cargo.toml"}
 MAX_WORKSPACES = 200
 MAX_SETTINGS = 1 << 20
 PNPM_ITEM = lazyre.lazy(r"""(?m)^[ \t]*-[ \t]*['"]?([^'"#\s]+)['"]?[ \t]*(?:#.*)?$""")  # - 'apps/*'  # a note
@@ -78,8 +73,9 @@ def found(root: Path) -> list[Path]:
         else:  # a few names looked at, not a listing: a top folder may hold thousands of files
             below = [(sub, f"{path}/{sub}") for sub in NAMES if _folder(f"{path}/{sub}")]
         envs += [sub for sub_name, sub in below if _is_env(sub_name, sub)]
-    envs += [f"{root}/{vendor}" for vendor in VENDORED if os.path.lexists(f"{root}/{VENDORED[vendor]}")
-             and _folder(f"{root}/{vendor}") and not os.path.lexists(f"{root}/vendor/modules.txt")]
+    go = os.path.lexists(f"{root}/vendor/modules.txt")
+    envs += [f"{root}/{vendor}" for vendor, mark in VENDORED.items() if os.path.lexists(f"{root}/{mark}")
+             and _folder(f"{root}/{vendor}") and not (vendor == "vendor" and go)]
     envs += [path for path in _workspaces(root) if path not in envs]
     return [Path(path) for path in sorted(set(envs))]
 
@@ -150,40 +146,6 @@ def holding(root: Path, path: Path) -> Path | None:
         return None
     mine = yours(root, os.environ)
     return next((env for env in found(root) if path.is_relative_to(env) and env not in mine), None)
-
-
-def pycache(root: Path, env: Mapping[str, str]) -> Path | None:
-    """The folder a jailed Python of the tree at ``root`` compiles into (made, yours alone), under your own cache
-    folder, which no jail shows but this; None without a HOME."""
-    from specd.system.binds import home_of
-
-    home = home_of(env)
-    if home is None:
-        return None
-    folder = home / ".cache" / "specd" / "pycache" / hashlib.sha256(str(root).encode()).hexdigest()[:16]
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.utime(folder)  # in use: ``_prune`` leaves it
-    except OSError:
-        return None
-    _prune(folder.parent)
-    return folder if folder.is_dir() and not folder.is_symlink() else None
-
-
-@functools.cache  # once a process
-def _prune(parent: Path) -> None:
-    """Forget the folders of trees no jail has used for ``UNUSED_DAYS`` (a task's worktree, gone with it)."""
-    import shutil
-    import time
-
-    try:
-        with os.scandir(parent) as entries:
-            old = [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)
-                   and time.time() - entry.stat(follow_symlinks=False).st_mtime > UNUSED_DAYS * 86400]
-    except OSError:
-        return
-    for path in old:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 def hint(output: str, root: Path) -> str:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from specd.redact import scrubbed_env
-from specd.system import binds, environments, gitconfig, keeper, ownpath, submodules
+from specd.system import binds, buildcaches, environments, gitconfig, keeper, ownpath, submodules
 from specd.system.agent_state import seed_state
 from specd.system.binds import EMPTY
 from specd.system.envfiles import forget_handoff, hidden_from_agents
@@ -167,10 +167,9 @@ def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, 
         note_unjailed()
         return Launch(keeper.argv(command), False, dict(env), False)  # its descendants die with specd (keeper)
     child_env = _environment(jail, env)
-    pycache = environments.pycache(root.resolve(), env)  # never the tree's __pycache__ (``environments``)
-    child_env.pop(environments.PYCACHE, None)
-    if pycache is not None:
-        child_env[environments.PYCACHE] = environments.JAILED_PYCACHE if active() else str(pycache)
+    for variable in buildcaches.VARIABLES:  # a build of the tree's goes elsewhere (``buildcaches``)
+        child_env.pop(variable, None)
+    child_env.update(buildcaches.environment(root.resolve(), env, active()))
     if not active():
         note_unjailed()
         return Launch(keeper.argv(command), False, child_env, False)
@@ -239,9 +238,7 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | li
         args += [flag, str(path), str(path)]
     if not jail.read_only:  # the tree's .venv and node_modules: code you run later, which no review sees
         args += environments.binds(root, env)
-    pycache = environments.pycache(root, env)  # where a jailed Python compiles: the tree's own, outside it
-    if pycache is not None:  # in the jail's own /tmp: a folder under HOME would make the jail's ~/.cache read-only
-        args += ["--bind", str(pycache), environments.JAILED_PYCACHE]
+    args += buildcaches.binds(root, env)  # where a jailed build writes: the tree's own folders, outside it
     for folder in jail.writable:
         args += ["--bind", str(folder.resolve()), str(folder.resolve())]
     for own in binds.itself(root):  # specd's own Python and code, in the tree: the agent must not rewrite them

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from specd.git import ignored, tree
 from specd.git.repo import Repo
-from specd.system import environments
+from specd.system import buildcaches
 
 
 def _repo(root: Path) -> Repo:
@@ -74,20 +74,28 @@ def test_a_link_named_like_a_compiled_file_goes_and_its_target_stays(tmp_path: P
     assert target.exists()
 
 
-def test_a_trees_compiled_folder_unused_for_a_month_is_forgotten(tmp_path: Path) -> None:
+def test_a_trees_build_folder_unused_for_a_month_is_forgotten(tmp_path: Path) -> None:
     home = tmp_path / "home"
     env = {"HOME": str(home)}
     stale = home / ".cache/specd/pycache/0123456789abcdef"
     (stale / "x").mkdir(parents=True)
-    month = time.time() - (environments.UNUSED_DAYS + 1) * 86400
+    month = time.time() - (buildcaches.UNUSED_DAYS + 1) * 86400
     os.utime(stale, (month, month))
-    environments._prune.cache_clear()
-    folder = environments.pycache(tmp_path / "tree", env)
-    assert folder is not None
+    buildcaches._prune.cache_clear()
+    (tmp_path / "tree").mkdir()
+    found = buildcaches.folders(tmp_path / "tree", env)
+    assert [variable for variable, _, _ in found] == ["PYTHONPYCACHEPREFIX"]  # no Cargo.toml: no cargo folder
+    folder = found[0][1]
     assert folder.is_dir()
     assert folder.parent == stale.parent
     assert not stale.exists()
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
+    (tmp_path / "tree" / "Cargo.toml").write_text("[package]\n")
+    assert buildcaches.environment(tmp_path / "tree", env, jailed=True) == {
+        "PYTHONPYCACHEPREFIX": "/tmp/.specd-pycache", "CARGO_TARGET_DIR": "/tmp/.specd-cargo-target"}
+    outside = buildcaches.environment(tmp_path / "tree", env, jailed=False)
+    assert outside["CARGO_TARGET_DIR"].startswith(str(home / ".cache/specd/cargo-target/"))
+
 
 
 def _ctime(path: Path) -> int:

@@ -235,3 +235,22 @@ def test_compiled_python_git_would_take_is_removed_too_and_never_committed(host:
     history = project.git("log", "--all", "--name-only", "--format=")
     assert "notes.txt" in history
     assert "helper.pyc" not in history
+
+
+def test_a_rust_trees_target_is_read_only_and_a_jailed_cargo_builds_elsewhere(host: Host, tmp_path: Path) -> None:
+    project = Project(host, tmp_path / "proj")
+    project.write(".gitignore", "target/\n")
+    project.write("Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\n")
+    project.write("target/debug/app", "#!/bin/sh\necho built from your sources\n")
+    project.git("add", ".gitignore", "Cargo.toml")
+    project.git("commit", "-q", "-m", "a crate")
+    project.new()
+    script = ('cat >/dev/null; echo "$CARGO_TARGET_DIR" > where.txt; echo planted 2>err.txt > target/debug/app; '
+              'mkdir -p "$CARGO_TARGET_DIR/debug" && echo built > "$CARGO_TARGET_DIR/debug/app"')
+    run = project.specd("continue", "t", "--auto", "--agent", f"cmd:sh -c {shlex.quote(script)}")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (project.root / "where.txt").read_text() == "/tmp/.specd-cargo-target\n"
+    assert "Read-only file system" in (project.root / "err.txt").read_text()
+    assert (project.root / "target/debug/app").read_text() == "#!/bin/sh\necho built from your sources\n"
+    built = list((host.home / ".cache/specd/cargo-target").glob("*/debug/app"))
+    assert [path.read_text() for path in built] == ["built\n"]  # the step's build, kept for its next step

@@ -30,7 +30,7 @@ from codex_cli import agent_block, codex_binary, codex_env  # noqa: E402
 
 from specd.agents.codex.agent import install_folders  # noqa: E402
 from specd.redact import is_secret_name  # noqa: E402
-from specd.system.environments import JAILED_PYCACHE  # noqa: E402
+from specd.system.buildcaches import KINDS  # noqa: E402
 from specd.system.jail import BACKEND_KEYS  # noqa: E402
 
 # What specd itself puts in a jail that reaches its proxy: the bridge's script, read-only, and the proxy.
@@ -56,12 +56,13 @@ def findings(inv: dict[str, Any], host: Host, *, env: set[str], own: tuple[str, 
     found += [f"sees the value of {name}" for name, value in (secrets or {}).items()
               if hashlib.sha256(value.encode()).hexdigest() in seen]
     allowed, mounts = inv["allowed"], inv["mounts"]
-    # The tree's compiled-Python folder (``PYTHONPYCACHEPREFIX``): a host folder of specd's, under ~/.cache/specd,
-    # that only this tree's jailed Python reads; the step's own to write, like the tree.
-    jail_made = [BRIDGE, PROXY_SOCKET, JAILED_PYCACHE]
+    # The tree's build folders (``PYTHONPYCACHEPREFIX``, ``CARGO_TARGET_DIR``): host folders of specd's, under
+    # ~/.cache/specd, that only this tree's jailed builds read; the step's own to write, like the tree.
+    builds = [inside for _, _, inside, _ in KINDS]
+    jail_made = [BRIDGE, PROXY_SOCKET, *builds]
     # Reading: no file outside the system, the tool folders and the project.
     found += [f"reads {path}" for path in inv["read"]
-              if path not in jail_made and not _under(path, [*own, JAILED_PYCACHE])]
+              if path not in jail_made and not _under(path, [*own, *builds])]
     # Mounted: nothing but those and the jail's own; so no host /tmp, /run, /var, real HOME or other project.
     # /tmp and HOME are fresh file systems (tmpfs, from its root), not a host folder bound there.
     found += [f"{name} is {mounts.get(name)!r}, not a fresh tmpfs" for name in ("/tmp", inv["home"])
@@ -86,7 +87,7 @@ def findings(inv: dict[str, Any], host: Host, *, env: set[str], own: tuple[str, 
     # Writing: nowhere but the project, /tmp and HOME (fresh tmpfs), and the jail's own /dev. The probe left a
     # mark in each place it could write: found out here, the write reached the host.
     for path in inv["write"]:
-        if _under(path, [JAILED_PYCACHE]):
+        if _under(path, builds):
             continue
         if _mark_on_host(path, inv["mark"]):
             found.append(f"writes {path}, on the host")

@@ -1,0 +1,81 @@
+"""Where a jailed build writes what your own tools would take as theirs: a folder of specd's for each tree.
+
+Python compiles into the tree's ``__pycache__`` and cargo builds into its ``target/``, and your own next `pytest`
+or `cargo run` takes what it finds there as up to date, by its header or its time: a ``.pyc`` or a binary the
+model left would run in place of what the sources say, outside any jail, and git ignores both. So a jailed
+process is told to build elsewhere (``PYTHONPYCACHEPREFIX``, ``CARGO_TARGET_DIR``), into a folder under your own
+cache folder (``~/.cache/specd/<kind>/<tree>``, made yours alone), bound read-write into the jail at a path of its
+own /tmp and kept from step to step, so a step builds only what changed. The tree's ``target/`` is read-only in
+the jail (``environments``), and what a step leaves in ``__pycache__`` goes (``specd/git/ignored.py``).
+
+Without bubblewrap the variables name the folders themselves. A folder no jail used for ``UNUSED_DAYS`` (a task's
+worktree, gone with it) is forgotten.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+# variable, kind (the folder under ~/.cache/specd), where it shows in the jail, the file in the tree that asks for it
+KINDS = (("PYTHONPYCACHEPREFIX", "pycache", "/tmp/.specd-pycache", ""),
+         ("CARGO_TARGET_DIR", "cargo-target", "/tmp/.specd-cargo-target", "Cargo.toml"))
+UNUSED_DAYS = 30
+
+
+def folders(root: Path, env: Mapping[str, str]) -> list[tuple[str, Path, str]]:
+    """(variable, the folder of specd's for ``root``, where it shows in the jail) for each kind the tree needs;
+    none without a HOME, or where the folder cannot be made."""
+    from specd.system.binds import home_of
+
+    home = home_of(env)
+    if home is None:
+        return []
+    tree = hashlib.sha256(str(root).encode()).hexdigest()[:16]
+    found = []
+    for variable, kind, jailed, needs in KINDS:
+        if needs and not (root / needs).is_file():
+            continue
+        folder = home / ".cache" / "specd" / kind / tree
+        try:
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.utime(folder)  # in use: ``_prune`` leaves it
+        except OSError:
+            continue
+        _prune(folder.parent)
+        if folder.is_dir() and not folder.is_symlink():
+            found.append((variable, folder, jailed))
+    return found
+
+
+def environment(root: Path, env: Mapping[str, str], jailed: bool) -> dict[str, str]:
+    """The variables for a process of the tree at ``root``: the jail's paths, or without one the folders."""
+    return {variable: (inside if jailed else str(folder)) for variable, folder, inside in folders(root, env)}
+
+
+def binds(root: Path, env: Mapping[str, str]) -> list[str]:
+    """bwrap flags: each folder read-write at its place in the jail's own /tmp (under HOME it would make the jail's
+    ``~/.cache`` read-only: bubblewrap seals the folders it makes on the way)."""
+    return [arg for _, folder, inside in folders(root, env) for arg in ("--bind", str(folder), inside)]
+
+
+VARIABLES = tuple(variable for variable, *_ in KINDS)
+
+
+@functools.cache  # once a process
+def _prune(parent: Path) -> None:
+    """Forget the folders of trees no jail has used for ``UNUSED_DAYS``."""
+    import shutil
+    import time
+
+    try:
+        with os.scandir(parent) as entries:
+            old = [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)
+                   and time.time() - entry.stat(follow_symlinks=False).st_mtime > UNUSED_DAYS * 86400]
+    except OSError:
+        return
+    for path in old:
+        shutil.rmtree(path, ignore_errors=True)
