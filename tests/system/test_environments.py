@@ -254,3 +254,21 @@ def test_a_rust_trees_target_is_read_only_and_a_jailed_cargo_builds_elsewhere(ho
     assert (project.root / "target/debug/app").read_text() == "#!/bin/sh\necho built from your sources\n"
     built = list((host.home / ".cache/specd/cargo-target").glob("*/debug/app"))
     assert [path.read_text() for path in built] == ["built\n"]  # the step's build, kept for its next step
+
+
+def test_an_environment_moved_away_from_where_the_jail_looks_blocks_the_run(host: Host, tmp_path: Path) -> None:
+    """Renaming a folder above a read-only environment works in the jail: moved away, the next step's jail would
+    not find it (``.tox2/py311``), and that step could plant code in it and move it back."""
+    project = Project(host, tmp_path / "proj")
+    project.write(".gitignore", ".tox/\n.tox2/\n")
+    project.write(".tox/py311/pyvenv.cfg", "home = /usr/bin\n")
+    project.write(".tox/py311/lib/site-packages/pkg.py", "ORIGINAL = True\n")
+    project.new()
+    script = ("cat >/dev/null; if [ -d .tox2 ]; then echo 'import os' > .tox2/py311/lib/site-packages/evil.pth; "
+              "mv .tox2 .tox; else mv .tox .tox2; fi")
+    run = project.specd("continue", "t", "--auto", "--agent", f"cmd:sh -c {shlex.quote(script)}")
+    assert run.returncode != 0
+    said = run.stdout + run.stderr
+    assert "moved or replaced .tox/py311, the project's own environment: the jail shows it read-only" in said
+    assert not (project.root / ".tox2/py311/lib/site-packages/evil.pth").exists()
+    assert "BLOCKED" in project.specd("status", "t").stdout

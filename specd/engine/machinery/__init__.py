@@ -22,13 +22,13 @@ from pathlib import Path
 
 from specd.engine.machinery.snapshot import Fingerprint, Reader, differences, restore
 from specd.events import EventBus
-from specd.system import jail
+from specd.system import environments, jail
 from specd.system.machinery import TOOL_WHY, is_tool_config
 from specd.system.places import GitDirs, Place, ancestors, git_dirs, places
 
 RUN_STATE = ".pipeline-state"  # the run state's files in the task folder: the snapshot, its history, its shape
 
-__all__ = ["Machinery", "Tampered", "deny_rules"]
+__all__ = ["Machinery", "Moved", "Tampered", "deny_rules"]
 
 
 class Tampered(Exception):
@@ -45,6 +45,19 @@ class Tampered(Exception):
             text += f" ({', '.join(tools) + ': ' if len(tools) < len(changed) else ''}{TOOL_WHY})"
         super().__init__(text)
         self.changed, self.failed = changed, failed
+
+
+class Moved(Tampered):
+    """The step or hook moved one of the tree's environments away from where the jail looks for it."""
+
+    def __init__(self, moved: list[str]) -> None:
+        one = len(moved) == 1
+        Exception.__init__(self, (
+            f"moved or replaced {', '.join(moved)}, the project's own environment{'' if one else 's'}: the jail shows "
+            f"{'it' if one else 'them'} read-only where found, and moved away {'it' if one else 'they'} would lie "
+            f"where the next jail does not look; put {'it' if one else 'them'} back (or make "
+            f"{'it' if one else 'them'} again) before `specd continue`"))
+        self.changed, self.failed = dict.fromkeys(moved, "moved"), list(moved)
 
 
 class Machinery:
@@ -107,6 +120,7 @@ class Machinery:
         yields is called after specd saved the run state while the watch is open (a parallel group records each
         member as it ends): the run-state files as they are now become the baseline, and nothing else does."""
         before, found = self.take()
+        envs = {path: _mark(path) for path in environments.found(self.root)} if jail.active() else {}
         launched = jail.unjailed()
         present = frozenset(path for path in (self.root / ".git", self.root / ".specd") if path.exists())
         interrupted = False
@@ -128,6 +142,9 @@ class Machinery:
             raise
         finally:
             tampered = self.undo(before, found, present if jail.unjailed() == launched else None)
+            moved = [self._name(path) for path, mark in envs.items()  # a `sandbox: false` hook may remake one
+                     if _mark(path) != mark and jail.unjailed() == launched]
+            tampered = tampered or (Moved(moved) if moved else None)
             if self.outside:
                 events.emit("notice", message=f"changed while {what} ran, from outside the jail (it could not "
                                               f"write there): {', '.join(self.outside)}; kept")
