@@ -24,9 +24,10 @@ from pathlib import Path
 KINDS = (("PYTHONPYCACHEPREFIX", "pycache", "/tmp/.specd-pycache", ""),
          ("CARGO_TARGET_DIR", "cargo-target", "/tmp/.specd-cargo-target", "Cargo.toml"))
 UNUSED_DAYS = 30
+Folder = tuple[str, Path, str]  # variable, the folder of specd's for the tree, where it shows in the jail
 
 
-def folders(root: Path, env: Mapping[str, str]) -> list[tuple[str, Path, str]]:
+def folders(root: Path, env: Mapping[str, str]) -> list[Folder]:
     """(variable, the folder of specd's for ``root``, where it shows in the jail) for each kind the tree needs;
     none without a HOME, or where the folder cannot be made."""
     from specd.system.binds import home_of
@@ -51,15 +52,16 @@ def folders(root: Path, env: Mapping[str, str]) -> list[tuple[str, Path, str]]:
     return found
 
 
-def environment(root: Path, env: Mapping[str, str], jailed: bool) -> dict[str, str]:
-    """The variables for a process of the tree at ``root``: the jail's paths, or without one the folders."""
-    return {variable: (inside if jailed else str(folder)) for variable, folder, inside in folders(root, env)}
+def environment(found: list[Folder], jailed: bool) -> dict[str, str]:
+    """The variables for a process of the tree whose ``folders`` are ``found``: the jail's paths, or without one
+    the folders themselves."""
+    return {variable: (inside if jailed else str(folder)) for variable, folder, inside in found}
 
 
-def binds(root: Path, env: Mapping[str, str]) -> list[str]:
+def binds(found: list[Folder]) -> list[str]:
     """bwrap flags: each folder read-write at its place in the jail's own /tmp (under HOME it would make the jail's
     ``~/.cache`` read-only: bubblewrap seals the folders it makes on the way)."""
-    return [arg for _, folder, inside in folders(root, env) for arg in ("--bind", str(folder), inside)]
+    return [arg for _, folder, inside in found for arg in ("--bind", str(folder), inside)]
 
 
 VARIABLES = tuple(variable for variable, *_ in KINDS)

@@ -169,12 +169,13 @@ def prepare(command: str | list[str], root: Path, jail: Jail, env: Mapping[str, 
     child_env = _environment(jail, env)
     for variable in buildcaches.VARIABLES:  # a build of the tree's goes elsewhere (``buildcaches``)
         child_env.pop(variable, None)
-    child_env.update(buildcaches.environment(root.resolve(), env, active()))
+    builds = buildcaches.folders(root.resolve(), env)
+    child_env.update(buildcaches.environment(builds, active()))
     if not active():
         note_unjailed()
         return Launch(keeper.argv(command), False, child_env, False)
     inner = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-    args = bwrap_argv(root, jail, child_env, "" if model else command)
+    args = bwrap_argv(root, jail, child_env, "" if model else command, builds)
     rules = () if jail.network else (*jail.hosts, *api_hosts(jail.tier, jail.backend, env))
     if jail.tier == "agent" and jail.backend in BACKEND_KEYS:  # an agent CLI: its API key stays outside
         from specd.system import standins  # here: an HTTP server's modules, for an agent CLI's runs only
@@ -215,8 +216,10 @@ BACKEND_STATE: Mapping[str, str] = {"claude_code": "CLAUDE_CONFIG_DIR", "codex":
                                     "gemini": "GEMINI_CLI_HOME"}
 
 
-def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | list[str] = "") -> list[str]:
-    """bwrap and its flags, up to (not including) the command: nothing of the machine but what is listed."""
+def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | list[str] = "",
+               builds: list[buildcaches.Folder] | None = None) -> list[str]:
+    """bwrap and its flags, up to (not including) the command: nothing of the machine but what is listed.
+    ``builds``: ``buildcaches.folders`` of the tree, when the caller has them."""
     binary = bwrap_binary()
     if binary is None:
         raise FileNotFoundError("bwrap")
@@ -238,7 +241,7 @@ def bwrap_argv(root: Path, jail: Jail, env: Mapping[str, str], command: str | li
         args += [flag, str(path), str(path)]
     if not jail.read_only:  # the tree's .venv and node_modules: code you run later, which no review sees
         args += environments.binds(root, env)
-    args += buildcaches.binds(root, env)  # where a jailed build writes: the tree's own folders, outside it
+    args += buildcaches.binds(buildcaches.folders(root, env) if builds is None else builds)  # the tree's, outside it
     for folder in jail.writable:
         args += ["--bind", str(folder.resolve()), str(folder.resolve())]
     for own in binds.itself(root):  # specd's own Python and code, in the tree: the agent must not rewrite them

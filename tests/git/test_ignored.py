@@ -91,9 +91,9 @@ def test_a_trees_build_folder_unused_for_a_month_is_forgotten(tmp_path: Path) ->
     assert not stale.exists()
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
     (tmp_path / "tree" / "Cargo.toml").write_text("[package]\n")
-    assert buildcaches.environment(tmp_path / "tree", env, jailed=True) == {
+    assert buildcaches.environment(buildcaches.folders(tmp_path / "tree", env), jailed=True) == {
         "PYTHONPYCACHEPREFIX": "/tmp/.specd-pycache", "CARGO_TARGET_DIR": "/tmp/.specd-cargo-target"}
-    outside = buildcaches.environment(tmp_path / "tree", env, jailed=False)
+    outside = buildcaches.environment(buildcaches.folders(tmp_path / "tree", env), jailed=False)
     assert outside["CARGO_TARGET_DIR"].startswith(str(home / ".cache/specd/cargo-target/"))
 
 
