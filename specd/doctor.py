@@ -9,6 +9,7 @@ remembered agent) can fail.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -44,6 +45,7 @@ def run_checks(project: Project) -> list[Check]:
     checks = _git(project.root)
     checks.append(_writable(project))
     checks.append(_sandbox())
+    checks.extend(_environments(project.root))
     checks.append(_children())
     pipeline, backend, agent = _pipeline(project)
     checks.append(pipeline)
@@ -130,6 +132,22 @@ def _sandbox() -> Check:
     return Check("sandbox", "warn", jail.mode_line(),
                  "install bubblewrap (`apt-get install bubblewrap`) and allow user namespaces, so agents, "
                  "hooks and the agent's commands run jailed")
+
+
+def _environments(root: Path) -> list[Check]:
+    """The tree's environments the jail shows read-only, when there is a jail and there are some."""
+    from specd.system import environments
+
+    top = root.resolve()
+    found = [str(env.relative_to(top)) for env in environments.found(top)] if jail.active() else []
+    if not found:
+        return []
+    mine = {str(env.relative_to(top)) for env in environments.yours(top, os.environ)}
+    held, let = [name for name in found if name not in mine], [name for name in found if name in mine]
+    said = [*([f"read-only in the jail: {', '.join(held)}"] if held else []),
+            *([f"writable ({environments.WRITE_ENV}): {', '.join(let)}"] if let else [])]
+    return [Check("environments", "ok", f"{'; '.join(said)} (git ignores them, and your own tools run their code; a "
+                  f"step that installs needs {environments.WRITE_ENV}=<folder>, relative to the project)")]
 
 
 def _children() -> Check:

@@ -202,3 +202,19 @@ def test_a_hook_whose_frontmatter_does_not_parse_fails_the_pipeline_check(repo: 
     mended = checks(doctor(repo, env_for(tmp_path, identity=True), "--json"))["pipeline"]
     assert mended["level"] == "ok"
     assert "workflow files read" in mended["detail"]
+
+
+def test_doctor_names_the_environments_the_jail_holds_read_only(repo: Path, tmp_path: Path) -> None:
+    assert "environments" not in checks(doctor(repo, env_for(tmp_path, identity=True), "--json"))  # none: no line
+    (repo / ".venv").mkdir()
+    (repo / ".venv" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    (repo / "web" / "node_modules").mkdir(parents=True)
+    if not (shutil.which("bwrap") or os.environ.get("CI")):
+        pytest.skip("bubblewrap is not available on this machine")
+    found = checks(doctor(repo, env_for(tmp_path, identity=True), "--json"))["environments"]
+    assert found["level"] == "ok"
+    assert found["detail"].startswith("read-only in the jail: .venv, web/node_modules (git ignores them")
+    let = checks(doctor(repo, env_for(tmp_path, identity=True, SPECD_JAIL_WRITE=".venv"), "--json"))["environments"]
+    assert let["detail"].startswith("read-only in the jail: web/node_modules; writable (SPECD_JAIL_WRITE): .venv (")
+    none = checks(doctor(repo, env_for(tmp_path, identity=True, SPECD_BWRAP="/bin/false"), "--json"))
+    assert "environments" not in none  # no jail: nothing is read-only
