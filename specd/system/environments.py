@@ -1,4 +1,4 @@
-"""The tree's own environments, read-only in the jail: a Python virtualenv, a conda environment, ``node_modules``.
+"""The tree's own environments, read-only in the jail: a virtualenv, ``node_modules``, cargo's ``target/``, ...
 
 git ignores them, so nothing a step changes in one is in any commit, any diff or any review; yet your own
 `python`, `pytest` and `npm test` run their code the next time you start them in the project, outside any jail:
@@ -9,8 +9,10 @@ each of them read-only to every jailed process, and the anthropic agent's file t
 Found at the tree's top and one folder down (``.venv``, ``venv``, ``web/node_modules``, ``.tox/py311``): a folder
 named ``node_modules``, one that holds a ``pyvenv.cfg`` file (venv, virtualenv, uv, tox and nox make one) or a
 ``conda-meta`` folder (``conda create -p``); each workspace package's ``node_modules`` that package.json's
-``workspaces`` or pnpm-workspace.yaml names; composer's ``vendor/`` and bundler's ``vendor/bundle``. A link is not
-followed: what it points to is shown, if at all, as a tool folder (``binds.tools``), never by way of the tree.
+``workspaces`` or pnpm-workspace.yaml names; composer's ``vendor/``, bundler's ``vendor/bundle`` and cargo's
+``target/``. A link is not followed: what it points to is shown, if at all, as a tool folder (``binds.tools``),
+never by way of the tree. An environment a step moves away, or makes no longer one (its workspace left out of
+package.json), blocks the run (``engine/machinery``): the next jail would not find it.
 
 What stays writable: the caches build tools keep in ``node_modules`` (``.cache``, ``.vite``), as an empty,
 private folder for the step that is gone after it (a poisoned build cache would end up in your next build); and

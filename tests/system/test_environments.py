@@ -269,6 +269,23 @@ def test_an_environment_moved_away_from_where_the_jail_looks_blocks_the_run(host
     run = project.specd("continue", "t", "--auto", "--agent", f"cmd:sh -c {shlex.quote(script)}")
     assert run.returncode != 0
     said = run.stdout + run.stderr
-    assert "moved or replaced .tox/py311, the project's own environment: the jail shows it read-only" in said
+    assert "moved or replaced .tox/py311, the project's own environment, or made it no longer one" in said
     assert not (project.root / ".tox2/py311/lib/site-packages/evil.pth").exists()
+    assert "BLOCKED" in project.specd("status", "t").stdout
+
+
+def test_a_workspace_left_out_of_package_json_blocks_the_run(host: Host, tmp_path: Path) -> None:
+    """Its node_modules is found by package.json, which the step may edit: left out, the next jail would not show
+    it read-only, and that step could rewrite its .bin scripts."""
+    project = Project(host, tmp_path / "proj")
+    project.write("package.json", json.dumps({"name": "mono", "workspaces": ["packages/*"]}))
+    project.write("packages/a/node_modules/.bin/jest", "#!/bin/sh\necho jest\n")
+    project.write(".gitignore", "node_modules/\n")
+    project.git("add", "package.json", ".gitignore")
+    project.git("commit", "-q", "-m", "a monorepo")
+    project.new()
+    run = project.specd("continue", "t", "--auto", "--agent",
+                        "cmd:sh -c 'cat >/dev/null; echo {\"name\": \"mono\"} > package.json'")
+    assert run.returncode != 0
+    assert "moved or replaced packages/a/node_modules" in run.stdout + run.stderr
     assert "BLOCKED" in project.specd("status", "t").stdout

@@ -53,10 +53,10 @@ class Moved(Tampered):
     def __init__(self, moved: list[str]) -> None:
         one = len(moved) == 1
         Exception.__init__(self, (
-            f"moved or replaced {', '.join(moved)}, the project's own environment{'' if one else 's'}: the jail shows "
-            f"{'it' if one else 'them'} read-only where found, and moved away {'it' if one else 'they'} would lie "
-            f"where the next jail does not look; put {'it' if one else 'them'} back (or make "
-            f"{'it' if one else 'them'} again) before `specd continue`"))
+            f"moved or replaced {', '.join(moved)}, the project's own environment{'' if one else 's'}, or made "
+            f"{'it' if one else 'them'} no longer one (a workspace left out of package.json, say): the jail shows "
+            f"{'it' if one else 'them'} read-only where found, and the next jail would not; put "
+            f"{'it' if one else 'them'} back before `specd continue`"))
         self.changed, self.failed = dict.fromkeys(moved, "moved"), list(moved)
 
 
@@ -142,8 +142,9 @@ class Machinery:
             raise
         finally:
             tampered = self.undo(before, found, present if jail.unjailed() == launched else None)
+            now = set(environments.found(self.root)) if envs and jail.unjailed() == launched else set(envs)
             moved = [self._name(path) for path, mark in envs.items()  # a `sandbox: false` hook may remake one
-                     if _mark(path) != mark and jail.unjailed() == launched]
+                     if path not in now or (_mark(path) != mark and jail.unjailed() == launched)]
             tampered = tampered or (Moved(moved) if moved else None)
             if self.outside:
                 events.emit("notice", message=f"changed while {what} ran, from outside the jail (it could not "
