@@ -8,8 +8,8 @@ cache folder (``~/.cache/specd/<kind>/<tree>``, made yours alone), bound read-wr
 own /tmp and kept from step to step, so a step builds only what changed. The tree's ``target/`` is read-only in
 the jail (``environments``), and what a step leaves in ``__pycache__`` goes (``specd/git/ignored.py``).
 
-Without bubblewrap the variables name the folders themselves. A folder no jail used for ``UNUSED_DAYS`` (a task's
-worktree, gone with it) is forgotten.
+Without bubblewrap the variables name the folders themselves. A folder whose tree is gone (a task's worktree,
+removed with it), or that no jail used for ``UNUSED_DAYS``, is forgotten.
 """
 
 from __future__ import annotations
@@ -41,12 +41,15 @@ def folders(root: Path, env: Mapping[str, str]) -> list[Folder]:
         if needs and not (root / needs).is_file():
             continue
         folder = home / ".cache" / "specd" / kind / tree
+        _prune(folder.parent)
         try:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.utime(folder)  # in use: ``_prune`` leaves it
+            mark = folder.with_suffix(".tree")  # beside it, where no jail shows it: whose it is
+            if not mark.exists():
+                mark.write_text(str(root), encoding="utf-8")
         except OSError:
             continue
-        _prune(folder.parent)
         if folder.is_dir() and not folder.is_symlink():
             found.append((variable, folder, jailed))
     return found
@@ -69,15 +72,23 @@ VARIABLES = tuple(variable for variable, *_ in KINDS)
 
 @functools.cache  # once a process
 def _prune(parent: Path) -> None:
-    """Forget the folders of trees no jail has used for ``UNUSED_DAYS``."""
+    """Forget the folders of trees that are gone (a task's worktree, removed with it: the ``.tree`` file beside
+    each names its tree) or that no jail used for ``UNUSED_DAYS``."""
     import shutil
     import time
 
     try:
         with os.scandir(parent) as entries:
-            old = [entry.path for entry in entries if entry.is_dir(follow_symlinks=False)
-                   and time.time() - entry.stat(follow_symlinks=False).st_mtime > UNUSED_DAYS * 86400]
+            found = [(entry.path, entry.stat(follow_symlinks=False).st_mtime) for entry in entries
+                     if entry.is_dir(follow_symlinks=False)]
     except OSError:
         return
-    for path in old:
-        shutil.rmtree(path, ignore_errors=True)
+    for path, used in found:
+        mark = Path(path).with_suffix(".tree")
+        try:
+            gone = not os.path.lexists(mark.read_text(encoding="utf-8")[:4096])
+        except (OSError, UnicodeDecodeError, ValueError):
+            gone = False
+        if gone or time.time() - used > UNUSED_DAYS * 86400:
+            shutil.rmtree(path, ignore_errors=True)
+            mark.unlink(missing_ok=True)

@@ -90,6 +90,16 @@ def test_a_trees_build_folder_unused_for_a_month_is_forgotten(tmp_path: Path) ->
     assert folder.parent == stale.parent
     assert not stale.exists()
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
+    assert folder.with_suffix(".tree").read_text() == str(tmp_path / "tree")
+    gone = tmp_path / "worktree"  # a tree that was removed: its folder goes at the next process's first jail
+    gone.mkdir()
+    old = buildcaches.folders(gone, env)[0][1]
+    gone.rmdir()
+    buildcaches._prune.cache_clear()
+    assert buildcaches.folders(tmp_path / "tree", env)[0][1] == folder
+    assert not old.exists()
+    assert not old.with_suffix(".tree").exists()
+    assert folder.exists()
     (tmp_path / "tree" / "Cargo.toml").write_text("[package]\n")
     assert buildcaches.environment(buildcaches.folders(tmp_path / "tree", env), jailed=True) == {
         "PYTHONPYCACHEPREFIX": "/tmp/.specd-pycache", "CARGO_TARGET_DIR": "/tmp/.specd-cargo-target"}
