@@ -166,10 +166,14 @@ class Host:
         return f"127.0.0.1:{self.listeners['listed'].port}"
 
     def home_snapshot(self) -> dict[str, bytes | None]:
-        """Every file of the fake HOME (but the socket) and the ones an attack would create, with their bytes."""
+        """Every file of the fake HOME (but the socket) and the ones an attack would create, with their bytes; but
+        specd's own cache folder, which specd writes outside the jail (the trees' build folders and the files
+        naming their trees: ``buildcaches``; a jail writes only into the build folders, at their jail paths, which
+        the inventory's own findings look at)."""
         found: dict[str, bytes | None] = {}
+        own = self.home / ".cache" / "specd"
         for path in sorted(self.home.rglob("*")):
-            if path.is_file() and not path.is_socket():
+            if path.is_file() and not path.is_socket() and not path.is_relative_to(own):
                 found[str(path.relative_to(self.home))] = path.read_bytes()
         return found
 
