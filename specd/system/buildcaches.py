@@ -14,6 +14,7 @@ removed with it), or that no jail used for ``UNUSED_DAYS``, is forgotten.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -33,7 +34,7 @@ def folders(root: Path, env: Mapping[str, str]) -> list[Folder]:
     from specd.system.binds import home_of
 
     home = home_of(env)
-    if home is None:
+    if home is None or not home.is_dir():  # never a HOME made here (`HOME=/nonexistent`)
         return []
     tree = hashlib.sha256(str(root).encode()).hexdigest()[:16]
     found = []
@@ -91,4 +92,5 @@ def _prune(parent: Path) -> None:
             gone = False
         if gone or time.time() - used > UNUSED_DAYS * 86400:
             shutil.rmtree(path, ignore_errors=True)
-            mark.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # another user's (a shared HOME): theirs to forget
+                mark.unlink(missing_ok=True)

@@ -122,3 +122,27 @@ def test_a_key_file_git_ignores_that_the_step_made_is_said(tmp_path: Path) -> No
     assert lines == [ignored.loaded([".env", "web/.npmrc"], "discuss")]
     assert lines[0].startswith("discuss made or changed .env, web/.npmrc, which git ignores and specd never commits")
     assert all(path.exists() for path in made)
+
+
+def test_no_build_folder_makes_a_home_that_is_not_there(tmp_path: Path) -> None:
+    (tmp_path / "tree").mkdir()
+    assert buildcaches.folders(tmp_path / "tree", {"HOME": str(tmp_path / "nonexistent")}) == []
+    assert not (tmp_path / "nonexistent").exists()
+
+
+def test_a_folder_that_cannot_be_forgotten_is_left_quietly(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    parent = home / ".cache/specd/pycache"
+    (parent / "0123456789abcdef").mkdir(parents=True)
+    (parent / "0123456789abcdef.tree").write_text(str(tmp_path / "gone"))
+    parent.chmod(0o555)  # as another user's would be: nothing in it can be removed
+    try:
+        buildcaches._prune.cache_clear()
+        if os.access(parent, os.W_OK):  # root writes anyway: the folder goes
+            buildcaches._prune(parent)
+            assert not (parent / "0123456789abcdef").exists()
+        else:
+            buildcaches._prune(parent)  # no PermissionError
+            assert (parent / "0123456789abcdef").exists()
+    finally:
+        parent.chmod(0o755)
