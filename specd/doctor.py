@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.agents.needs import survey
-from specd.errors import SpecdError, machine_error
+from specd.errors import SpecdError, listed, machine_error
 from specd.pipeline import load_pipeline
 from specd.system import jail
 from specd.system.gitsafe import OPTIONS
@@ -203,8 +203,7 @@ def _used(project: Project, pipeline_backend: str | None) -> dict[str, str]:
         name = backend_of(state.agent, {}) if state is not None and state.agent else None
         if name:
             users.setdefault(name, []).append(task)
-    said = {name: "used by task" + ("s " if len(tasks) > 1 else " ") + ", ".join(tasks[:3])
-            + (f" and {len(tasks) - 3} more" if len(tasks) > 3 else "") for name, tasks in users.items()}
+    said = {name: "used by task" + ("s " if len(tasks) > 1 else " ") + listed(tasks) for name, tasks in users.items()}
     if pipeline_backend:
         said[pipeline_backend] = "the pipeline's agent" + (f"; {said[pipeline_backend]}"
                                                            if pipeline_backend in said else "")

@@ -102,6 +102,12 @@ def machine_error(exc: OSError, resume: str | None = None) -> MachineError | Non
     return MachineError(message, fix=fix)
 
 
+def listed(items: list[str], shown: int = 3) -> str:
+    """``items`` joined for a message, the first ``shown`` of them and how many more."""
+    more = len(items) - shown
+    return ", ".join(items[:shown]) + (f" and {more} more" if more > 0 else "")
+
+
 def did_you_mean(name: str, known: list[str]) -> str:
     """``"; did you mean 'x'?"`` for the closest known name, or nothing: typos get named, not just refused."""
     close = closest(name, known)

@@ -24,6 +24,7 @@ import stat
 import time
 from pathlib import Path
 
+from specd.errors import listed
 from specd.system.envfiles import never_added
 
 SUFFIXES = (".pyc", ".pyo")
@@ -100,7 +101,7 @@ def _remove(path: Path) -> bool:
 
 def said(removed: list[str], label: str) -> str:
     """The run's one line about what ``sweep`` removed after the step or hook ``label``."""
-    shown = _listed(removed)
+    shown = listed(removed)
     return (f"removed {len(removed)} compiled Python file{'s' if len(removed) != 1 else ''} made while "
             f"{label or 'the step'} ran ({shown}): Python runs such a file in place of a module's source, as you, at "
             "your next run here; a jailed Python compiles elsewhere, and yours compiles the sources again")
@@ -108,7 +109,7 @@ def said(removed: list[str], label: str) -> str:
 
 def built(found: list[str], label: str) -> str:
     """The run's one line about the extensions ``extensions`` found after the step or hook ``label``."""
-    shown = _listed(found)
+    shown = listed(found)
     return (f"{label or 'the step'} made or changed {len(found)} compiled extension{'s' if len(found) != 1 else ''} "
             f"that git ignores ({shown}): no review sees {'them' if len(found) != 1 else 'it'}, and Python imports "
             "one ahead of a module's source; look before you run Python here, or build it again yourself")
@@ -116,10 +117,6 @@ def built(found: list[str], label: str) -> str:
 
 def loaded(found: list[str], label: str) -> str:
     """The run's one line about settings files git ignores that the step or hook ``label`` made or changed."""
-    return (f"{label or 'the step'} made or changed {_listed(found)}, which git ignores and specd never commits: "
+    return (f"{label or 'the step'} made or changed {listed(found)}, which git ignores and specd never commits: "
             "docker compose and pipenv load a .env (an LD_PRELOAD in it runs code), npm an .npmrc (node-options); look "
             f"at {'them' if len(found) != 1 else 'it'} before your next command here")
-
-
-def _listed(paths: list[str]) -> str:
-    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")

@@ -13,6 +13,7 @@ import os
 from collections.abc import Collection
 from pathlib import Path
 
+from specd.errors import listed
 from specd.git.repo import git
 
 SHOWN = 20  # a refusal names this many paths; an ignored node_modules/ must not fill the screen
@@ -41,8 +42,7 @@ def in_the_way(top: Path, merged_tree: str, spare: Collection[str] = ()) -> list
 
 def refusal(found: list[str]) -> str:
     """``found`` for a message, cut at ``SHOWN``."""
-    more = len(found) - SHOWN
-    return ", ".join(found[:SHOWN]) + (f" and {more} more" if more > 0 else "")
+    return listed(found, SHOWN)
 
 
 def _written(top: Path, merged_tree: str) -> dict[str, str]:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from specd.errors import SpecdError, UsageError, did_you_mean
+from specd.errors import SpecdError, UsageError, did_you_mean, listed
 from specd.state.journal import record_of
 from specd.state.model import RunState
 from specd.tasks.project import Project
@@ -71,7 +71,7 @@ def read_events(path: Path, offset: int) -> tuple[list[dict[str, Any]], int]:
 
 def unread(path: Path, lines: list[int]) -> str:
     """What `specd logs` says of the journal's lines that are no whole event."""
-    where = ", ".join(map(str, lines[:5])) + (f" and {len(lines) - 5} more" if len(lines) > 5 else "")
+    where = listed([str(line) for line in lines], 5)
     return (f"{path}: line{'s' if len(lines) > 1 else ''} {where} {'are' if len(lines) > 1 else 'is'} no whole "
             "event and not shown (a crash mid-write leaves one torn line; more were edited by hand or damaged); "
             "the other events are shown as recorded")

@@ -120,8 +120,9 @@ def test_the_anthropic_agents_file_tools_refuse_to_write_in_an_environment(tmp_p
     sandbox.resolve("src/app.py", write=True)
     monkeypatch.setenv("SPECD_JAIL_WRITE", ".venv")
     sandbox.resolve(f"{SITE}/evil.pth", write=True)
-    assert json.dumps(environments.WHY)  # the reason names the way out
-    assert "SPECD_JAIL_WRITE" in environments.WHY
+    monkeypatch.delenv("SPECD_JAIL_WRITE")
+    with pytest.raises(Refused, match="name the folder in SPECD_JAIL_WRITE"):  # the reason names the way out
+        sandbox.resolve(f"{SITE}/evil.pth", write=True)
 
 
 PLANT = """
