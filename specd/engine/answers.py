@@ -17,6 +17,8 @@ from specd.state import checkpoint
 from specd.state.checkpoint import Origin
 from specd.state.model import Frame, RunState
 
+FILES = ("secret", "hidden")  # waits on files a step left: an approval is of their content then
+
 ANSWERS = ("approve", "reject", "skip")
 
 
@@ -48,6 +50,10 @@ def answer(state: RunState, config: PipelineConfig, verb: str, note: str, origin
     elif kind == "outcome":
         raise UsageError(f"step {name!r} already finished; there is nothing to skip",
                          fix=f"`specd approve {state.task}` goes on, or `specd reject {state.task} --note TEXT`")
+    elif kind == "hidden":
+        raise UsageError(f"step {name!r} already ran; skipping would not take out what it hid from git",
+                         fix=f"look at the files named, then `specd approve {state.task}` goes on, or `specd reject "
+                             f"{state.task} --note TEXT` runs the step again")
     elif kind == "secret":
         raise UsageError(f"the files step {name!r} changed are written; skipping would not take the secrets out",
                          fix=f"`specd approve {state.task}` commits them as they are, `specd reject {state.task} "
@@ -57,7 +63,7 @@ def answer(state: RunState, config: PipelineConfig, verb: str, note: str, origin
         state.current = None
         said = f"step {name!r} counts as finished (outcome done); the run goes on from there"
     checkpoint.record(state, origin, verb, name, note, pipeline=wait.get("pipeline"), phase=wait.get("phase"),
-                      waiting=kind, **({"files": wait.get("files") or []} if kind == "secret" else {}))
+                      waiting=kind, **({"files": wait.get("files") or []} if kind in FILES else {}))
     state.status, state.waiting, state.answered = "IN_PROGRESS", None, verb
     state.reason = f"answered ({verb}); `specd continue {state.task}` goes on"
     return said
@@ -95,6 +101,9 @@ def _approve(state: RunState, frame: Frame, wait: dict[str, Any], note: str) -> 
         again(state.current, note)
         return (f"step {name!r} runs again when the task goes on ({wait.get('attempts')} more attempts, the failing "
                 "check in its prompt)")
+    if kind == "hidden":  # approved as they are now: a file changed since is held again
+        paths = ", ".join(str(f.get("path")) for f in wait.get("files") or ())
+        return f"{paths} stay as they are, out of git, and the run goes on after {name!r}"
     if kind == "secret":  # the checkpoint row names the files and their content: see approved_files
         paths = ", ".join(str(f.get("path")) for f in wait.get("files") or ())
         return (f"{paths} will be committed as they are when the task goes on (a file changed since is checked "
@@ -106,7 +115,7 @@ def _reject(state: RunState, config: PipelineConfig, frame: Frame, wait: dict[st
     name = str(wait["step"])
     step = config.step(frame.pipeline, name)
     # A held secret or failed checks are the step's own doing: the step itself runs again, told what to change.
-    own = wait["kind"] in ("secret", "checks_failed")
+    own = wait["kind"] in (*FILES, "checks_failed")
     target = name if own else step.on_reject or cursor.previous(config, frame.pipeline, name)
     if target is None or target not in cursor.names(config, frame.pipeline):
         raise UsageError(f"step {name!r} has no step before it in {frame.pipeline} to send the run back to",
@@ -119,6 +128,7 @@ def _reject(state: RunState, config: PipelineConfig, frame: Frame, wait: dict[st
 
 
 def approved_files(state: RunState) -> list[dict[str, str]]:
-    """The files held for a secret that a person let through (path and content digest), for the recorder."""
-    return [dict(f) for row in state.checkpoints if row.get("waiting") == "secret" and row.get("answer") == "approve"
+    """The files held for a secret, or hidden from git, that a person let through (path and content digest), for
+    the recorder."""
+    return [dict(f) for row in state.checkpoints if row.get("waiting") in FILES and row.get("answer") == "approve"
             for f in row.get("files") or ()]

@@ -122,7 +122,7 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         parked = parking.from_env(brain.steps is not None)  # taken out of the environment either way
         brain.parks = parked is not None
         if recorder is not None:
-            brain.secrets = recorder.barrier.holds
+            brain.secrets = recorder.barrier.waits
             brain.tree = TreeLock(recorder.repo.git_dir or recorder.repo.common_dir, task,
                                   lambda message: events.emit("notice", message=message))
         try:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from specd.engine.loop import Stop
 from specd.engine.waiting import waiting
+from specd.errors import listed
 from specd.git.barrier import Hit
 from specd.pipeline.model import Step
 from specd.state.model import Frame
@@ -27,9 +28,25 @@ def check(holds: Holds | None, task: str, frame: Frame, step: Step) -> None:
     if not hits:
         return
     name = shlex.quote(task)
-    files = "; ".join(f"{hit.path} holds {hit.holds}" for hit in hits)
-    raise Stop("WAITING_FOR_HUMAN", f"{'a file' if len(hits) == 1 else f'{len(hits)} files'} changed at step "
-               f"{step.name!r} {'holds' if len(hits) == 1 else 'hold'} a secret and {'is' if len(hits) == 1 else 'are'}"
-               f" not committed: {files}. Take the secret out of the file, then `specd approve {name}`; or `specd "
-               f"approve {name}` commits it as it is; or `specd reject {name} --note TEXT` runs the step again with "
-               "your note", waiting("secret", frame, step, files=[hit.as_dict() for hit in hits]))
+    hid, held = [hit for hit in hits if hit.kind == "hidden"], [hit for hit in hits if hit.kind != "hidden"]
+    files = [hit.as_dict() for hit in hits]  # one answer for both kinds: each file is approved as it is
+    if not held:
+        raise Stop("WAITING_FOR_HUMAN", hidden(hid, name, step), waiting("hidden", frame, step, files=files))
+    one = len(held) == 1
+    raise Stop("WAITING_FOR_HUMAN", f"{'a file' if one else f'{len(held)} files'} changed at step {step.name!r} "
+               f"{'holds' if one else 'hold'} a secret and {'is' if one else 'are'} not committed: "
+               f"{'; '.join(f'{hit.path} holds {hit.holds}' for hit in held)}. Take the secret out of the file, then "
+               f"`specd approve {name}`; or `specd approve {name}` commits it as it is; or `specd reject {name} --note "
+               f"TEXT` runs the step again with your note{f'. Also: {hidden(hid, name, step)}' if hid else ''}",
+               waiting("secret", frame, step, files=files))
+
+
+def hidden(hits: list[Hit], name: str, step: Step) -> str:
+    """Why the run waits on source the step hid from git (``specd.git.hidden``), and the answers."""
+    one = len(hits) == 1
+    return (f"step {step.name!r} hid {'a source file' if one else f'{len(hits)} source files'} from git: "
+            f"{listed([hit.path for hit in hits], 8)} ({'; '.join(sorted({hit.holds for hit in hits}))}). No commit, "
+            f"`git status` or review shows {'it' if one else 'them'}, and your own next test run (pytest, jest, "
+            "vitest, go test, cargo test) or import runs such a file as you, outside any jail. Look at "
+            f"{'it' if one else 'them'} and delete what you did not ask for, the rule with it, then `specd approve "
+            f"{name}`; or `specd reject {name} --note TEXT` runs the step again with your note")

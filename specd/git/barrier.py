@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from specd.disguises import disguised
+from specd.git import hidden
 from specd.git.journal import NAME as JOURNAL
 from specd.git.repo import NO_HOOKS, Repo, git_env
 from specd.git.tree import BIG_FILE, GONE, Entry, Snapshot, inside, is_secret, unfit
@@ -58,15 +59,17 @@ class Hit:
     # `secret`: redaction masks the whole value of a key named so, and this is what a person needs to read.
     holds: str
     digest: str  # the content held: an approval is of this content only
+    kind: str = "secret"  # or "hidden": source hidden from git by a rule of the step's (``specd.git.hidden``)
 
     def as_dict(self) -> dict[str, str]:
-        return {"path": self.path, "holds": self.holds, "digest": self.digest}
+        return {"path": self.path, "holds": self.holds, "digest": self.digest, "kind": self.kind}
 
 
 class Barrier:
     def __init__(self, repo: Repo, root: Path, folder: str, specd: str) -> None:
         self.repo, self.root, self.folder, self.specd = repo, root, folder, specd  # the task's, and .specd/
         self.held: dict[str, Hit] = {}  # paths withheld now, until approved, changed or gone
+        self.hidden: dict[str, Hit] = {}  # source a step hid from git, until approved (never committed: ignored)
         self.approved: set[tuple[str, str]] = set()  # (path, digest) a person let through
         self._seen: dict[tuple[str, str], str] = {}  # (path, digest) -> what it holds ("" for nothing)
         self._known: dict[bytes, str] | None = None  # for this event (see ``refresh``)
@@ -107,6 +110,18 @@ class Barrier:
 
     def holds(self) -> list[Hit]:
         return sorted(self.held.values(), key=lambda hit: hit.path)
+
+    def hide(self, found: dict[str, str]) -> None:
+        """Hold the source files ``found`` hidden from git (each with the rule hiding it), but those approved."""
+        for path, rule in found.items():
+            hit = Hit(path, f"hidden by {rule}, a rule git ignores as well", hidden.digest(self.repo.top /
+                      path), "hidden")
+            if (path, hit.digest) not in self.approved:
+                self.hidden[path] = hit
+
+    def waits(self) -> list[Hit]:
+        """What the run waits on: the files held for a secret, and the source hidden from git."""
+        return self.holds() + sorted(self.hidden.values(), key=lambda hit: hit.path)
 
     def look(self, paths: Iterable[str], now: Snapshot) -> set[str]:
         """Check ``paths`` as they are in ``now``; returns those to withhold (see ``held``)."""

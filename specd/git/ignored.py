@@ -22,9 +22,11 @@ from __future__ import annotations
 import os
 import stat
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 from specd.errors import listed
+from specd.git.hidden import SOURCES
 from specd.system.envfiles import never_added
 
 SUFFIXES = (".pyc", ".pyo")
@@ -35,17 +37,19 @@ CACHE = "__pycache__"
 SLACK_NS = 50_000_000
 
 
-def after(top: Path, ignored: list[str], since_ns: int, label: str) -> list[str]:
+def after(top: Path, ignored: list[str], since_ns: int, label: str, held: Collection[str] = ()) -> list[str]:
     """When the step or hook ``label`` that opened at ``since_ns`` (0: unknown) ends, given what git ignores now
     (and the compiled files git would take: a .gitignore without ``*.pyc``): remove what it compiled (``sweep``) and
-    say what it built (``extensions``) and the key files it made, a line each."""
+    say what it built (``extensions``), the key files it made and the source it left (but those ``held``, hidden
+    by a rule of its own: ``hidden``), a line each."""
     if not since_ns or not ignored:
         return []
     swept, found = sweep(top, ignored, since_ns), extensions(top, ignored, since_ns)
-    keys = [path for path in ignored
-            if never_added(path.rpartition("/")[2]) and _fresh(top / path, since_ns - SLACK_NS)]
+    fresh = [path for path in ignored if not path.endswith("/") and _fresh(top / path, since_ns - SLACK_NS)]
+    keys = [path for path in fresh if never_added(path.rpartition("/")[2])]
+    code = [path for path in fresh if path.endswith(SOURCES) and path not in held]
     return [*([said(swept, label)] if swept else []), *([built(found, label)] if found else []),
-            *([loaded(keys, label)] if keys else [])]
+            *([loaded(keys, label)] if keys else []), *([left(code, label)] if code else [])]
 
 
 def written(path: Path) -> int:
@@ -120,3 +124,10 @@ def loaded(found: list[str], label: str) -> str:
     return (f"{label or 'the step'} made or changed {listed(found)}, which git ignores and specd never commits: "
             "docker compose and pipenv load a .env (an LD_PRELOAD in it runs code), npm an .npmrc (node-options); look "
             f"at {'them' if len(found) != 1 else 'it'} before your next command here")
+
+
+def left(found: list[str], label: str) -> str:
+    """The run's one line about source files git ignores (by the project's own rules) that ``label`` left."""
+    return (f"{label or 'the step'} made or changed {listed(found)}, source that git ignores by the project's own "
+            f"rules, so no commit or review shows {'them' if len(found) != 1 else 'it'}: a settings module or a "
+            "conftest.py there runs at your next run here; look before you run anything here")

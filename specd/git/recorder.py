@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from specd.events import Event, EventBus
-from specd.git import ignored, paths, publish, recovery, tree
+from specd.git import hidden, ignored, paths, publish, recovery, tree
 from specd.git.barrier import Barrier
 from specd.git.carry import HARMLESS, Carry, commit_carried
 from specd.git.journal import Journal, Pending, short_name
@@ -176,7 +176,11 @@ class GitRecorder:
         before, self.before, after = self.before, None, self.snapshot()
         # what it left where git does not look, and compiled Python git would take (a .gitignore without *.pyc)
         loose = [path for path, entry in after.items() if entry.status == "??" and path.endswith(ignored.SUFFIXES)]
-        for line in ignored.after(self.repo.top, [*(self._ignored or []), *loose], self.opened_ns, self.label):
+        # source hidden by a rule of the step's that git ignores is held (the run waits); other source git ignores
+        hid = hidden.hidden(self.repo.top, self._ignored or [], self.opened_ns - ignored.SLACK_NS) if self.opened_ns \
+            else {}
+        self.barrier.hide(hid)
+        for line in ignored.after(self.repo.top, [*(self._ignored or []), *loose], self.opened_ns, self.label, hid):
             self._warn(line)
         for path in loose:
             if not os.path.lexists(self.repo.top / path):

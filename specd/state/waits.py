@@ -14,7 +14,8 @@ from typing import Any
 from specd.state.model import RunState
 
 # Waits only an answer (approve, reject, skip) moves on; `continue` alone holds them.
-HELD = ("gate", "outcome", "max_visits", "budget", "failure_cluster", "secret", "checks_failed")
+HELD = ("gate", "outcome", "max_visits", "budget", "failure_cluster", "secret", "hidden",
+        "checks_failed")
 
 
 def held(state: RunState) -> bool:

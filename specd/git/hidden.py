@@ -1,0 +1,117 @@
+"""Code a step hid from git with a rule git cannot see either: held for a person before the run goes on.
+
+A step may write ``tests/.gitignore`` naming itself and ``conftest.py``, then ``tests/conftest.py``: git shows
+neither, so the step's commit, `git status` and every review miss both, and your own next `pytest` runs the
+conftest as you, outside any jail (a test file of any runner the same: jest, vitest, `go test ./...`, `cargo
+test`). So when a step or hook ends, each ``.gitignore`` that git ignores and that was made or changed while it
+ran is a rule of the step's that no review sees; git says which ignored paths each rule hides (`git
+check-ignore -v`), and the source files among them (the folders hidden whole are looked through) are held: the run
+waits (WAITING_FOR_HUMAN) naming them, like a file that holds a secret (``engine/secret_hold``).
+
+Tools write such rules too, for folders of their own: pytest's, mypy's and ruff's caches, a virtualenv (uv,
+virtualenv), `uv build`'s ``dist/``. Their folders hold no source, or are an environment (``pyvenv.cfg``), whose
+Python files are not held: pytest passes an environment by, and only its own interpreter imports them (its other
+source is: jest or `go test ./...` would not pass it by). Source git ignores by the project's own rules (a
+``local_settings.py``) is said, not held: the project chose to keep such files out of git (``ignored.py``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from specd.git.repo import NO_HOOKS, git_env, nul
+from specd.git.tree import inside
+from specd.system.environments import MARKS
+from specd.system.ownfiles import read_regular
+
+RULES = ".gitignore"
+# Source a tool of yours runs from where it lies in the tree: a test runner collects it, Python imports it.
+SOURCES = (".py", ".pyw", ".pth", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".go", ".rs",
+           ".rb", ".php", ".java", ".kt", ".kts", ".scala", ".sh", ".bash", ".pl")
+PYTHON = (".py", ".pyw", ".pth")
+LOOK = 200_000  # entries looked through in the folders a rule hides whole; past that, the folder itself is held
+READ = 4 << 20
+
+
+def rules(top: Path, ignored: list[str], since_ns: int) -> list[str]:
+    """The ``.gitignore`` files among ``ignored`` (paths git ignores) made or changed since ``since_ns``."""
+    found = []
+    for path in ignored:
+        if path.rpartition("/")[2] == RULES:
+            try:
+                st = (top / path).lstat()
+            except OSError:
+                continue
+            if max(st.st_ctime_ns, st.st_mtime_ns) >= since_ns:
+                found.append(path)
+    return found
+
+
+def hidden(top: Path, ignored: list[str], since_ns: int) -> dict[str, str]:
+    """Each source file hidden by a rule the step made that git ignores, with that rule's path (see the module)."""
+    made = rules(top, ignored, since_ns)
+    if not made:
+        return {}
+    under = [p for p in ignored if any(inside(p, rule.rpartition("/")[0]) for rule in made)]
+    found: dict[str, str] = {}
+    for rule, path in _sources(top, under):
+        if rule not in made:
+            continue  # the project's own rule: said elsewhere, not held
+        for code in _code(top, path):
+            found.setdefault(code, rule)
+    return found
+
+
+def digest(path: Path) -> str:
+    """The content a person approves: a changed file is held again."""
+    try:
+        return hashlib.sha256(read_regular(path, READ, head=True)).hexdigest()
+    except OSError:
+        return "unreadable"
+
+
+def _sources(top: Path, paths: list[str]) -> list[tuple[str, str]]:
+    """(the rule file, the path) for each of ``paths`` git ignores, by the rule that decides it."""
+    import subprocess  # noqa: PLC0415 - only when a step made a rule git ignores
+
+    done = subprocess.run(["git", *NO_HOOKS, "check-ignore", "-v", "-z", "--stdin"], cwd=top, input=nul(
+        p.rstrip("/") for p in paths), capture_output=True, text=True, check=False, env=git_env())
+    fields = done.stdout.split("\0")
+    pairs = []
+    for i in range(0, len(fields) - 3, 4):
+        source, pattern, path = fields[i], fields[i + 2], fields[i + 3]
+        if source and not pattern.startswith("!"):
+            pairs.append((os.path.relpath(source, top) if Path(source).is_absolute() else source, path))
+    return pairs
+
+
+def _environment(top: Path, path: str) -> bool:
+    """Whether ``path`` is in an environment (a folder holding ``pyvenv.cfg`` or ``conda-meta``), or is one."""
+    parts = path.rstrip("/").split("/")
+    return any((top.joinpath(*parts[:i]) / mark).exists() for i in range(1, len(parts) + 1) for mark in MARKS)
+
+
+def _code(top: Path, path: str) -> list[str]:
+    """``path`` when it is source; in a folder, the source in it. In an environment, Python's own files are not
+    source of the project's (pytest passes an environment by, and only its interpreter imports them)."""
+    full, env = top / path, _environment(top, path)
+    if not full.is_dir() or full.is_symlink():
+        return [path] if full.is_file() and _source(path, env) else []
+    found: list[str] = []
+    seen, envs = 0, [str(full)] if env else []
+    for folder, dirs, files in os.walk(full):
+        seen += len(files) + len(dirs)
+        if seen > LOOK:
+            return [f"{path}/"]  # too much to look through: the folder is held whole
+        if any((Path(folder) / mark).exists() for mark in MARKS):
+            envs.append(folder)
+        inside_env = any(folder == root or folder.startswith(root + os.sep) for root in envs)
+        rel = os.path.relpath(folder, top)
+        found += [f"{rel}/{name}" for name in files if _source(name, inside_env)]
+    return sorted(found)
+
+
+def _source(name: str, env: bool) -> bool:
+    return name.endswith(SOURCES) and not (env and name.endswith(PYTHON))

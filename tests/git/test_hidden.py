@@ -1,0 +1,122 @@
+"""Code a step hides from git with a rule git ignores too is held for a person (``specd/git/hidden.py``).
+
+Real `specd continue` runs with a real command agent in a real repository: the run's exit code, its reason, the
+answers, and what git shows afterwards."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from git_harness import GitProject
+
+from specd.git import hidden, tree
+from specd.git.repo import Repo
+
+CONFTEST = "open('/tmp/ran-as-you', 'w').write('x')\n"
+# tests/.gitignore names itself and the files it hides: git shows none of them
+HIDING = {"tests/.gitignore": ".gitignore\nconftest.py\ntest_zz.py\nhelpers/\n", "tests/conftest.py": CONFTEST,
+          "tests/test_zz.py": "def test_z():\n    pass\n", "tests/helpers/conftest.py": CONFTEST,
+          "tests/helpers/data.json": "{{}}\n", "notes/work.md": "the step's visible work\n"}
+
+
+def _state(project: GitProject, task: str) -> dict[str, object]:
+    path = project.root / ".specd/tasks" / task / ".pipeline-state.json"
+    return dict(json.loads(path.read_text(encoding="utf-8")))
+
+
+def test_source_hidden_by_a_rule_git_ignores_holds_the_run_until_a_person_answers(tmp_path: Path) -> None:
+    project = GitProject(tmp_path, steps=("execute", "review"))
+    project.rules({"execute": {"write": HIDING}})
+    project.new("t")
+    ran = project.run("t")
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    out = " ".join((ran.stdout + ran.stderr).split())
+    assert ("step 'execute' hid 3 source files from git: tests/conftest.py, tests/helpers/conftest.py, "
+            "tests/test_zz.py (hidden by tests/.gitignore, a rule git ignores as well)") in out
+    assert "your own next test run (pytest" in out
+    assert "data.json" not in out  # not source
+    assert project.git("status", "--porcelain", "--", "tests") == ""  # what git itself shows: nothing
+    assert ("notes/work.md" in {f for _, files in project.commits() for f in files})  # the visible work is committed
+    state = _state(project, "t")
+    waiting = state["waiting"]
+    assert isinstance(waiting, dict)
+    assert waiting["kind"] == "hidden"
+    assert [f["path"] for f in waiting["files"]] == ["tests/conftest.py", "tests/helpers/conftest.py",
+                                                     "tests/test_zz.py"]
+    assert "review" not in json.dumps(state.get("history"))  # the next step did not run
+    again = project.run("t")  # `continue` alone keeps waiting
+    assert again.returncode == 3
+    skipped = project.specd("skip", "t")
+    assert skipped.returncode == 2
+    assert "skipping would not take out what it hid from git" in skipped.stderr
+    listing = project.specd("status")
+    assert "WAITING_FOR_HUMAN" in listing.stdout
+    approved = project.specd("approve", "t")
+    assert approved.returncode == 0, approved.stderr
+    assert "stay as they are, out of git" in approved.stdout + approved.stderr
+    done = project.run("t")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "COMPLETE" in done.stdout + done.stderr
+    assert (project.root / "tests/conftest.py").exists()  # a person's answer: nothing removed
+
+
+def test_a_rejected_step_runs_again_and_deleted_files_are_not_held_again(tmp_path: Path) -> None:
+    project = GitProject(tmp_path, steps=("execute",))
+    project.rules({"execute": {"write": HIDING}})
+    project.new("t")
+    assert project.run("t").returncode == 3
+    for name in ("tests/.gitignore", "tests/conftest.py", "tests/test_zz.py"):
+        (project.root / name).unlink()
+    subprocess.run(["rm", "-r", str(project.root / "tests/helpers")], check=True)
+    project.rules({"execute": {"write": {"notes/work.md": "again\n"}}})
+    rejected = project.specd("reject", "t", "--note", "no hidden tests")
+    assert rejected.returncode == 0, rejected.stderr
+    done = project.run("t")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "hid" not in done.stdout + done.stderr
+
+
+def test_tools_own_rules_hold_nothing_and_source_the_project_ignores_is_said(tmp_path: Path) -> None:
+    project = GitProject(tmp_path, steps=("execute",))
+    project.write(".gitignore", "local_settings.py\n")
+    project.git("add", ".gitignore")
+    project.git("commit", "-q", "-m", "ignore local settings")
+    project.rules({"execute": {"write": {
+        ".pytest_cache/.gitignore": "# Created by pytest automatically.\n*\n",
+        ".pytest_cache/v/cache/lastfailed": "{{}}\n",
+        "dist/.gitignore": "*\n", "dist/app-1.0-py3-none-any.whl": "wheel\n",  # uv build
+        "env2/.gitignore": "*\n", "env2/pyvenv.cfg": "home = /usr/bin\n",  # uv venv, virtualenv
+        "env2/lib/python3.11/site-packages/mod.py": "x = 1\n", "env2/lib/python3.11/site-packages/x.pth": "mod\n",
+        "local_settings.py": "DEBUG = True\n"}}})
+    project.new("t")
+    ran = project.run("t")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    out = " ".join((ran.stdout + ran.stderr).split())
+    assert "hid" not in out
+    assert ("execute made or changed local_settings.py, source that git ignores by the project's own rules, so no "
+            "commit or review shows it") in out
+
+
+def test_what_a_rule_hides_is_asked_of_git(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("__pycache__/\n*.log\n")
+    files = {"web/.gitignore": ".gitignore\nsrc/\nold.log\n", "web/src/a.test.js": "", "web/src/deep/b.go": "",
+             "web/old.log": "", "web/__pycache__/x.py": "", "other/.gitignore": "*\n", "other/run.sh": "",
+             "env/.gitignore": "*\n", "env/pyvenv.cfg": "", "env/lib/site.py": "", "env/lib/app.test.js": "",
+             "kept/.gitignore": "*.tmp\n", "kept/x.py.tmp": ""}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    repo = Repo.open(tmp_path)
+    assert repo is not None
+    listed: list[str] = []
+    tree.take(repo, ".", ignored=listed)
+    found = hidden.hidden(tmp_path, listed, 0)
+    assert found == {"web/src/a.test.js": "web/.gitignore", "web/src/deep/b.go": "web/.gitignore",
+                     "other/run.sh": "other/.gitignore", "env/lib/app.test.js": "env/.gitignore"}
+    # web/__pycache__/x.py: hidden by the project's own rule; env/lib/site.py: Python in an environment;
+    # kept/.gitignore is not ignored itself (git shows it, so the commit takes it)
+    newest = max((tmp_path / name).lstat().st_ctime_ns for name in files if name.endswith(".gitignore"))
+    assert hidden.hidden(tmp_path, listed, newest + 1) == {}  # no rule made since
