@@ -5,8 +5,8 @@
 - the configs in the tree that the user's own agent CLIs run commands from (``machinery.TOOL_CONFIGS``):
   ``.claude/settings*.json`` and ``.claude/hooks/``, ``.mcp.json``, ``.codex/config.toml``, ``.gemini/settings.json``;
 - the config of a git hook manager whose hook is installed (pre-commit's ``.pre-commit-config.yaml``, lefthook's);
-- the repository's ``config`` (and ``config.worktree``) and ``hooks/**`` in the git common dir, and the
-  folder ``core.hooksPath`` names when it lies inside the project or its work tree.
+- the repository's ``config`` (and ``config.worktree``), ``info/exclude``, ``info/attributes`` and ``hooks/**`` in
+  the git common dir, and the folder ``core.hooksPath`` names when it lies inside the project or its work tree.
 
 Finding the git folders costs one ``git rev-parse``, asked again only when the repository's own
 config files moved (that is where ``core.hooksPath`` is set).
@@ -32,6 +32,9 @@ SPECD_FILES = ("pipeline.*", "config.json")
 TASK_FILES = ("config.json", ".pipeline-state.json", HISTORY_FILE, SHAPE_JSON, ".git-baseline.json",
               PENDING_JOURNAL)
 GIT_FILES = ("config", "config.worktree")
+# What decides which files git shows at all, and how: a rule added to info/exclude hides a step's files from every
+# commit, `git status` and review, as a .gitignore of its own would (``specd/git/hidden.py``).
+GIT_INFO = ("exclude", "attributes")
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,8 @@ def places(root: Path, task_dir: Path, git: GitDirs | None) -> list[Place]:
     tools = {folder: names for folder, names in TOOL_CONFIGS}  # what your own agent CLIs run; one look per folder
     if git is None:
         return found + [Place(root / folder, names) for folder, names in tools.items()]
-    found += [Place(git.common, GIT_FILES), Place(git.common / "hooks", deep=True)]
+    found += [Place(git.common, GIT_FILES), Place(git.common / "hooks", deep=True),
+              Place(git.common / "info", GIT_INFO)]
     if git.own != git.common:
         found.append(Place(git.own, GIT_FILES))
     hooks = git.hooks

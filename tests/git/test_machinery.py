@@ -68,6 +68,9 @@ ATTACKS = {
     "git hook": ("p = Path('.git/hooks/pre-commit'); p.write_text('#!/bin/sh\\ntouch ' + str(HERE / 'marker-git'))"
                  "; p.chmod(0o755)", ".git/hooks/pre-commit"),
     "git config": ("open('.git/config', 'a').write('[core]\\n\\thooksPath = evil\\n')", ".git/config"),
+    # a rule there hides the step's files from every commit, `git status` and review
+    "git exclude": (PLANT.format(path=".git/info/exclude", text="conftest.py\\n"), ".git/info/exclude"),
+    "git attributes": (PLANT.format(path=".git/info/attributes", text="*.py -diff\\n"), ".git/info/attributes"),
     "hooksPath folder": ("p = Path('.husky/pre-commit'); p.write_text('#!/bin/sh\\ntouch ' + str(HERE / "
                          "'marker-husky'))", ".husky/pre-commit"),
     # What your own agent CLIs run outside any jail the next time you start them in this project.
@@ -99,7 +102,8 @@ def machinery(gp: GitProject) -> dict[str, tuple[bytes | str, int]]:
             elif path.exists():
                 content: bytes | str = path.read_bytes() if path.is_file() else "dir"
                 found[str(path.relative_to(gp.root))] = (content, path.lstat().st_mode)
-    for name in (".specd/pipeline.json", ".specd/pipeline.yaml", ".specd/config.json", ".git/config", *TOOL_FILES):
+    for name in (".specd/pipeline.json", ".specd/pipeline.yaml", ".specd/config.json", ".git/config",
+                 ".git/info/exclude", ".git/info/attributes", *TOOL_FILES):
         path = gp.root / name
         found[name] = (path.read_bytes(), path.stat().st_mode) if path.exists() else (b"", 0)
     return found
