@@ -31,6 +31,7 @@ RULES = ".gitignore"
 SOURCES = (".py", ".pyw", ".pth", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".go", ".rs",
            ".rb", ".php", ".java", ".kt", ".kts", ".scala", ".sh", ".bash", ".pl")
 PYTHON = (".py", ".pyw", ".pth")
+MOST = 100  # source files named one by one; past that, the folders of the rules that hide them
 LOOK = 200_000  # entries looked through in the folders a rule hides whole; past that, the folder itself is held
 READ = 4 << 20
 
@@ -61,6 +62,8 @@ def hidden(top: Path, ignored: list[str], since_ns: int) -> dict[str, str]:
             continue  # the project's own rule: said elsewhere, not held
         for code in _code(top, path):
             found.setdefault(code, rule)
+    if len(found) > MOST:  # named by their rules' folders: the run's state keeps what a person answers
+        return {(rule.rpartition("/")[0] or ".") + "/": rule for rule in sorted(set(found.values()))}
     return found
 
 

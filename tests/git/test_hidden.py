@@ -120,3 +120,18 @@ def test_what_a_rule_hides_is_asked_of_git(tmp_path: Path) -> None:
     # kept/.gitignore is not ignored itself (git shows it, so the commit takes it)
     newest = max((tmp_path / name).lstat().st_ctime_ns for name in files if name.endswith(".gitignore"))
     assert hidden.hidden(tmp_path, listed, newest + 1) == {}  # no rule made since
+
+
+def test_a_flood_of_hidden_files_is_named_by_its_rules_folder(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/.gitignore").write_text(".gitignore\ngen_*.py\n")
+    for i in range(hidden.MOST + 1):
+        (tmp_path / f"src/gen_{i}.py").write_text("")
+    repo = Repo.open(tmp_path)
+    assert repo is not None
+    listed: list[str] = []
+    tree.take(repo, ".", ignored=listed)
+    assert hidden.hidden(tmp_path, listed, 0) == {"src/": "src/.gitignore"}
+    (tmp_path / "src/gen_0.py").unlink()
+    assert len(hidden.hidden(tmp_path, listed, 0)) == hidden.MOST  # the listing is git's from before: one is gone
