@@ -102,8 +102,9 @@ def _approve(state: RunState, frame: Frame, wait: dict[str, Any], note: str) -> 
         return (f"step {name!r} runs again when the task goes on ({wait.get('attempts')} more attempts, the failing "
                 "check in its prompt)")
     if kind == "hidden":  # approved as they are now: a file changed since is held again
-        paths = ", ".join(str(f.get("path")) for f in wait.get("files") or ())
-        return f"{paths} stay as they are, out of git, and the run goes on after {name!r}"
+        files = [str(f.get("path")) for f in wait.get("files") or ()]
+        stay = "stays as it is" if len(files) == 1 else "stay as they are"
+        return f"{', '.join(files)} {stay}, out of git, and the run goes on after {name!r}"
     if kind == "secret":  # the checkpoint row names the files and their content: see approved_files
         paths = ", ".join(str(f.get("path")) for f in wait.get("files") or ())
         return (f"{paths} will be committed as they are when the task goes on (a file changed since is checked "
