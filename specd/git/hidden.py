@@ -6,7 +6,9 @@ conftest as you, outside any jail (a test file of any runner the same: jest, vit
 test`). So when a step or hook ends, each ``.gitignore`` that git ignores and that was made or changed while it
 ran is a rule of the step's that no review sees; git says which ignored paths each rule hides (`git
 check-ignore -v`), and the source files among them (the folders hidden whole are looked through) are held: the run
-waits (WAITING_FOR_HUMAN) naming them, like a file that holds a secret (``engine/secret_hold``).
+waits (WAITING_FOR_HUMAN) naming them, like a file that holds a secret (``engine/secret_hold``). A rule left by an
+earlier step (hiding nothing yet, so nothing was held) hides what this step makes as well: the source it hides that
+was made or changed while the step ran is held too.
 
 Tools write such rules too, for folders of their own: pytest's, mypy's and ruff's caches, a virtualenv (uv,
 virtualenv), `uv build`'s ``dist/``. Their folders hold no source, or are an environment (``pyvenv.cfg``), whose
@@ -36,32 +38,20 @@ LOOK = 200_000  # entries looked through in the folders a rule hides whole; past
 READ = 4 << 20
 
 
-def rules(top: Path, ignored: list[str], since_ns: int) -> list[str]:
-    """The ``.gitignore`` files among ``ignored`` (paths git ignores) made or changed since ``since_ns``."""
-    found = []
-    for path in ignored:
-        if path.rpartition("/")[2] == RULES:
-            try:
-                st = (top / path).lstat()
-            except OSError:
-                continue
-            if max(st.st_ctime_ns, st.st_mtime_ns) >= since_ns:
-                found.append(path)
-    return found
-
-
 def hidden(top: Path, ignored: list[str], since_ns: int) -> dict[str, str]:
-    """Each source file hidden by a rule the step made that git ignores, with that rule's path (see the module)."""
-    made = rules(top, ignored, since_ns)
-    if not made:
+    """Each source file hidden by a rule that git ignores, with that rule's path: all it hides when the rule was made
+    or changed since ``since_ns``, else what was (a rule an earlier step left, hiding nothing then, hides this
+    step's files as well)."""
+    made = [path for path in ignored if path.rpartition("/")[2] == RULES and _fresh(top / path, since_ns)]
+    old = [path for path in ignored if path.rpartition("/")[2] == RULES and path not in made]
+    if not made and not old:
         return {}
-    under = [p for p in ignored if any(inside(p, rule.rpartition("/")[0]) for rule in made)]
+    under = [p for p in ignored if any(inside(p, rule.rpartition("/")[0]) for rule in (*made, *old))]
     found: dict[str, str] = {}
     for rule, path in _sources(top, under):
-        if rule not in made:
-            continue  # the project's own rule: said elsewhere, not held
-        for code in _code(top, path):
-            found.setdefault(code, rule)
+        if rule in made or rule in old:  # else the project's own rule: said elsewhere, not held
+            for code in _code(top, path, 0 if rule in made else since_ns):
+                found.setdefault(code, rule)
     if len(found) > MOST:  # named by their rules' folders: the run's state keeps what a person answers
         return {(rule.rpartition("/")[0] or ".") + "/": rule for rule in sorted(set(found.values()))}
     return found
@@ -90,18 +80,30 @@ def _sources(top: Path, paths: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
+def _fresh(path: Path, since_ns: int) -> bool:
+    try:
+        st = path.lstat()
+    except OSError:
+        return False
+    return max(st.st_ctime_ns, st.st_mtime_ns) >= since_ns
+
+
 def _environment(top: Path, path: str) -> bool:
     """Whether ``path`` is in an environment (a folder holding ``pyvenv.cfg`` or ``conda-meta``), or is one."""
     parts = path.rstrip("/").split("/")
     return any((top.joinpath(*parts[:i]) / mark).exists() for i in range(1, len(parts) + 1) for mark in MARKS)
 
 
-def _code(top: Path, path: str) -> list[str]:
-    """``path`` when it is source; in a folder, the source in it. In an environment, Python's own files are not
-    source of the project's (pytest passes an environment by, and only its interpreter imports them)."""
+def _code(top: Path, path: str, since_ns: int) -> list[str]:
+    """``path`` when it is source made or changed since ``since_ns``; in a folder, that source in it. In an
+    environment, Python's own files are not source of the project's (pytest passes an environment by, and only its
+    interpreter imports them), and one unchanged since ``since_ns`` (the jail showed it read-only, or it is yours)
+    is not looked through."""
     full, env = top / path, _environment(top, path)
     if not full.is_dir() or full.is_symlink():
-        return [path] if full.is_file() and _source(path, env) else []
+        return [path] if full.is_file() and _source(path, env) and _fresh(full, since_ns) else []
+    if env and since_ns and not _fresh(full, since_ns):
+        return []
     found: list[str] = []
     seen, envs = 0, [str(full)] if env else []
     for folder, dirs, files in os.walk(full):
@@ -109,10 +111,14 @@ def _code(top: Path, path: str) -> list[str]:
         if seen > LOOK:
             return [f"{path}/"]  # too much to look through: the folder is held whole
         if any((Path(folder) / mark).exists() for mark in MARKS):
+            if since_ns and not _fresh(Path(folder), since_ns):
+                dirs.clear()
+                continue
             envs.append(folder)
         inside_env = any(folder == root or folder.startswith(root + os.sep) for root in envs)
         rel = os.path.relpath(folder, top)
-        found += [f"{rel}/{name}" for name in files if _source(name, inside_env)]
+        found += [f"{rel}/{name}" for name in files
+                  if _source(name, inside_env) and _fresh(Path(folder) / name, since_ns)]
     return sorted(found)
 
 

@@ -79,6 +79,25 @@ def test_a_rejected_step_runs_again_and_deleted_files_are_not_held_again(tmp_pat
     assert "hid" not in done.stdout + done.stderr
 
 
+def test_a_rule_one_step_leaves_and_the_source_a_later_step_hides_with_it_are_held(tmp_path: Path) -> None:
+    project = GitProject(tmp_path, steps=("plan", "execute"))
+    project.write("scratch/.gitignore", "*\n")  # the user's own: what it hides from before is theirs
+    project.write("scratch/mine.py", "print('mine')\n")
+    project.rules({"plan": {"write": {"tests/.gitignore": ".gitignore\nconftest.py\n", "notes/plan.md": "plan\n"}},
+                   "execute": {"write": {"tests/conftest.py": CONFTEST, "notes/done.md": "done\n"}}})
+    project.new("t")
+    project.env["SPECD_STEPS"] = "1"  # the plan step alone: the rule is older than the next run's step
+    first = project.run("t")
+    assert first.returncode == 0, first.stdout + first.stderr
+    del project.env["SPECD_STEPS"]
+    ran = project.run("t")
+    assert ran.returncode == 3, ran.stdout + ran.stderr
+    out = " ".join((ran.stdout + ran.stderr).split())
+    assert ("step 'execute' hid a source file from git: tests/conftest.py (hidden by tests/.gitignore, a rule git "
+            "ignores as well)") in out
+    assert "mine.py" not in out
+
+
 def test_tools_own_rules_hold_nothing_and_source_the_project_ignores_is_said(tmp_path: Path) -> None:
     project = GitProject(tmp_path, steps=("execute",))
     project.write(".gitignore", "local_settings.py\n")
