@@ -23,6 +23,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from specd.errors import listed
 from specd.git.repo import NO_HOOKS, git_env, nul
 from specd.git.tree import inside
 from specd.system.environments import MARKS
@@ -42,19 +43,43 @@ def hidden(top: Path, ignored: list[str], since_ns: int) -> dict[str, str]:
     """Each source file hidden by a rule that git ignores, with that rule's path: all it hides when the rule was made
     or changed since ``since_ns``, else what was (a rule an earlier step left, hiding nothing then, hides this
     step's files as well)."""
+    return look(top, ignored, since_ns, [])[0]
+
+
+def look(top: Path, ignored: list[str], since_ns: int, changed: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """(``hidden``'s, the source made or changed since ``since_ns`` that a ``.gitignore`` among ``changed`` hides):
+    a rule the step added where git shows it is in its commit, the source it hides in none, so that source is said."""
     made = [path for path in ignored if path.rpartition("/")[2] == RULES and _fresh(top / path, since_ns)]
     old = [path for path in ignored if path.rpartition("/")[2] == RULES and path not in made]
-    if not made and not old:
-        return {}
-    under = [p for p in ignored if any(inside(p, rule.rpartition("/")[0]) for rule in (*made, *old))]
+    shown = [path for path in changed if path.rpartition("/")[2] == RULES and path not in ignored]
+    rules = (*made, *old, *shown)
+    if not rules:
+        return {}, {}
+    under = [p for p in ignored if any(inside(p, rule.rpartition("/")[0]) for rule in rules)]
     found: dict[str, str] = {}
+    said: dict[str, str] = {}
     for rule, path in _sources(top, under):
-        if rule in made or rule in old:  # else the project's own rule: said elsewhere, not held
+        if rule in rules:  # else the project's own rule: said elsewhere, not held
             for code in _code(top, path, 0 if rule in made else since_ns):
-                found.setdefault(code, rule)
-    if len(found) > MOST:  # named by their rules' folders: the run's state keeps what a person answers
+                (said if rule in shown else found).setdefault(code, rule)
+    return _folded(found), _folded(said)
+
+
+def _folded(found: dict[str, str]) -> dict[str, str]:
+    """Past ``MOST`` files, named by their rules' folders: the run's state keeps what a person answers."""
+    if len(found) > MOST:
         return {(rule.rpartition("/")[0] or ".") + "/": rule for rule in sorted(set(found.values()))}
     return found
+
+
+def said(shown: dict[str, str], label: str) -> list[str]:
+    """The run's line about the source a rule the step added where git shows it keeps out of git (``look``)."""
+    if not shown:
+        return []
+    rules = ", ".join(sorted(set(shown.values())))
+    return [f"{label or 'the step'} changed {rules}, whose rules keep source it made out of every commit and review: "
+            f"{listed(sorted(shown), 8)}; your next test run or import here runs such a file; look before you run "
+            "anything here"]
 
 
 def digest(path: Path) -> str:

@@ -176,11 +176,12 @@ class GitRecorder:
         before, self.before, after = self.before, None, self.snapshot()
         # what it left where git does not look, and compiled Python git would take (a .gitignore without *.pyc)
         loose = [path for path, entry in after.items() if entry.status == "??" and path.endswith(ignored.SUFFIXES)]
-        # source hidden by a rule of the step's that git ignores is held (the run waits); other source git ignores
-        hid = hidden.hidden(self.repo.top, self._ignored or [], self.opened_ns - ignored.SLACK_NS) if self.opened_ns \
-            else {}
-        self.barrier.hide(hid)
-        for line in ignored.after(self.repo.top, [*(self._ignored or []), *loose], self.opened_ns, self.label, hid):
+        # source hidden by a rule git ignores is held (the run waits); by a rule the step changed, or other, said
+        held, shown = hidden.look(self.repo.top, self._ignored or [], self.opened_ns - ignored.SLACK_NS, list(
+            tree.changed(before, after))) if self.opened_ns else ({}, {})
+        self.barrier.hide(held)
+        for line in [*ignored.after(self.repo.top, [*(self._ignored or []), *loose], self.opened_ns, self.label,
+                                    {**held, **shown}), *hidden.said(shown, self.label)]:
             self._warn(line)
         for path in loose:
             if not os.path.lexists(self.repo.top / path):

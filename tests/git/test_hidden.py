@@ -98,6 +98,18 @@ def test_a_rule_one_step_leaves_and_the_source_a_later_step_hides_with_it_are_he
     assert "mine.py" not in out
 
 
+def test_a_rule_the_commit_shows_is_committed_and_the_source_it_keeps_out_is_said(tmp_path: Path) -> None:
+    project = GitProject(tmp_path, steps=("execute",))
+    project.rules({"execute": {"write": {"tests/.gitignore": "evil/\n", "tests/evil/conftest.py": CONFTEST}}})
+    project.new("t")
+    ran = project.run("t")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    out = " ".join((ran.stdout + ran.stderr).split())
+    assert ("execute changed tests/.gitignore, whose rules keep source it made out of every commit and review: "
+            "tests/evil/conftest.py") in out
+    assert "tests/.gitignore" in {f for _, files in project.commits() for f in files}  # the rule: in the review
+
+
 def test_tools_own_rules_hold_nothing_and_source_the_project_ignores_is_said(tmp_path: Path) -> None:
     project = GitProject(tmp_path, steps=("execute",))
     project.write(".gitignore", "local_settings.py\n")
