@@ -21,6 +21,13 @@ HIDING = {"tests/.gitignore": ".gitignore\nconftest.py\ntest_zz.py\nhelpers/\n",
           "tests/helpers/data.json": "{{}}\n", "notes/work.md": "the step's visible work\n"}
 
 
+def _ran(project: GitProject, code: int) -> str:
+    """`specd continue t` once, expected to exit ``code``: what it printed, on one line."""
+    ran = project.run("t")
+    assert ran.returncode == code, ran.stdout + ran.stderr
+    return " ".join((ran.stdout + ran.stderr).split())
+
+
 def _state(project: GitProject, task: str) -> dict[str, object]:
     path = project.root / ".specd/tasks" / task / ".pipeline-state.json"
     return dict(json.loads(path.read_text(encoding="utf-8")))
@@ -30,9 +37,7 @@ def test_source_hidden_by_a_rule_git_ignores_holds_the_run_until_a_person_answer
     project = GitProject(tmp_path, steps=("execute", "review"))
     project.rules({"execute": {"write": HIDING}})
     project.new("t")
-    ran = project.run("t")
-    assert ran.returncode == 3, ran.stdout + ran.stderr
-    out = " ".join((ran.stdout + ran.stderr).split())
+    out = _ran(project, 3)
     assert ("step 'execute' hid 3 source files from git: tests/conftest.py, tests/helpers/conftest.py, "
             "tests/test_zz.py (hidden by tests/.gitignore, a rule git ignores as well)") in out
     assert "your own next test run (pytest" in out
@@ -90,9 +95,7 @@ def test_a_rule_one_step_leaves_and_the_source_a_later_step_hides_with_it_are_he
     first = project.run("t")
     assert first.returncode == 0, first.stdout + first.stderr
     del project.env["SPECD_STEPS"]
-    ran = project.run("t")
-    assert ran.returncode == 3, ran.stdout + ran.stderr
-    out = " ".join((ran.stdout + ran.stderr).split())
+    out = _ran(project, 3)
     assert ("step 'execute' hid a source file from git: tests/conftest.py (hidden by tests/.gitignore, a rule git "
             "ignores as well)") in out
     assert "mine.py" not in out
@@ -102,9 +105,7 @@ def test_a_rule_the_commit_shows_is_committed_and_the_source_it_keeps_out_is_sai
     project = GitProject(tmp_path, steps=("execute",))
     project.rules({"execute": {"write": {"tests/.gitignore": "evil/\n", "tests/evil/conftest.py": CONFTEST}}})
     project.new("t")
-    ran = project.run("t")
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    out = " ".join((ran.stdout + ran.stderr).split())
+    out = _ran(project, 0)
     assert ("execute changed tests/.gitignore, whose rules keep source it made out of every commit and review: "
             "tests/evil/conftest.py") in out
     assert "tests/.gitignore" in {f for _, files in project.commits() for f in files}  # the rule: in the review
@@ -123,9 +124,7 @@ def test_tools_own_rules_hold_nothing_and_source_the_project_ignores_is_said(tmp
         "env2/lib/python3.11/site-packages/mod.py": "x = 1\n", "env2/lib/python3.11/site-packages/x.pth": "mod\n",
         "local_settings.py": "DEBUG = True\n"}}})
     project.new("t")
-    ran = project.run("t")
-    assert ran.returncode == 0, ran.stdout + ran.stderr
-    out = " ".join((ran.stdout + ran.stderr).split())
+    out = _ran(project, 0)
     assert "hid" not in out
     assert ("execute made or changed local_settings.py, source that git ignores by the project's own rules, so no "
             "commit or review shows it") in out
