@@ -11,6 +11,7 @@ from typing import Any
 
 from specd.errors import SpecdError
 from specd.executors.results import current_status
+from specd.git import shown
 from specd.git.repo import GitFailed, Repo
 from specd.pipeline.model import PipelineConfig
 from specd.redact import redact, redact_obj
@@ -144,7 +145,7 @@ def _diff(project: Project, task: str, row: dict[str, Any]) -> str:
         found = repo.run("log", "-n", "1", "--format=%H", "--fixed-strings", f"--grep={subject}", "HEAD").strip()
         if not found:
             return ""
-        text = repo.run("show", "--stat", "--patch", "--no-color", "--no-ext-diff", found)
+        text = shown.review(repo, found)  # text that .gitattributes marks binary shown as text
     except GitFailed:
         return ""
     return redact(text[:MAX_TEXT])
