@@ -9,6 +9,7 @@ A machine with no git identity still gets commits, as "specd <specd@localhost>",
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,4 +69,10 @@ def phase_context(root: Path, task_dir: Path, phase: str | None) -> dict[str, st
     sha = (read_config(task_dir).get("phase_start_commits") or {}).get(phase)
     if not sha:
         return {}
-    return {"Phase start commit": sha, "Phase diff": f"git diff {sha} (plus untracked files)"}
+    header = {"Phase start commit": sha, "Phase diff": f"git diff {sha} (plus untracked files)"}
+    from specd.git.shown import masked  # here: only a phase step with a start commit asks
+
+    if hidden := masked(root, sha):  # the tree's .gitattributes says binary (-diff): text all the same
+        header["Phase diff, shown as binary by .gitattributes but text"] = f"git diff --text {sha} -- " + " ".join(
+            shlex.quote(path) for path in hidden)
+    return header

