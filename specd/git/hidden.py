@@ -95,7 +95,8 @@ def _sources(top: Path, paths: list[str]) -> list[tuple[str, str]]:
     import subprocess  # noqa: PLC0415 - only when a step made a rule git ignores
 
     done = subprocess.run(["git", *NO_HOOKS, "check-ignore", "-v", "-z", "--stdin"], cwd=top, input=nul(
-        p.rstrip("/") for p in paths), capture_output=True, text=True, check=False, env=git_env())
+        p.rstrip("/") for p in paths), capture_output=True, text=True, errors="surrogateescape", check=False,
+        env=git_env())
     fields = done.stdout.split("\0")
     pairs = []
     for i in range(0, len(fields) - 3, 4):

@@ -55,7 +55,7 @@ def nul(paths: Iterable[str]) -> str:
 def git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """One unlocked git call whose result the caller checks (repository discovery, demo setup)."""
     return subprocess.run(["git", *NO_HOOKS, *args], cwd=root, capture_output=True, text=True, check=False,
-                          env=git_env())
+                          errors="surrogateescape", env=git_env())
 
 
 def identity(top: Path) -> list[str]:
@@ -120,8 +120,10 @@ class Repo:
               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         for attempt in range(RETRIES):
             argv = [*NO_HOOKS, "--literal-pathspecs", *self.identity, *args]
+            # surrogateescape: a file name that is not UTF-8 (an agent may make one) is carried through as it is,
+            # and reaches git again (a commit's paths on stdin) as the same bytes
             result = subprocess.run(["git", *argv], cwd=self.top, input=stdin, capture_output=True, text=True,
-                                    check=False, env={**git_env(), **(env or {})})
+                                    errors="surrogateescape", check=False, env={**git_env(), **(env or {})})
             if result.returncode in ok:
                 return result
             output = result.stderr + result.stdout

@@ -166,3 +166,22 @@ def test_a_flood_of_hidden_files_is_named_by_its_rules_folder(tmp_path: Path) ->
     assert hidden.hidden(tmp_path, listed, 0) == {"src/": "src/.gitignore"}
     (tmp_path / "src/gen_0.py").unlink()
     assert len(hidden.hidden(tmp_path, listed, 0)) == hidden.MOST  # the listing is git's from before: one is gone
+
+
+def test_a_file_name_that_is_not_utf8_is_committed_as_its_bytes_and_can_be_held(tmp_path: Path) -> None:
+    project = GitProject(tmp_path, steps=("execute", "review"))
+    # "\udcff": the byte 0xff of a name, as Python carries it (what the agent's open() makes of it)
+    project.rules({"execute": {"write": {"notes-\udcff.md": "x\n"}}})
+    project.new("t")
+    out = _ran(project, 0)  # once a traceback: git's listing of the name could not be decoded
+    assert "COMPLETE" in out
+    names = subprocess.run(["git", "log", "--name-only", "-z", "--format="], cwd=project.root, capture_output=True,
+                           check=True).stdout.split(b"\0")
+    assert b"notes-\xff.md" in names
+    assert project.git("status", "--porcelain") == ""
+    project.new("u")
+    project.rules({"execute": {"write": {"tests/.gitignore": ".gitignore\n*.py\n", "tests/x\udcff.py": CONFTEST}}})
+    project.env["SPECD_STEPS"] = "1"
+    held = project.specd("continue", "u", "--auto", "--agent", project.agent_spec())
+    assert held.returncode == 3, held.stdout + held.stderr
+    assert "tests/x\\udcff.py" in held.stdout + held.stderr
