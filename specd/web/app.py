@@ -50,7 +50,9 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         """The rendered page, redacted whole: whatever a template shows, no secret value leaves the server."""
         html = templates.get_template(name).render({"request": request, "csrf": csrf, "project": project.root.name,
                                                      **context})
-        return HTMLResponse(redact(html), status_code=status, headers={"Cache-Control": "no-store"})
+        # a file name that is not UTF-8 (an agent may make one) reaches the page as its bytes, shown with U+FFFD
+        text = redact(html).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        return HTMLResponse(text, status_code=status, headers={"Cache-Control": "no-store"})
 
     def _filter(request: Request) -> str | None:
         wanted = request.query_params.get("status")
