@@ -12,6 +12,7 @@ from typing import Any
 from specd.agents.base import Usage
 from specd.state import atomic
 from specd.state.model import Current, now
+from specd.system.ownfiles import DEEPEST
 
 SKIP_DIRS = {"transcripts"}  # a file per step: walking it made a step's cost grow with the run
 SKIP_FILES = {"events.jsonl", "config.json"}
@@ -30,6 +31,8 @@ def snapshot(task_dir: Path) -> dict[str, str]:
 
 
 def _walk(folder: str, prefix: str, hashes: dict[str, str]) -> None:
+    if prefix.count("/") > DEEPEST:
+        return  # no document lives this deep; an agent's nesting of a thousand folders would exhaust the stack
     try:
         entries = list(os.scandir(folder))
     except OSError:

@@ -27,7 +27,7 @@ from specd.errors import listed
 from specd.git.repo import NO_HOOKS, git_env, nul
 from specd.git.tree import inside
 from specd.system.environments import MARKS
-from specd.system.ownfiles import read_regular
+from specd.system.ownfiles import DEEPEST, read_regular, walk
 
 RULES = ".gitignore"
 # Source a tool of yours runs from where it lies in the tree: a test runner collects it, Python imports it.
@@ -132,10 +132,10 @@ def _code(top: Path, path: str, since_ns: int) -> list[str]:
         return []
     found: list[str] = []
     seen, envs = 0, [str(full)] if env else []
-    for folder, dirs, files in os.walk(full):
+    for folder, dirs, files in walk(full, DEEPEST + 1):
         seen += len(files) + len(dirs)
-        if seen > LOOK:
-            return [f"{path}/"]  # too much to look through: the folder is held whole
+        if seen > LOOK or folder.count(os.sep) - str(full).count(os.sep) > DEEPEST:
+            return [f"{path}/"]  # too much (or too deep) to look through: the folder is held whole
         if any((Path(folder) / mark).exists() for mark in MARKS):
             if since_ns and not _fresh(Path(folder), since_ns):
                 dirs.clear()

@@ -15,6 +15,7 @@ from typing import Any
 from specd.git.repo import Repo
 from specd.git.tree import is_secret
 from specd.state import atomic
+from specd.system.ownfiles import walk
 from specd.tasks.project import Project
 from specd.tasks.setup import GITIGNORE
 from specd.tasks.task import read_config
@@ -53,7 +54,8 @@ class Settings:
     def transcripts(repo: Repo, task_dir: Path) -> list[str]:
         """The task's transcript files, for ``commit_transcripts`` (they are ignored, so added by force)."""
         folder = task_dir / "transcripts"
-        files = sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []
+        files = sorted(path for here, _, names in walk(folder) for name in names
+                       if (path := Path(here) / name).is_file())
         return [rel for rel in map(repo.rel, files) if not is_secret(rel)]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from specd.errors import UsageError
 from specd.redact import redact
+from specd.system.ownfiles import walk
 from specd.tasks.locate import locate
 from specd.tasks.project import Project
 from specd.tasks.secrets import load_project_secrets
@@ -30,7 +31,7 @@ def documents(project: Project, task: str) -> dict[str, Path]:
     folder = existing_task(locate(project, task), task)
     inside = folder.resolve()
     found: dict[str, Path] = {}
-    for path in sorted(folder.rglob("*.md")):
+    for path in sorted(Path(here) / name for here, _, names in walk(folder) for name in names if name.endswith(".md")):
         relative = path.relative_to(folder)
         if any(part.startswith(".") for part in relative.parts) or not path.is_file():
             continue

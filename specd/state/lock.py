@@ -215,11 +215,17 @@ def read_owner(path: Path) -> dict[str, object] | None:
 
 def sweep_scratch(task_dir: Path) -> list[Path]:
     """Remove scratch files under ``task_dir``; only ever called with the task's lock held."""
+    import fnmatch  # noqa: PLC0415 - a run's start only
+
+    from specd.system.ownfiles import walk  # noqa: PLC0415
+
     swept = []
-    for pattern in SCRATCH:
-        for path in task_dir.rglob(pattern):
-            with contextlib.suppress(OSError):
-                if path.is_file() and not path.is_symlink():
-                    path.unlink()
-                    swept.append(path)
+    for folder, _, files in walk(task_dir):  # the agent may nest folders a thousand deep: no recursion
+        for name in files:
+            path = Path(folder) / name
+            if any(fnmatch.fnmatch(name, pattern) for pattern in SCRATCH):
+                with contextlib.suppress(OSError):
+                    if path.is_file() and not path.is_symlink():
+                        path.unlink()
+                        swept.append(path)
     return swept

@@ -10,8 +10,9 @@ pipeline file, hook or workflow would run the agent's code on the next
 from __future__ import annotations
 
 import fnmatch
-import os
 from pathlib import Path
+
+from specd.system.ownfiles import walk
 
 _CONFIG = ("pipeline.*", "config.json", "*.json", "*.yaml", "*.yml")  # .specd/<name>: specd's configuration
 TASK_HOMES = ("tasks", "features")  # features/: specdacular's older place for task folders
@@ -121,7 +122,7 @@ def overlays(root: Path, task_dir: Path | None = None) -> list[tuple[str, Path]]
 
 def _machinery_in(folder: Path, root: Path) -> list[Path]:
     found: list[Path] = []
-    for here, dirs, files in os.walk(folder):
+    for here, dirs, files in walk(folder):  # an agent's nesting a thousand deep: no recursion
         for name in sorted([*dirs, *files]):
             path = Path(here) / name
             # Binding follows links, so a link is skipped; its target is covered where it lives.

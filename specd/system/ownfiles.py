@@ -12,8 +12,13 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
+
+# How many folders deep specd walks a tree the agent writes: no document or source a person wrote lies deeper, and
+# a nesting of a thousand folders (a loop of mkdir and chdir) would exhaust a recursive walk's stack.
+DEEPEST = 64
 
 
 class NotOwnFile(OSError):
@@ -95,3 +100,30 @@ def copy_into(source: Path, target: Path) -> None:
             except BaseException:
                 Path(scratch).unlink(missing_ok=True)
                 raise
+
+
+def walk(top: str | Path, deepest: int = DEEPEST) -> Iterator[tuple[str, list[str], list[str]]]:
+    """As ``os.walk`` top down (a linked folder listed, not entered; ``dirs`` may be pruned), but with a stack of
+    its own instead of recursion, and never more than ``deepest`` folders below ``top``."""
+    todo = [(os.fspath(top), 0)]
+    while todo:
+        folder, depth = todo.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        dirs: list[str] = []
+        files: list[str] = []
+        links: set[str] = set()
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            (dirs if is_dir else files).append(entry.name)
+            if is_dir and entry.is_symlink():
+                links.add(entry.name)
+        yield folder, dirs, files
+        if depth < deepest:
+            todo.extend((f"{folder}/{name}", depth + 1) for name in reversed(dirs) if name not in links)

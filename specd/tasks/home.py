@@ -26,6 +26,7 @@ from typing import Any
 from specd.errors import TaskError
 from specd.state import atomic
 from specd.state.model import now
+from specd.system.ownfiles import walk
 from specd.tasks import submitted
 from specd.tasks.project import SPECD_DIR, Project
 
@@ -202,7 +203,8 @@ def edited_copy(main: Project, task: str, tree: Path) -> list[str]:
         return []
     for place in (main.tasks_dir / task, main.features_dir / task):
         if place.is_dir():
-            return [main.rel(path) for path in sorted(place.rglob("*")) if _edited(main, place, path, tree, made)]
+            every = sorted(Path(here) / name for here, dirs, names in walk(place) for name in [*dirs, *names])
+            return [main.rel(path) for path in every if _edited(main, place, path, tree, made)]
     return []
 
 

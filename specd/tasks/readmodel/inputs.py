@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 RACY_NS = 100_000_000  # 0.1 s: far more than a tick of the file clock
 MAX_PATHS = 5_000  # a folder this big would cost more to check than to read
+DEEPEST = 64  # ``ownfiles.DEEPEST`` written out (a test keeps them equal): a listing does not import that module
 SKIPPED = frozenset({"transcripts"})  # written during a run only, and one file more per step
 VOLATILE = frozenset({"_", "PWD", "OLDPWD", "SHLVL", "COLUMNS", "LINES"})  # change per shell, never secrets
 Mark = list[int] | None
@@ -70,10 +71,12 @@ def environment(root: str) -> str:
     return digest.hexdigest()
 
 
-def tree(folder: str, out: list[str]) -> bool:
+def tree(folder: str, out: list[str], depth: int = 0) -> bool:
     """Append every folder and file under ``folder`` (itself included), in name order; False when it cannot be
-    watched whole (too big, unreadable, or a linked folder in it, whose own changes do not show in this
+    watched whole (too big or too deep, unreadable, or a linked folder in it, whose own changes do not show in this
     tree's times)."""
+    if depth > DEEPEST:
+        return False
     out.append(folder)
     try:
         with os.scandir(folder) as entries:
@@ -84,7 +87,7 @@ def tree(folder: str, out: list[str]) -> bool:
         if entry.is_symlink() and entry.is_dir():
             return False
         if entry.is_dir(follow_symlinks=False):
-            if entry.name not in SKIPPED and not tree(entry.path, out):
+            if entry.name not in SKIPPED and not tree(entry.path, out, depth + 1):
                 return False
         else:
             out.append(entry.path)
