@@ -32,10 +32,31 @@ open(os.environ["SPECD_RESULT"], "w").write(json.dumps({"outcome": "done", "summ
 '''
 
 
+def _unnest(top: Path) -> None:
+    """Remove the nesting, deepest first: pytest's own clean-up of its folders recurses, and would fail on it."""
+    deep = [top / "d"]
+    while (deep[-1] / "d").is_dir():
+        deep.append(deep[-1] / "d")
+    for folder in reversed(deep):
+        for child in folder.iterdir():
+            if not child.is_dir():
+                child.unlink()
+        folder.rmdir()
+
+
 def test_folders_a_thousand_deep_crash_nothing(tmp_path: Path) -> None:
     project = GitProject(tmp_path, steps=("execute", "review"))
     project.agent.write_text(NEST, encoding="utf-8")
     project.new("t")
+    try:
+        _runs(project)
+    finally:
+        for top in (project.root / ".specd/tasks/t", project.root):
+            if (top / "d").is_dir():
+                _unnest(top)
+
+
+def _runs(project: GitProject) -> None:
     project.env["SPECD_STEPS"] = "1"  # the next run starts (lock, scratch sweep) with the folders there
     first = project.run("t")
     assert first.returncode == 0, first.stdout + first.stderr
