@@ -14,7 +14,8 @@ Tools write such rules too, for folders of their own: pytest's, mypy's and ruff'
 virtualenv), `uv build`'s ``dist/``. Their folders hold no source, or are an environment (``pyvenv.cfg``), whose
 Python files are not held: pytest passes an environment by, and only its own interpreter imports them (its other
 source is: jest or `go test ./...` would not pass it by). Source git ignores by the project's own rules (a
-``local_settings.py``) is said, not held: the project chose to keep such files out of git (``ignored.py``).
+``local_settings.py``) is said, not held: the project chose to keep such files out of git (``ignored.py``); so is
+source kept out by a ``.gitignore`` the step changed where git shows it (``look``): that rule is in its commit.
 """
 
 from __future__ import annotations
