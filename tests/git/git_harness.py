@@ -21,6 +21,8 @@ from typing import Any
 
 import forked
 
+from specd.git.repo import Repo
+
 AGENT = r'''
 import json, os, sys, time
 from pathlib import Path
@@ -56,6 +58,23 @@ def plain_git(root: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@e", "GIT_COMMITTER_NAME": "T",
            "GIT_COMMITTER_EMAIL": "t@e"}
     return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True).stdout
+
+
+def committed(root: Path, files: dict[str, str | bytes]) -> Repo:
+    """A repository at ``root`` whose first commit holds ``files`` (text or bytes), opened as specd opens one."""
+    plain_git(root, "init", "-q", "-b", "main")
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+    plain_git(root, "add", "-A")
+    plain_git(root, "commit", "-q", "-m", "first")
+    repo = Repo.open(root)
+    assert repo is not None
+    return repo
 
 
 class GitProject:

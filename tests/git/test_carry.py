@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from git_harness import committed
 from git_harness import plain_git as git
 
 from specd.git.carry import Carry
@@ -19,15 +20,7 @@ DIRTY = {"notes.txt": Entry("??", "abc")}
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Repo:
-    git(tmp_path, "init", "-q")
-    (tmp_path / FOLDER).mkdir(parents=True)
-    (tmp_path / ".specd/.gitignore").write_text(GITIGNORE, encoding="utf-8")
-    (tmp_path / FOLDER / "state.json").write_text("{}", encoding="utf-8")
-    git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-q", "-m", "first")
-    found = Repo.open(tmp_path)
-    assert found is not None
-    return found
+    return committed(tmp_path, {".specd/.gitignore": GITIGNORE, f"{FOLDER}/state.json": "{}"})
 
 
 def carry(repo: Repo) -> Carry:

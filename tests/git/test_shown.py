@@ -4,21 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from git_harness import plain_git
+from git_harness import committed, plain_git
 
 from specd.git import shown
 from specd.git.repo import Repo
 
 
 def _repo(root: Path) -> Repo:
-    plain_git(root, "init", "-q", "-b", "main")
-    (root / "app.py").write_text("print('hello')\n")
-    (root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0rest")
-    plain_git(root, "add", "-A")
-    plain_git(root, "commit", "-q", "-m", "initial")
-    repo = Repo.open(root)
-    assert repo is not None
-    return repo
+    return committed(root, {"app.py": "print('hello')\n", "logo.png": b"\x89PNG\r\n\x1a\n\0\0\0rest"})
 
 
 def test_code_that_gitattributes_marks_binary_is_shown_as_text(tmp_path: Path) -> None:
