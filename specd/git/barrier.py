@@ -16,7 +16,6 @@ changes them is undone (machinery). A file is read again only when its content c
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -24,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from specd.disguises import disguised
 from specd.git import hidden
 from specd.git.journal import NAME as JOURNAL
-from specd.git.repo import NO_HOOKS, Repo, git_env
+from specd.git.repo import Repo, blob
 from specd.git.tree import BIG_FILE, GONE, Entry, Snapshot, inside, is_secret, unfit
 from specd.redact_rules import SHAPE_HINTS, SHAPES, may_hold
 from specd.state.history import HISTORY_FILE, SEALED_DIR
@@ -199,6 +198,4 @@ def _head_of(path: Path) -> bytes:
 
 
 def _at_head(repo: Repo, path: str) -> bytes:
-    done = subprocess.run(["git", *NO_HOOKS, "cat-file", "blob", f"HEAD:{path}"], cwd=repo.top, capture_output=True,
-                          check=False, env=git_env())
-    return done.stdout[:MAX_BYTES] if done.returncode == 0 else b""
+    return blob(repo.top, f"HEAD:{path}", MAX_BYTES) or b""

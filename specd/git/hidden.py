@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from pathlib import Path
 
 from specd.errors import listed
-from specd.git.repo import NO_HOOKS, git_env, nul
+from specd.git.repo import git, nul
 from specd.git.tree import inside
 from specd.system.environments import MARKS
 from specd.system.ownfiles import DEEPEST, read_regular, walk
@@ -50,7 +51,7 @@ def hidden(top: Path, ignored: list[str], since_ns: int) -> dict[str, str]:
 def look(top: Path, ignored: list[str], since_ns: int, changed: list[str]) -> tuple[dict[str, str], dict[str, str]]:
     """(``hidden``'s, the source made or changed since ``since_ns`` that a ``.gitignore`` among ``changed`` hides):
     a rule the step added where git shows it is in its commit, the source it hides in none, so that source is said."""
-    made = [path for path in ignored if path.rpartition("/")[2] == RULES and _fresh(top / path, since_ns)]
+    made = [path for path in ignored if path.rpartition("/")[2] == RULES and fresh(top / path, since_ns)]
     old = [path for path in ignored if path.rpartition("/")[2] == RULES and path not in made]
     shown = [path for path in changed if path.rpartition("/")[2] == RULES and path not in ignored]
     rules = (*made, *old, *shown)
@@ -93,12 +94,7 @@ def digest(path: Path) -> str:
 
 def _sources(top: Path, paths: list[str]) -> list[tuple[str, str]]:
     """(the rule file, the path) for each of ``paths`` git ignores, by the rule that decides it."""
-    import subprocess  # noqa: PLC0415 - only when a step made a rule git ignores
-
-    done = subprocess.run(["git", *NO_HOOKS, "check-ignore", "-v", "-z", "--stdin"], cwd=top, input=nul(
-        p.rstrip("/") for p in paths), capture_output=True, text=True, errors="surrogateescape", check=False,
-        env=git_env())
-    fields = done.stdout.split("\0")
+    fields = git(top, "check-ignore", "-v", "-z", "--stdin", stdin=nul(p.rstrip("/") for p in paths)).stdout.split("\0")
     pairs = []
     for i in range(0, len(fields) - 3, 4):
         source, pattern, path = fields[i], fields[i + 2], fields[i + 3]
@@ -107,12 +103,14 @@ def _sources(top: Path, paths: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _fresh(path: Path, since_ns: int) -> bool:
+def fresh(path: Path, since_ns: int, folders: bool = True) -> bool:
+    """Whether ``path`` (not a folder, unless ``folders``) was made or changed since ``since_ns``: its change time,
+    which nothing can set back, or a later modification time."""
     try:
         st = path.lstat()
     except OSError:
         return False
-    return max(st.st_ctime_ns, st.st_mtime_ns) >= since_ns
+    return (folders or not stat.S_ISDIR(st.st_mode)) and max(st.st_ctime_ns, st.st_mtime_ns) >= since_ns
 
 
 def _environment(top: Path, path: str) -> bool:
@@ -128,8 +126,8 @@ def _code(top: Path, path: str, since_ns: int) -> list[str]:
     is not looked through."""
     full, env = top / path, _environment(top, path)
     if not full.is_dir() or full.is_symlink():
-        return [path] if full.is_file() and _source(path, env) and _fresh(full, since_ns) else []
-    if env and since_ns and not _fresh(full, since_ns):
+        return [path] if full.is_file() and _source(path, env) and fresh(full, since_ns) else []
+    if env and since_ns and not fresh(full, since_ns):
         return []
     found: list[str] = []
     seen, envs = 0, [str(full)] if env else []
@@ -138,14 +136,14 @@ def _code(top: Path, path: str, since_ns: int) -> list[str]:
         if seen > LOOK or folder.count(os.sep) - str(full).count(os.sep) > DEEPEST:
             return [f"{path}/"]  # too much (or too deep) to look through: the folder is held whole
         if any((Path(folder) / mark).exists() for mark in MARKS):
-            if since_ns and not _fresh(Path(folder), since_ns):
+            if since_ns and not fresh(Path(folder), since_ns):
                 dirs.clear()
                 continue
             envs.append(folder)
         inside_env = any(folder == root or folder.startswith(root + os.sep) for root in envs)
         rel = os.path.relpath(folder, top)
         found += [f"{rel}/{name}" for name in files
-                  if _source(name, inside_env) and _fresh(Path(folder) / name, since_ns)]
+                  if _source(name, inside_env) and fresh(Path(folder) / name, since_ns)]
     return sorted(found)
 
 

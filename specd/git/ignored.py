@@ -20,13 +20,12 @@ walked, so this costs a look into each ``__pycache__`` folder and nothing in ``n
 from __future__ import annotations
 
 import os
-import stat
 import time
 from collections.abc import Collection
 from pathlib import Path
 
 from specd.errors import listed
-from specd.git.hidden import SOURCES
+from specd.git.hidden import SOURCES, fresh
 from specd.system.envfiles import never_added
 
 SUFFIXES = (".pyc", ".pyo")
@@ -88,11 +87,7 @@ def extensions(top: Path, ignored: list[str], since_ns: int) -> list[str]:
 
 
 def _fresh(path: Path, since_ns: int) -> bool:
-    try:
-        st = path.lstat()
-    except OSError:
-        return False
-    return not stat.S_ISDIR(st.st_mode) and max(st.st_ctime_ns, st.st_mtime_ns) >= since_ns
+    return fresh(path, since_ns, folders=False)
 
 
 def _remove(path: Path) -> bool:

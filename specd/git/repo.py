@@ -52,10 +52,18 @@ def nul(paths: Iterable[str]) -> str:
     return "\0".join([*paths, ""])  # the strings themselves, not a copy of each: a list may hold 200,000
 
 
-def git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """One unlocked git call whose result the caller checks (repository discovery, demo setup)."""
-    return subprocess.run(["git", *NO_HOOKS, *args], cwd=root, capture_output=True, text=True, check=False,
-                          errors="surrogateescape", env=git_env())
+def git(root: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    """One unlocked git call whose result the caller checks (repository discovery, demo setup, a question about
+    ignored paths handed on ``stdin``)."""
+    return subprocess.run(["git", *NO_HOOKS, *args], cwd=root, input=stdin, capture_output=True, text=True,
+                          check=False, errors="surrogateescape", env=git_env())
+
+
+def blob(root: Path, spec: str, limit: int) -> bytes | None:
+    """The first ``limit`` bytes of ``spec`` (``REV:path``), or None when there is no such file there."""
+    done = subprocess.run(["git", *NO_HOOKS, "cat-file", "blob", spec], cwd=root, capture_output=True, check=False,
+                          env=git_env())
+    return done.stdout[:limit] if done.returncode == 0 else None
 
 
 def identity(top: Path) -> list[str]:

@@ -10,10 +10,9 @@ a line naming why.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from specd.git.repo import NO_HOOKS, GitFailed, Repo, git_env
+from specd.git.repo import GitFailed, Repo, blob, git
 from specd.system.ownfiles import read_regular
 
 SNIFF = 8000  # the bytes git looks at for a NUL to call a file binary
@@ -40,9 +39,8 @@ def review(repo: Repo, commit: str) -> str:
 def masked(top: Path, since: str) -> list[str]:
     """The files `git diff <since>` (against the work tree) shows as binary that are text on both sides: what a
     review step must read with ``--text``."""
-    done = subprocess.run(["git", *NO_HOOKS, "diff", "--numstat", "-z", "--no-renames", since], cwd=top,
-                          capture_output=True, text=True, errors="surrogateescape", check=False, env=git_env())
-    binary = [field.split("\t", 2)[2] for field in done.stdout.split("\0") if field.startswith("-\t-\t")]
+    listed = git(top, "diff", "--numstat", "-z", "--no-renames", since).stdout
+    binary = [field.split("\t", 2)[2] for field in listed.split("\0") if field.startswith("-\t-\t")]
     return [path for path in binary[:MOST] if _text(top, since, path) and _plain(top / path)]
 
 
@@ -56,6 +54,5 @@ def _plain(path: Path) -> bool:
 
 def _text(top: Path, commit: str, path: str) -> bool:
     """Whether ``path`` at ``commit`` is text by git's own test (absent counts as text: a file added or removed)."""
-    done = subprocess.run(["git", *NO_HOOKS, "cat-file", "blob", f"{commit}:{path}"], cwd=top,
-                          capture_output=True, check=False, env=git_env())
-    return done.returncode != 0 or b"\0" not in done.stdout[:SNIFF]
+    data = blob(top, f"{commit}:{path}", SNIFF)
+    return data is None or b"\0" not in data
