@@ -43,10 +43,12 @@ def check(holds: Holds | None, task: str, frame: Frame, step: Step) -> None:
 
 def hidden(hits: list[Hit], name: str, step: Step) -> str:
     """Why the run waits on source the step hid from git (``specd.git.hidden``), and the answers."""
-    one = len(hits) == 1
+    one, them = len(hits) == 1, "it" if len(hits) == 1 else "them"
+    repo = any(hit.path.endswith((".git", ".git/config")) or "/.git/hooks/" in hit.path for hit in hits)
     return (f"step {step.name!r} hid {'a source file' if one else f'{len(hits)} source files'} from git: "
-            f"{listed([hit.path for hit in hits], 8)} ({'; '.join(sorted({hit.holds for hit in hits}))}). No commit, "
-            f"`git status` or review shows {'it' if one else 'them'}, and your own next test run (pytest, jest, "
-            "vitest, go test, cargo test) or import runs such a file as you, outside any jail. Look at "
-            f"{'it' if one else 'them'} and delete what you did not ask for, the rule with it, then `specd approve "
-            f"{name}`; or `specd reject {name} --note TEXT` runs the step again with your note")
+            f"{listed([hit.path for hit in hits], 8)} ({'; '.join(sorted({hit.holds for hit in hits}))}). No commit "
+            f"or review shows {them} (`git status` at most {'its' if one else 'their'} folder), and your own next test "
+            "run (pytest, jest, vitest, go test, cargo test) or import runs such a file as you, outside any jail"
+            f"{'; so does your editor or git, in that repository, what its git settings name' if repo else ''}. Look "
+            f"at {them} and delete what you did not ask for (and the rule or repository hiding it), then `specd "
+            f"approve {name}`; or `specd reject {name} --note TEXT` runs the step again with your note")

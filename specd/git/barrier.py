@@ -113,8 +113,7 @@ class Barrier:
     def hide(self, found: dict[str, str]) -> None:
         """Hold the source files ``found`` hidden from git (each with the rule hiding it), but those approved."""
         for path, rule in found.items():
-            hit = Hit(path, f"hidden by {rule}, a rule git ignores as well", hidden.digest(self.repo.top /
-                      path), "hidden")
+            hit = Hit(path, hidden.why(rule), hidden.digest(self.repo.top / path), "hidden")
             if (path, hit.digest) not in self.approved:
                 self.hidden[path] = hit
 

@@ -16,28 +16,25 @@ Python files are not held: pytest passes an environment by, and only its own int
 source is: jest or `go test ./...` would not pass it by). Source git ignores by the project's own rules (a
 ``local_settings.py``) is said, not held: the project chose to keep such files out of git (``ignored.py``); so is
 source kept out by a ``.gitignore`` the step changed where git shows it (``look``): that rule is in its commit.
+A repository of its own inside the tree hides what it holds from git too, and is held the same way (``nested``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import stat
+from collections.abc import Sequence
 from pathlib import Path
 
 from specd.errors import listed
+from specd.git import nested
 from specd.git.repo import git, nul
+from specd.git.sources import GIT, code, fresh
 from specd.git.tree import inside
-from specd.system.environments import MARKS
-from specd.system.ownfiles import DEEPEST, read_regular, walk
+from specd.system.ownfiles import read_regular
 
 RULES = ".gitignore"
-# Source a tool of yours runs from where it lies in the tree: a test runner collects it, Python imports it.
-SOURCES = (".py", ".pyw", ".pth", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".go", ".rs",
-           ".rb", ".php", ".java", ".kt", ".kts", ".scala", ".sh", ".bash", ".pl")
-PYTHON = (".py", ".pyw", ".pth")
 MOST = 100  # source files named one by one; past that, the folders of the rules that hide them
-LOOK = 200_000  # entries looked through in the folders a rule hides whole; past that, the folder itself is held
 READ = 4 << 20
 
 
@@ -48,23 +45,32 @@ def hidden(top: Path, ignored: list[str], since_ns: int) -> dict[str, str]:
     return look(top, ignored, since_ns, [])[0]
 
 
-def look(top: Path, ignored: list[str], since_ns: int, changed: list[str]) -> tuple[dict[str, str], dict[str, str]]:
-    """(``hidden``'s, the source made or changed since ``since_ns`` that a ``.gitignore`` among ``changed`` hides):
-    a rule the step added where git shows it is in its commit, the source it hides in none, so that source is said."""
+def look(top: Path, ignored: list[str], since_ns: int, changed: list[str], repos: Sequence[str] = (),
+         ) -> tuple[dict[str, str], dict[str, str]]:
+    """(``hidden``'s and ``repositories``', the source made or changed since ``since_ns`` that a ``.gitignore``
+    among ``changed`` hides): a rule the step added where git shows it is in its commit, the source it hides in
+    none, so that source is said. ``repos``: the untracked folders git shows as one entry ("sub/")."""
     made = [path for path in ignored if path.rpartition("/")[2] == RULES and fresh(top / path, since_ns)]
     old = [path for path in ignored if path.rpartition("/")[2] == RULES and path not in made]
     shown = [path for path in changed if path.rpartition("/")[2] == RULES and path not in ignored]
     rules = (*made, *old, *shown)
+    found: dict[str, str] = nested.repositories(top, repos, since_ns, changed)
     if not rules:
-        return {}, {}
+        return _folded(found), {}
     under = [p for p in ignored if any(inside(p, rule.rpartition("/")[0]) for rule in rules)]
-    found: dict[str, str] = {}
     said: dict[str, str] = {}
     for rule, path in _sources(top, under):
         if rule in rules:  # else the project's own rule: said elsewhere, not held
-            for code in _code(top, path, 0 if rule in made else since_ns):
-                (said if rule in shown else found).setdefault(code, rule)
+            for source in code(top, path, 0 if rule in made else since_ns):
+                (said if rule in shown else found).setdefault(source, rule)
     return _folded(found), _folded(said)
+
+
+def why(rule: str) -> str:
+    """What hides a held file from git: a rule git ignores, or a repository of its own (``nested``)."""
+    if rule.rpartition("/")[2] == GIT:
+        return f"in {rule[:-len(GIT)]}, a git repository of its own, which git leaves out of every commit"
+    return f"hidden by {rule}, a rule git ignores as well"
 
 
 def _folded(found: dict[str, str]) -> dict[str, str]:
@@ -103,49 +109,3 @@ def _sources(top: Path, paths: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def fresh(path: Path, since_ns: int, folders: bool = True) -> bool:
-    """Whether ``path`` (not a folder, unless ``folders``) was made or changed since ``since_ns``: its change time,
-    which nothing can set back, or a later modification time."""
-    try:
-        st = path.lstat()
-    except OSError:
-        return False
-    return (folders or not stat.S_ISDIR(st.st_mode)) and max(st.st_ctime_ns, st.st_mtime_ns) >= since_ns
-
-
-def _environment(top: Path, path: str) -> bool:
-    """Whether ``path`` is in an environment (a folder holding ``pyvenv.cfg`` or ``conda-meta``), or is one."""
-    parts = path.rstrip("/").split("/")
-    return any((top.joinpath(*parts[:i]) / mark).exists() for i in range(1, len(parts) + 1) for mark in MARKS)
-
-
-def _code(top: Path, path: str, since_ns: int) -> list[str]:
-    """``path`` when it is source made or changed since ``since_ns``; in a folder, that source in it. In an
-    environment, Python's own files are not source of the project's (pytest passes an environment by, and only its
-    interpreter imports them), and one unchanged since ``since_ns`` (the jail showed it read-only, or it is yours)
-    is not looked through."""
-    full, env = top / path, _environment(top, path)
-    if not full.is_dir() or full.is_symlink():
-        return [path] if full.is_file() and _source(path, env) and fresh(full, since_ns) else []
-    if env and since_ns and not fresh(full, since_ns):
-        return []
-    found: list[str] = []
-    seen, envs = 0, [str(full)] if env else []
-    for folder, dirs, files in walk(full, DEEPEST + 1):
-        seen += len(files) + len(dirs)
-        if seen > LOOK or folder.count(os.sep) - str(full).count(os.sep) > DEEPEST:
-            return [f"{path}/"]  # too much (or too deep) to look through: the folder is held whole
-        if any((Path(folder) / mark).exists() for mark in MARKS):
-            if since_ns and not fresh(Path(folder), since_ns):
-                dirs.clear()
-                continue
-            envs.append(folder)
-        inside_env = any(folder == root or folder.startswith(root + os.sep) for root in envs)
-        rel = os.path.relpath(folder, top)
-        found += [f"{rel}/{name}" for name in files
-                  if _source(name, inside_env) and fresh(Path(folder) / name, since_ns)]
-    return sorted(found)
-
-
-def _source(name: str, env: bool) -> bool:
-    return name.endswith(SOURCES) and not (env and name.endswith(PYTHON))

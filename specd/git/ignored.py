@@ -25,7 +25,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from specd.errors import listed
-from specd.git.hidden import SOURCES, fresh
+from specd.git.sources import SOURCES, fresh
 from specd.system.envfiles import never_added
 
 SUFFIXES = (".pyc", ".pyo")

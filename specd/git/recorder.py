@@ -176,9 +176,10 @@ class GitRecorder:
         before, self.before, after = self.before, None, self.snapshot()
         # what it left where git does not look, and compiled Python git would take (a .gitignore without *.pyc)
         loose = [path for path, entry in after.items() if entry.status == "??" and path.endswith(ignored.SUFFIXES)]
-        # source hidden by a rule git ignores is held (the run waits); by a rule the step changed, or other, said
-        held, shown = hidden.look(self.repo.top, self._ignored or [], self.opened_ns - ignored.SLACK_NS, list(
-            tree.changed(before, after))) if self.opened_ns else ({}, {})
+        # source hidden by a rule git ignores or in a repository of its own ("sub/") is held; by the step's rule, said
+        moved, repos = tree.changed(before, after), [p for p, e in after.items() if e.status == "??" and p[-1] == "/"]
+        held, shown = hidden.look(self.repo.top, self._ignored or [], self.opened_ns - ignored.SLACK_NS, list(moved),
+                                  repos) if self.opened_ns else ({}, {})
         self.barrier.hide(held)
         for line in [*ignored.after(self.repo.top, [*(self._ignored or []), *loose], self.opened_ns, self.label,
                                     {**held, **shown}), *hidden.said(shown, self.label)]:
@@ -188,7 +189,7 @@ class GitRecorder:
                 del after[path]  # removed: not the step's work
         others, fresh = self.windows.others(), False
         # Only paths dirty now: one that went clean was reverted, or committed by another run.
-        changed = {p for p in tree.changed(before, after) & after.keys() if p not in self.own_output}
+        changed = {p for p in moved & after.keys() if p not in self.own_output}
         self.barrier.look({p for p in changed if not tree.untracked_secret(p, after)}, after)  # that: never added
         for path in changed:
             if self._specd(path):

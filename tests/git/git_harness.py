@@ -4,6 +4,7 @@ The agent is a small Python script. On each call it looks up ``rules.json`` (in 
 folder) by ``<task>:<step>``, then ``<step>``, then ``*``, and applies the rule:
 
 - ``write``: ``{path: text}``, relative to the project (``{task}`` and ``{step}`` are filled in);
+- ``run``: a list of commands (argv lists) to run in the project after the writes (``git init sub``);
 - ``report``: list the written paths in the result's ``files`` field;
 - ``hold``: then write ``held`` in the harness folder and sleep, for the test to kill specd there (a crash in
   the middle of the step; the agent cannot do it itself, since specd's jail hides specd's pid from it).
@@ -24,7 +25,7 @@ import forked
 from specd.git.repo import Repo
 
 AGENT = r'''
-import json, os, sys, time
+import json, os, subprocess, sys, time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -38,6 +39,8 @@ for name, text in rule.get("write", {}).items():
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text.format(task=task, step=step))
     written.append(str(path))
+for argv in rule.get("run", []):
+    subprocess.run(argv, check=True, capture_output=True)
 if rule.get("hold"):
     (HERE / "held").write_text("held")
     time.sleep(60)

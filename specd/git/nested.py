@@ -1,0 +1,53 @@
+"""A git repository of its own that a step made or changed inside the tree: held for a person like hidden source.
+
+git takes nothing in a folder holding a ``.git`` into a commit: a new folder with one shows in `git status` as a
+single entry ("sub/"), and a ``.git`` put into a folder whose files git tracks shows nowhere at all. So a step that
+runs `git init sub` next to ``sub/conftest.py`` leaves files no commit or review shows, which your own next
+`pytest` collects; and whatever the config or a hook of such a repository names runs, as you, whenever git runs
+there (your editor's git looks into the folders of what you open). Held (``hidden``'s wait), with the repository
+named: in a folder git shows as one entry, its source and settings, all of them when the step made the repository
+(its HEAD is new), else what the step made or changed; in a folder of tracked files, the settings the step made or
+changed. Submodules are not among them: git tracks what their folder holds (and ``system/submodules`` keeps their
+``.git`` read-only in the jail).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from specd.git.repo import git
+from specd.git.sources import GIT, code, fresh, settings
+
+_TRACKED: dict[Path, set[str]] = {}  # the folders of git's files, asked of git once a run (per work tree)
+
+
+def repositories(top: Path, folders: Sequence[str], since_ns: int, changed: Iterable[str] = ()) -> dict[str, str]:
+    """Each file held in a repository of its own (see the module), with its ``.git`` as the rule that hides it.
+    ``folders``: what git shows as one untracked entry ("sub/"); ``changed``: the paths the step changed, whose
+    folders git will track once they are committed."""
+    found: dict[str, str] = {}
+    for folder in folders:
+        dot = top / folder / GIT
+        if not folder.endswith("/") or not os.path.lexists(dot):
+            continue
+        made = fresh(dot / "HEAD" if dot.is_dir() and not dot.is_symlink() else dot, since_ns)  # `git init`, a clone
+        for path in code(top, folder.rstrip("/"), 0 if made else since_ns):
+            found.setdefault(path, folder + GIT)
+    for folder in tracked(top, changed):
+        for setting in settings(top / folder / GIT, since_ns):
+            found.setdefault(os.path.relpath(setting, top), f"{folder}/{GIT}")
+    return found
+
+
+def tracked(top: Path, changed: Iterable[str] = ()) -> list[str]:
+    """The folders holding files git tracks (not the top, whose ``.git`` is the repository's own) that hold a
+    ``.git``: git's folders as of the first call, and those of the paths ``changed`` since."""
+    if top not in _TRACKED:
+        listed = git(top, "ls-tree", "-r", "-d", "-z", "--name-only", "HEAD")
+        _TRACKED[top] = set(listed.stdout.split("\0")) - {""} if listed.returncode == 0 else set()
+    folders = _TRACKED[top]
+    folders.update(path.rstrip("/").rpartition("/")[0] for path in changed)
+    folders.discard("")
+    return sorted(folder for folder in folders if os.path.lexists(top / folder / GIT))

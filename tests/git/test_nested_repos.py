@@ -1,0 +1,110 @@
+"""A git repository of its own that a step makes inside the tree is held for a person (``specd/git/hidden.py``).
+
+git shows such a folder as one untracked entry ("sub/") and takes nothing in it into a commit, so the step's commit
+and every review miss its files, while your own next `pytest` collects its conftest.py and your editor's git runs
+what its config names. Real `specd continue` runs with a real command agent that runs the real `git init`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from git_harness import GitProject
+
+from specd.git import hidden, nested
+
+CONFTEST = "open('/tmp/ran-as-you', 'w').write('x')\n"
+
+
+def _state(project: GitProject) -> dict[str, object]:
+    return dict(json.loads((project.root / ".specd/tasks/t/.pipeline-state.json").read_text(encoding="utf-8")))
+
+
+def test_a_repository_a_step_makes_holds_its_source_and_settings_until_a_person_answers(tmp_path: Path) -> None:
+    project = GitProject(tmp_path, steps=("execute", "review"))
+    project.rules({"execute": {"write": {"sub/conftest.py": CONFTEST, "sub/test_a.py": "def test_a():\n    pass\n",
+                                         "sub/README.md": "a readme\n", "notes/work.md": "the visible work\n"},
+                               "run": [["git", "init", "-q", "sub"]]}})
+    project.new("t")
+    ran = project.run("t")
+    out = " ".join((ran.stdout + ran.stderr).split())
+    assert ran.returncode == 3, out  # before: COMPLETE, and sub/ in no commit, said nowhere
+    assert ("step 'execute' hid 3 source files from git: sub/.git/config, sub/conftest.py, sub/test_a.py (in sub/, "
+            "a git repository of its own, which git leaves out of every commit)") in out
+    assert "so does your editor or git, in that repository, what its git settings name" in out
+    assert "README.md" not in out  # not source
+    assert project.git("status", "--porcelain", "-uall").splitlines() == ["?? sub/"]  # all git shows of it
+    assert "notes/work.md" in {f for _, files in project.commits() for f in files}
+    waiting = _state(project)["waiting"]
+    assert isinstance(waiting, dict)
+    assert waiting["kind"] == "hidden"
+    assert [f["path"] for f in waiting["files"]] == ["sub/.git/config", "sub/conftest.py", "sub/test_a.py"]
+    assert project.run("t").returncode == 3  # `continue` alone keeps waiting
+    approved = project.specd("approve", "t")
+    assert approved.returncode == 0, approved.stderr
+    done = project.run("t")
+    assert done.returncode == 0, done.stdout + done.stderr
+    history = (project.root / ".specd/tasks/t/.pipeline-state.history.jsonl").read_text(encoding="utf-8")
+    assert "review" in {json.loads(line).get("row", {}).get("step") for line in history.splitlines()}
+    assert (project.root / "sub/conftest.py").exists()  # a person's answer: nothing removed
+
+
+def test_in_your_own_repository_only_what_a_step_adds_or_changes_is_held(tmp_path: Path) -> None:
+    project = GitProject(tmp_path, steps=("plan", "execute"))
+    subprocess.run(["git", "init", "-q", str(project.root / "vendor/lib")], check=True)
+    project.write("vendor/lib/lib.py", "print('yours')\n")
+    config = (project.root / "vendor/lib/.git/config").read_text(encoding="utf-8")
+    old = time.time_ns() - 3_600_000_000_000
+    for path in (project.root / "vendor/lib").rglob("*"):
+        os.utime(path, ns=(old, old))  # made well before the run (a change time cannot be set back: see below)
+    time.sleep(0.05)  # past the change times the files have, however coarse the clock
+    project.rules({"plan": {"write": {"notes/plan.md": "plan\n"}},
+                   "execute": {"write": {"vendor/lib/conftest.py": CONFTEST,
+                                         "vendor/lib/.git/config": config + "[core]\n\tfsmonitor = sh -c id\n"}}})
+    project.new("t")
+    project.env["SPECD_STEPS"] = "1"
+    first = project.run("t")
+    assert first.returncode == 0, first.stdout + first.stderr  # your repository, untouched: nothing held
+    assert "hid" not in first.stdout + first.stderr
+    del project.env["SPECD_STEPS"]
+    ran = project.run("t")
+    out = " ".join((ran.stdout + ran.stderr).split())
+    assert ran.returncode == 3, out
+    assert ("step 'execute' hid 2 source files from git: vendor/lib/.git/config, vendor/lib/conftest.py (in "
+            "vendor/lib/, a git repository of its own") in out
+    assert "vendor/lib/lib.py" not in out  # yours, from before
+
+
+def test_a_repository_made_in_a_folder_git_tracks_is_held_though_git_shows_nothing(tmp_path: Path) -> None:
+    project = GitProject(tmp_path, steps=("execute",))
+    project.write("tests/test_app.py", "def test_app():\n    pass\n")
+    project.git("add", "tests")
+    project.git("commit", "-q", "-m", "tests")
+    project.rules({"execute": {"write": {"tests/conftest.py": CONFTEST}, "run": [["git", "init", "-q", "tests"]]}})
+    project.new("t")
+    ran = project.run("t")
+    out = " ".join((ran.stdout + ran.stderr).split())
+    assert ran.returncode == 3, out
+    assert ("step 'execute' hid a source file from git: tests/.git/config (in tests/, a git repository of its own"
+            in out)
+    assert project.git("status", "--porcelain", "--", "tests") == ""  # git shows nothing of tests/.git
+    assert "tests/conftest.py" in {f for _, files in project.commits() for f in files}  # git tracks its folder
+
+
+def test_what_is_looked_at_in_a_repository(tmp_path: Path) -> None:
+    for name, text in {"a/.git/HEAD": "ref: refs/heads/main\n", "a/.git/config": "[core]\n",
+                       "a/.git/hooks/pre-commit": "#!/bin/sh\n", "a/.git/hooks/pre-push.sample": "#!/bin/sh\n",
+                       "a/.git/objects/ab/x.py": "", "a/src/m.go": "", "a/notes.md": "",
+                       "b/.git": "gitdir: ../elsewhere\n", "b/run.sh": "", "c/x.py": ""}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = nested.repositories(tmp_path, ["a/", "b/", "c/", "d.py"], 0)
+    assert found == {"a/.git/config": "a/.git", "a/.git/hooks/pre-commit": "a/.git", "a/src/m.go": "a/.git",
+                     "b/.git": "b/.git", "b/run.sh": "b/.git"}  # c/ holds no .git; git's objects are not source
+    later = max(p.lstat().st_ctime_ns for p in tmp_path.rglob("*")) + 1
+    assert nested.repositories(tmp_path, ["a/", "b/"], later) == {}  # nothing made since
+    assert hidden.why("a/.git").startswith("in a/, a git repository of its own")
+    assert hidden.why("t/.gitignore") == "hidden by t/.gitignore, a rule git ignores as well"
