@@ -15,6 +15,7 @@ from specd.engine.loop import Stop
 from specd.engine.waiting import waiting
 from specd.errors import listed
 from specd.git.barrier import Hit
+from specd.git.hidden import OWN
 from specd.pipeline.model import Step
 from specd.state.model import Frame
 
@@ -46,9 +47,19 @@ def hidden(hits: list[Hit], name: str, step: Step) -> str:
     one, them = len(hits) == 1, "it" if len(hits) == 1 else "them"
     repo = any(hit.path.endswith((".git", ".git/config")) or "/.git/hooks/" in hit.path for hit in hits)
     return (f"step {step.name!r} hid {'a source file' if one else f'{len(hits)} source files'} from git: "
-            f"{listed([hit.path for hit in hits], 8)} ({'; '.join(sorted({hit.holds for hit in hits}))}). No commit "
+            f"{listed([hit.path for hit in hits], 8)} ({_why(hits)}). No commit "
             f"or review shows {them} (`git status` at most {'its' if one else 'their'} folder), and your own next test "
             "run (pytest, jest, vitest, go test, cargo test) or import runs such a file as you, outside any jail"
             f"{'; so does your editor or git, in that repository, what its git settings name' if repo else ''}. Look "
             f"at {them} and delete what you did not ask for (and the rule or repository hiding it), then `specd "
             f"approve {name}`; or `specd reject {name} --note TEXT` runs the step again with your note")
+
+
+def _why(hits: list[Hit]) -> str:
+    """What hides the held files: each rule once, and the repositories of their own in one phrase."""
+    repos = sorted({hit.holds[3:-len(OWN)] for hit in hits if hit.holds.startswith("in ") and hit.holds.endswith(OWN)})
+    rules = sorted({hit.holds for hit in hits if not (hit.holds.startswith("in ") and hit.holds.endswith(OWN))})
+    if len(repos) > 1:
+        rules.append(f"in {', '.join(repos[:-1])} and {repos[-1]}, git repositories of their own, which git leaves "
+                     "out of every commit")
+    return "; ".join(rules + [f"in {repo}{OWN}" for repo in repos if len(repos) == 1])

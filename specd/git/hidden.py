@@ -36,6 +36,7 @@ from specd.system.ownfiles import read_regular
 RULES = ".gitignore"
 MOST = 100  # source files named one by one; past that, the folders of the rules that hide them
 READ = 4 << 20
+OWN = ", a git repository of its own, which git leaves out of every commit"  # after "in sub/"
 
 
 def hidden(top: Path, ignored: list[str], since_ns: int) -> dict[str, str]:
@@ -69,7 +70,7 @@ def look(top: Path, ignored: list[str], since_ns: int, changed: list[str], repos
 def why(rule: str) -> str:
     """What hides a held file from git: a rule git ignores, or a repository of its own (``nested``)."""
     if rule.rpartition("/")[2] == GIT:
-        return f"in {rule[:-len(GIT)]}, a git repository of its own, which git leaves out of every commit"
+        return f"in {rule[:-len(GIT)]}{OWN}"
     return f"hidden by {rule}, a rule git ignores as well"
 
 

@@ -83,13 +83,14 @@ def test_a_repository_made_in_a_folder_git_tracks_is_held_though_git_shows_nothi
     project.write("tests/test_app.py", "def test_app():\n    pass\n")
     project.git("add", "tests")
     project.git("commit", "-q", "-m", "tests")
-    project.rules({"execute": {"write": {"tests/conftest.py": CONFTEST}, "run": [["git", "init", "-q", "tests"]]}})
+    project.rules({"execute": {"write": {"tests/conftest.py": CONFTEST, "other/x.py": ""},
+                               "run": [["git", "init", "-q", "tests"], ["git", "init", "-q", "other"]]}})
     project.new("t")
     ran = project.run("t")
     out = " ".join((ran.stdout + ran.stderr).split())
     assert ran.returncode == 3, out
-    assert ("step 'execute' hid a source file from git: tests/.git/config (in tests/, a git repository of its own"
-            in out)
+    assert ("step 'execute' hid 3 source files from git: other/.git/config, other/x.py, tests/.git/config (in other/ "
+            "and tests/, git repositories of their own, which git leaves out of every commit)") in out
     assert project.git("status", "--porcelain", "--", "tests") == ""  # git shows nothing of tests/.git
     assert "tests/conftest.py" in {f for _, files in project.commits() for f in files}  # git tracks its folder
 
