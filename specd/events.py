@@ -19,6 +19,7 @@ from specd.redact import redact_obj
 #   step_finished [step, pipeline, phase, outcome, summary, usage, (members: a parallel group's)]
 #   gate [step, pipeline, phase, description]            hook_started [hook, point, step, source]
 #   hook_finished [hook, point, step, ok, optional, reason, output]
+#   checks_started [step, pipeline, phase, round]        checks_finished [step, pipeline, phase, ok]
 #   usage [step, *_tokens, cost_usd, run_cost_usd]      agent_text [step, text]  agent_tool [step, tool, summary]
 #   notice [message, (step, handoff)]                    warning [message]
 # Every payload is redacted on emit, so no listener (UI, journal, git) ever holds a secret.

@@ -69,6 +69,9 @@ def run(brain: Loop, frame: Frame, step: Step, cur: Current, again: Callable[[],
 def _round(brain: Loop, frame: Frame, step: Step, cur: Current, limit: int) -> dict[str, Any]:
     """Run the checks in order, stopping at the first failure (the one the agent is told about)."""
     results: list[dict[str, Any]] = []
+    # recorded like a hook: what the step's code made when a check ran it is held, committed or said as its own
+    brain.events.emit("checks_started", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
+                      round=cur.checked + 1)
     try:
         with Heartbeat(brain.store.heartbeat_path), brain.machinery.watch(brain.events, f"checks of {step.name!r}"):
             for spec in step.checks:
@@ -78,6 +81,9 @@ def _round(brain: Loop, frame: Frame, step: Step, cur: Current, limit: int) -> d
     except Tampered as exc:
         raise Stop(*failure_stop(brain.state, cur, f"checks of step {step.name!r} {exc}", kind="step",
                                  task=brain.task)) from None
+    finally:
+        brain.events.emit("checks_finished", step=step.name, pipeline=frame.pipeline, phase=frame.phase,
+                          ok=all(r["ok"] for r in results))
     n = cur.checked + 1
     if all(r["ok"] for r in results):
         outcome, summary = "passed", f"checks passed (attempt {n} of {limit})"

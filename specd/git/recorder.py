@@ -101,7 +101,7 @@ class GitRecorder:
         if kind == "run_started":
             return [lambda: recovery.recover(self, bool(data.get("resumed")), bool(data.get("finished"))), self._start]
         label = (f"{data.get('step')} {data.get('point')} hook {short_name(str(data.get('hook')))}"
-                 if kind == "hook_started"
+                 if kind == "hook_started" else f"{data.get('step')} checks" if kind == "checks_started"
                  else f"{data.get('step')}" + (f" (phase {data['phase']})" if data.get("phase") else ""))
         # first, whatever comes: the step a killed run had open is opened again, or it had finished
         settle = partial(recovery.settle, self, label if kind != "run_finished" else None,
@@ -111,10 +111,10 @@ class GitRecorder:
                     lambda: self.settings.phase_start(self.repo, self.task_dir, data.get("phase"), data["step"]),
                     lambda: self.commit(f"docs({self.task}): starting {data['step']}"), self._publish,
                     lambda: self._open(label)]
-        if kind in ("step_started", "hook_started"):
+        if kind in ("step_started", "hook_started", "checks_started"):
             return [settle, lambda: self._open(label)]
-        if kind == "hook_finished":
-            return [self._close]  # a hook's changes go into the next commit
+        if kind in ("hook_finished", "checks_finished"):
+            return [self._close]  # a hook's changes (or what the code a check ran made) go into the next commit
         if kind == "step_finished":
             phase = f" (phase {data['phase']})" if data.get("phase") else ""
             done = f"docs({self.task}): {data['step']} complete{phase}"

@@ -26,6 +26,8 @@ def line(event: dict[str, Any]) -> str:
         "hook_started": lambda: f"  hook {event.get('point')} {event.get('hook')} for {where}",
         "hook_finished": lambda: f"  hook {event.get('point')} {event.get('hook')} "
                                  + ("ok" if event.get("ok") else f"failed: {event.get('reason')}"),
+        "checks_started": lambda: f"  checks of {where} (round {event.get('round')})",
+        "checks_finished": lambda: f"  checks of {where} " + ("passed" if event.get("ok") else "failed"),
         "agent_tool": lambda: f"  → {event.get('tool')} {event.get('summary') or ''}".rstrip(),
         "gate": lambda: f"? gate before {where}",
         "notice": lambda: f"note: {event.get('message')}",
