@@ -50,7 +50,8 @@ def test_source_the_steps_code_hides_when_a_check_runs_it_holds_the_run(tmp_path
 
 def test_what_a_check_makes_is_committed_with_the_step(tmp_path: Path) -> None:
     project = _project(tmp_path, ("build", "review"))
-    project.rules({"build": {"write": {"test_plain.py": "def test_it():\n    open('report.txt', 'w').write('ok\\n')\n"}}})
+    plain = "def test_it():\n    open('report.txt', 'w').write('ok\\n')\n"
+    project.rules({"build": {"write": {"test_plain.py": plain}}})
     project.new("t")
     ran = project.run("t")
     assert ran.returncode == 0, ran.stdout + ran.stderr
