@@ -16,6 +16,16 @@ from specd.notify.spec import NotifySpec
 from specd.redact import redact
 
 TAIL = 500  # characters of a failed command's output kept in its warning
+ZWSP = "\u200b"  # a zero-width space: no chat service reads markup across it, and a person sees nothing
+
+
+def inert(text: str) -> str:
+    """``text`` as chat services show it but never act on it. A message carries the model's words (a failure's
+    reason ends with the agent's output), and a chat reads some words as orders: `@everyone`, `@here` and
+    `<!channel>` ping a whole team on their phones, `<@U123>` a person, `<https://x|your bank>` (Slack) and
+    `[your bank](https://x)` (Discord, Teams) show a link under words of the model's choosing. A zero-width space
+    after each ``@`` and ``<``, and inside ``](``, leaves every character where it was."""
+    return text.replace("@", "@" + ZWSP).replace("<", "<" + ZWSP).replace("](", "]" + ZWSP + "(")
 
 
 @dataclass(frozen=True)
@@ -58,7 +68,7 @@ def _apprise(url: str, message: Message, timeout: float) -> str | None:
     for service in target:
         service.socket_read_timeout = service.socket_connect_timeout = timeout
     with apprise.LogCapture(level=apprise.logging.WARNING) as log:  # type: ignore[no-untyped-call]
-        ok = target.notify(title=message.title, body=message.body, notify_type=kind)
+        ok = target.notify(title=inert(message.title), body=inert(message.body), notify_type=kind)
     if ok:
         return None
     said = [line.split(" - ", 2)[-1] for line in str(log.getvalue()).splitlines() if line.strip()]

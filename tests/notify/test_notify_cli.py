@@ -184,3 +184,23 @@ def test_a_message_says_what_waits_in_the_users_words_and_links_to_the_page(h: H
     assert "no_phases" not in post["message"]
     assert "Open: http://127.0.0.1:8765/tasks/t" in post["message"]
     assert "token" not in post["message"]
+
+
+def test_the_models_words_in_a_message_ping_nobody_and_link_nowhere(h: Harness, inbox: Inbox) -> None:
+    """A failure's reason ends with the agent's output; a chat would act on `@everyone` and the like in it."""
+    _offline(h)
+    (h.root / ".specd" / "config.json").write_text(json.dumps({"notify": {"apprise": [inbox.url], "on": ["failed"]}}))
+    h.workflow("work.md")
+    h.pipeline({"main": [{"name": "build", "workflow": "work.md"}]})
+    h.new("t")
+    words = "@everyone @here <!channel> <@U123> see <https://evil.example/|your bank> or [it](https://x.example/)"
+    loud = f"cmd:echo '{words}'; exit 1"
+
+    run = h.specd("continue", "t", "--auto", "--agent", loud)
+
+    assert run.returncode == 1, run.stderr
+    [post] = inbox.posts
+    message = post["message"]
+    for order in ("@everyone", "@here", "<!channel>", "<@U123>", "<https://", "](https://"):
+        assert order not in message  # before: each as the model wrote it
+    assert message.replace("\u200b", "").count(words) == 1  # it reads the same
