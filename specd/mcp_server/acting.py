@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from specd.engine import control
+from specd.engine.answers import FILES
 from specd.errors import UsageError
 from specd.executors import claim
 from specd.git import identity
@@ -68,6 +69,8 @@ def answer(verb: str) -> Any:
         if verb == "reject" and not note.strip():
             raise UsageError("reject needs a note: what to change (it goes into the step's prompt)",
                              fix=f"call reject again with note, e.g. {{\"task\": \"{task}\", \"note\": \"...\"}}")
+        if verb == "approve":
+            held_for_a_person(project, task)
         sent = signalled(project, task, verb, note if verb != "skip" else "")
         if sent is not None:
             after = "its Temporal workers go on by themselves; follow it with show_task"
@@ -83,6 +86,23 @@ def answer(verb: str) -> Any:
             after = f"call continue_task (or run `specd continue {task}`)"
         return envelope(task, answer=verb, said=said, next=after), redact(f"{task}: {said}\nnext: {after}")
     return act
+
+
+def held_for_a_person(project: Project, task: str) -> None:
+    """Refuse to approve a wait on files a step left (a secret in them, or source hidden from git): it is there for
+    a person to look at those files. An MCP client is a model that reads what the step's model wrote (a summary,
+    a document, a log), and that text can ask it to approve; an approval would commit the secret, or leave the
+    hidden code where your next test run runs it."""
+    from specd.mcp_server.reading import show_task
+
+    wait = show_task(project, {"task": task})[0].get("waiting") or {}
+    if wait.get("kind") in FILES:
+        files = ", ".join(str(f.get("path")) for f in wait.get("files") or [])
+        raise UsageError(f"task {task!r} waits for a person to look at files its step left ({files}): "
+                         f"{'they hold a secret' if wait['kind'] == 'secret' else 'code hidden from git'}; an MCP "
+                         "client cannot approve that",
+                         fix=f"ask the person to look at them, then `specd approve {task}` in a terminal or the "
+                             f"approve button on the task's page; reject (with a note) runs the step again")
 
 
 def start(verb: str) -> Any:
