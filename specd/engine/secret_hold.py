@@ -15,7 +15,7 @@ from specd.engine.loop import Stop
 from specd.engine.waiting import waiting
 from specd.errors import listed
 from specd.git.barrier import Hit
-from specd.git.hidden import OWN
+from specd.git.hidden import INSTRUCTED, OWN
 from specd.pipeline.model import Step
 from specd.state.model import Frame
 
@@ -45,14 +45,23 @@ def check(holds: Holds | None, task: str, frame: Frame, step: Step) -> None:
 def hidden(hits: list[Hit], name: str, step: Step) -> str:
     """Why the run waits on source the step hid from git (``specd.git.hidden``), and the answers."""
     one, them = len(hits) == 1, "it" if len(hits) == 1 else "them"
-    repo = any(hit.path.endswith((".git", ".git/config")) or "/.git/hooks/" in hit.path for hit in hits)
-    return (f"step {step.name!r} hid {'a source file' if one else f'{len(hits)} source files'} from git: "
-            f"{listed([hit.path for hit in hits], 8)} ({_why(hits)}). No commit "
-            f"or review shows {them} (`git status` at most {'its' if one else 'their'} folder), and your own next test "
-            "run (pytest, jest, vitest, go test, cargo test) or import runs such a file as you, outside any jail"
-            f"{'; so does your editor or git, in that repository, what its git settings name' if repo else ''}. Look "
-            f"at {them} and delete what you did not ask for (and the rule or repository hiding it), then `specd "
-            f"approve {name}`; or `specd reject {name} --note TEXT` runs the step again with your note")
+    runs = []  # what of yours runs or reads such files, by what is held
+    if any(hit.holds not in (INSTRUCTED,) and not _setting(hit.path) for hit in hits):
+        runs.append("your own next test run (pytest, jest, vitest, go test, cargo test) or import runs such a code "
+                    "file")
+    if any(_setting(hit.path) for hit in hits):
+        runs.append("your editor or git, in that repository, what its git settings name")
+    if any(hit.holds == INSTRUCTED for hit in hits):
+        runs.append("your own claude, codex or gemini follows such instructions as yours")
+    return (f"step {step.name!r} hid {'a file' if one else f'{len(hits)} files'} from git: "
+            f"{listed([hit.path for hit in hits], 8)} ({_why(hits)}). No commit or review shows {them} (`git status` "
+            f"at most {'its' if one else 'their'} folder), and outside any jail {'; '.join(runs)}. Look at {them} "
+            f"and delete what you did not ask for (and the rule or repository hiding it), then `specd approve "
+            f"{name}`; or `specd reject {name} --note TEXT` runs the step again with your note")
+
+
+def _setting(path: str) -> bool:
+    return path.endswith((".git", ".git/config")) or "/.git/hooks/" in path
 
 
 def _why(hits: list[Hit]) -> str:

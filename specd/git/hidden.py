@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from specd.errors import listed
-from specd.git import nested
+from specd.git import instructions, nested
 from specd.git.repo import git, nul
 from specd.git.sources import GIT, code, fresh
 from specd.git.tree import inside
@@ -37,6 +37,7 @@ RULES = ".gitignore"
 MOST = 100  # source files named one by one; past that, the folders of the rules that hide them
 READ = 4 << 20
 OWN = ", a git repository of its own, which git leaves out of every commit"  # after "in sub/"
+INSTRUCTED = "instructions your own agent CLI reads as yours at its next start here, which git ignores"
 
 
 def hidden(top: Path, ignored: list[str], since_ns: int) -> dict[str, str]:
@@ -55,7 +56,8 @@ def look(top: Path, ignored: list[str], since_ns: int, changed: list[str], repos
     old = [path for path in ignored if path.rpartition("/")[2] == RULES and path not in made]
     shown = [path for path in changed if path.rpartition("/")[2] == RULES and path not in ignored]
     rules = (*made, *old, *shown)
-    found: dict[str, str] = nested.repositories(top, repos, since_ns, changed)
+    found: dict[str, str] = {**instructions.ignored(top, ignored, since_ns),
+                             **nested.repositories(top, repos, since_ns, changed)}
     if not rules:
         return _folded(found), {}
     under = [p for p in ignored if any(inside(p, rule.rpartition("/")[0]) for rule in rules)]
@@ -71,6 +73,8 @@ def why(rule: str) -> str:
     """What hides a held file from git: a rule git ignores, or a repository of its own (``nested``)."""
     if rule.rpartition("/")[2] == GIT:
         return f"in {rule[:-len(GIT)]}{OWN}"
+    if rule == instructions.RULE:
+        return INSTRUCTED
     return f"hidden by {rule}, a rule git ignores as well"
 
 

@@ -7,8 +7,9 @@ runs `git init sub` next to ``sub/conftest.py`` leaves files no commit or review
 there (your editor's git looks into the folders of what you open). Held (``hidden``'s wait), with the repository
 named: in a folder git shows as one entry, its source and settings, all of them when the step made the repository
 (its HEAD is new), else what the step made or changed; in a folder of tracked files, the settings the step made or
-changed. Submodules are not among them: git tracks what their folder holds (and ``system/submodules`` keeps their
-``.git`` read-only in the jail).
+changed. A submodule's ``.git`` that a step pointed elsewhere is held too: the jail keeps it read-only
+(``system/submodules``), but a step run outside the jail can rewrite it, and your own `git status` then runs what
+the config it points at names.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from specd.git.repo import git
 from specd.git.sources import GIT, code, fresh, settings
+from specd.system import findfiles
 
 _TRACKED: dict[Path, set[str]] = {}  # the folders of git's files, asked of git once a run (per work tree)
 
@@ -43,10 +45,16 @@ def repositories(top: Path, folders: Sequence[str], since_ns: int, changed: Iter
 
 def tracked(top: Path, changed: Iterable[str] = ()) -> list[str]:
     """The folders holding files git tracks (not the top, whose ``.git`` is the repository's own) that hold a
-    ``.git``: git's folders as of the first call, and those of the paths ``changed`` since."""
+    ``.git``: git's folders as of the first call (from the index as the run's search for secret files listed it,
+    else from HEAD), and those of the paths ``changed`` since."""
     if top not in _TRACKED:
-        listed = git(top, "ls-tree", "-r", "-d", "-z", "--name-only", "HEAD")
-        _TRACKED[top] = set(listed.stdout.split("\0")) - {""} if listed.returncode == 0 else set()
+        index = findfiles.indexed(top)  # the run's search for secret files listed them: no git process more
+        if index is not None:  # and the submodules, whose `.git` a step outside the jail can point elsewhere
+            _TRACKED[top] = {path.rpartition("/")[0] for path in index} | {
+                os.path.relpath(link, top) for link in findfiles.gitlinks(top)}
+        else:
+            listed = git(top, "ls-tree", "-r", "-d", "-z", "--name-only", "HEAD")
+            _TRACKED[top] = set(listed.stdout.split("\0")) - {""} if listed.returncode == 0 else set()
     folders = _TRACKED[top]
     folders.update(path.rstrip("/").rpartition("/")[0] for path in changed)
     folders.discard("")

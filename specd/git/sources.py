@@ -20,6 +20,9 @@ GIT = ".git"
 SOURCES = (".py", ".pyw", ".pth", ".js", ".mjs", ".cjs", ".jsx", ".ts", ".mts", ".cts", ".tsx", ".go", ".rs",
            ".rb", ".php", ".java", ".kt", ".kts", ".scala", ".sh", ".bash", ".pl")
 PYTHON = (".py", ".pyw", ".pth")
+# What an agent CLI of yours reads as your own instructions when it starts here (``instructions``).
+INSTRUCTIONS = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "AGENTS.override.md", "GEMINI.md", ".cursorrules",
+                ".windsurfrules", "copilot-instructions.md")
 LOOK = 200_000  # entries looked through in a folder hidden whole; past that, the folder itself is held
 
 
@@ -83,4 +86,4 @@ def code(top: Path, path: str, since_ns: int) -> list[str]:
 
 
 def source(name: str, env: bool) -> bool:
-    return name.endswith(SOURCES) and not (env and name.endswith(PYTHON))
+    return (name.endswith(SOURCES) and not (env and name.endswith(PYTHON))) or (name in INSTRUCTIONS and not env)

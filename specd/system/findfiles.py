@@ -38,6 +38,7 @@ Wanted = Callable[[str], bool]
 _walks: dict[tuple[str, Wanted, bool], tuple[int, list[str]]] = {}
 _gitlinks: dict[str, list[str]] = {}  # root -> the submodules its last search met (``gitlinks``)
 _tracked: dict[str, list[str]] = {}  # root -> what its last search found that git tracks (``tracked``)
+_indexed: dict[str, list[str]] = {}  # root -> every path in its index, as its last search listed them (``indexed``)
 GITLINK = "160000"  # the mode git's index gives a submodule
 
 
@@ -73,12 +74,20 @@ def tracked(root: Path) -> list[Path]:
     return [Path(path) for path in _tracked.get(str(root), [])]
 
 
+def indexed(root: Path) -> list[str] | None:
+    """Every path git's index held when the last ``find`` under ``root`` listed it (relative to ``root``), or None
+    when none did (or git could not tell)."""
+    return _indexed.get(str(root))
+
+
 def _find(root: Path, walk: _Walk, found: set[str], nested: int) -> None:
     listing = _listing(root) if nested > 0 else None
     if listing is None:
         found.update(_walk(str(root), walk))
         return
     files, folders, links, indexed = listing
+    if nested == NESTED:
+        _indexed[str(root)] = indexed  # the list itself, not a copy: a monorepo's index holds 100,000 paths
     walk.gitlinks += [str(root / link) for link in links]
     walk.tracked += [str(root / f) for f in indexed if walk.wanted(f.rpartition("/")[2])]
     found.update(str(root / f) for f in files if walk.wanted(f.rpartition("/")[2]) and (root / f).is_file())

@@ -43,7 +43,7 @@ def test_source_the_steps_code_hides_when_a_check_runs_it_holds_the_run(tmp_path
     ran = project.run("t")
     out = " ".join((ran.stdout + ran.stderr).split())
     assert ran.returncode == 3, out  # before: COMPLETE, and tests/conftest.py in no commit, said nowhere
-    assert ("step 'build' hid a source file from git: tests/conftest.py (hidden by tests/.gitignore, a rule git "
+    assert ("step 'build' hid a file from git: tests/conftest.py (hidden by tests/.gitignore, a rule git "
             "ignores as well)") in out
     assert "checks passed" in out
 

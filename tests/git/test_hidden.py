@@ -38,7 +38,7 @@ def test_source_hidden_by_a_rule_git_ignores_holds_the_run_until_a_person_answer
     project.rules({"execute": {"write": HIDING}})
     project.new("t")
     out = _ran(project, 3)
-    assert ("step 'execute' hid 3 source files from git: tests/conftest.py, tests/helpers/conftest.py, "
+    assert ("step 'execute' hid 3 files from git: tests/conftest.py, tests/helpers/conftest.py, "
             "tests/test_zz.py (hidden by tests/.gitignore, a rule git ignores as well)") in out
     assert "your own next test run (pytest" in out
     assert "data.json" not in out  # not source
@@ -96,7 +96,7 @@ def test_a_rule_one_step_leaves_and_the_source_a_later_step_hides_with_it_are_he
     assert first.returncode == 0, first.stdout + first.stderr
     del project.env["SPECD_STEPS"]
     out = _ran(project, 3)
-    assert ("step 'execute' hid a source file from git: tests/conftest.py (hidden by tests/.gitignore, a rule git "
+    assert ("step 'execute' hid a file from git: tests/conftest.py (hidden by tests/.gitignore, a rule git "
             "ignores as well)") in out
     assert "mine.py" not in out
 

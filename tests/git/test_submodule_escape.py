@@ -62,8 +62,14 @@ def test_a_filter_in_a_submodule_git_folder_the_agent_made_never_runs_from_specd
     marker = tmp_path / "filter-ran"
     attack(gp, POINT_ELSEWHERE.format(marker=marker))
 
-    first = gp.run("a")
+    held = gp.run("a")
 
+    # the pointer the step rewrote holds the run (git/nested.py): the user's own `git status` would run the filter
+    assert held.returncode == 3, held.stdout + held.stderr
+    assert "sub/.git (in sub/, a git repository of its own" in " ".join(held.stdout.split() + held.stderr.split())
+    assert not marker.exists()
+    assert gp.specd("approve", "a").returncode == 0  # a person looked, and lets it be
+    first = gp.run("a")
     assert first.returncode == 0, first.stdout + first.stderr
     assert (gp.root / "sub/.git").read_text(encoding="utf-8") == "gitdir: ../evilgit\n"  # the attack took
     attack(gp, "")
