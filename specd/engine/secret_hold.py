@@ -15,7 +15,7 @@ from specd.engine.loop import Stop
 from specd.engine.waiting import waiting
 from specd.errors import listed
 from specd.git.barrier import Hit
-from specd.git.hidden import INSTRUCTED, OWN
+from specd.git.hidden import EDITED, INSTRUCTED, OWN
 from specd.pipeline.model import Step
 from specd.state.model import Frame
 
@@ -46,13 +46,15 @@ def hidden(hits: list[Hit], name: str, step: Step) -> str:
     """Why the run waits on source the step hid from git (``specd.git.hidden``), and the answers."""
     one, them = len(hits) == 1, "it" if len(hits) == 1 else "them"
     runs = []  # what of yours runs or reads such files, by what is held
-    if any(hit.holds not in (INSTRUCTED,) and not _setting(hit.path) for hit in hits):
+    if any(hit.holds not in (INSTRUCTED, EDITED) and not _setting(hit.path) for hit in hits):
         runs.append("your own next test run (pytest, jest, vitest, go test, cargo test) or import runs such a code "
                     "file")
     if any(_setting(hit.path) for hit in hits):
         runs.append("your editor or git, in that repository, what its git settings name")
     if any(hit.holds == INSTRUCTED for hit in hits):
         runs.append("your own claude, codex or gemini follows such instructions as yours")
+    if any(hit.holds == EDITED for hit in hits):
+        runs.append("your editor runs what such settings or tasks name when you open the project")
     return (f"step {step.name!r} hid {'a file' if one else f'{len(hits)} files'} from git: "
             f"{listed([hit.path for hit in hits], 8)} ({_why(hits)}). No commit or review shows {them} (`git status` "
             f"at most {'its' if one else 'their'} folder), and outside any jail {'; '.join(runs)}. Look at {them} "

@@ -7,7 +7,9 @@ such a file is in the step's commit and its review. Ignored (``CLAUDE.local.md``
 ignore ``.claude/`` whole), it is in neither, and the next session of your agent CLI, outside any jail, follows what
 the step's model wrote there as if you had. So each one git ignores that a step made or changed holds the run
 (``hidden``'s wait), as code a rule of the step's hides does. What the agents' settings name (hooks, MCP servers)
-is machinery already (``system/machinery``): a step's change there is undone.
+is machinery already (``system/machinery``): a step's change there is undone. The same goes for an editor's
+settings and tasks the project ignores (``.vscode/``, ``.idea/``): in a workspace you trust, VS Code runs the
+interpreter its settings name and a task marked to run when the folder opens.
 """
 
 from __future__ import annotations
@@ -19,26 +21,37 @@ from specd.git.sources import INSTRUCTIONS as NAMES
 from specd.git.sources import fresh
 from specd.system.ownfiles import walk
 
-FOLDERS = (".claude", ".cursor", ".gemini", ".codex", ".windsurf")  # their markdown: subagents, commands, rules
 KINDS = (".md", ".mdc")
 RULE = "instructions"  # the "rule" that hides them, for ``hidden.why``: git ignores them, by whatever rule
-LOOK = 10_000  # entries looked through in an agent's folder that git ignores whole
+EDITOR = "editor"  # an editor's settings, tasks and run configurations
+# folder -> (the files read there, what they are): an agent's markdown (subagents, commands, rules); VS Code's
+# settings.json (an interpreter path it runs), tasks.json (a task run when the folder opens), launch.json; JetBrains'
+# run configurations and workspace
+FOLDERS = {".claude": (KINDS, RULE), ".cursor": (KINDS, RULE), ".gemini": (KINDS, RULE), ".codex": (KINDS, RULE),
+           ".windsurf": (KINDS, RULE), ".vscode": ((".json",), EDITOR), ".idea": ((".xml",), EDITOR)}
+LOOK = 10_000  # entries looked through in such a folder that git ignores whole
 
 
-def instruction(path: str) -> bool:
-    """Whether the tree-relative ``path`` is a file an agent CLI reads as the user's instructions."""
+def kind(path: str) -> str | None:
+    """``RULE`` when the tree-relative ``path`` is a file an agent CLI reads as your instructions, ``EDITOR`` when
+    your editor runs what it names, else None."""
     parts = path.rstrip("/").split("/")
-    return parts[-1] in NAMES or (parts[-1].endswith(KINDS) and any(part in FOLDERS for part in parts[:-1]))
+    if parts[-1] in NAMES:
+        return RULE
+    for part in reversed(parts[:-1]):
+        if part in FOLDERS:
+            return FOLDERS[part][1] if parts[-1].endswith(FOLDERS[part][0]) else None
+    return None
 
 
 def ignored(top: Path, paths: list[str], since_ns: int) -> dict[str, str]:
-    """The instructions among what git ignores (``paths``; an agent's folder it ignores whole is looked through)
-    that were made or changed since ``since_ns``."""
+    """The instructions and editor settings among what git ignores (``paths``; such a folder it ignores whole is
+    looked through) that were made or changed since ``since_ns``, each with its ``kind``."""
     found: dict[str, str] = {}
     for path in paths:
         if not path.endswith("/"):
-            if instruction(path) and fresh(top / path, since_ns, folders=False):
-                found[path] = RULE
+            if (what := kind(path)) and fresh(top / path, since_ns, folders=False):
+                found[path] = what
             continue
         if not any(part in FOLDERS for part in path.rstrip("/").split("/")):
             continue
@@ -48,6 +61,7 @@ def ignored(top: Path, paths: list[str], since_ns: int) -> dict[str, str]:
             if seen > LOOK:
                 break
             rel = os.path.relpath(folder, top)
-            found.update({f"{rel}/{name}": RULE for name in files
-                          if name.endswith(KINDS) and fresh(Path(folder) / name, since_ns, folders=False)})
+            for name in files:
+                if (what := kind(f"{rel}/{name}")) and fresh(Path(folder) / name, since_ns, folders=False):
+                    found[f"{rel}/{name}"] = what
     return found
