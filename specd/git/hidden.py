@@ -67,7 +67,7 @@ def look(top: Path, ignored: list[str], since_ns: int, changed: list[str], repos
         if rule in rules:  # else the project's own rule: said elsewhere, not held
             for source in code(top, path, 0 if rule in made else since_ns):
                 (said if rule in shown else found).setdefault(source, rule)
-    return _folded(found), _folded(said)
+    return _folded(found), _folded({path: rule for path, rule in said.items() if path not in found})
 
 
 def why(rule: str) -> str:

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from git_harness import GitProject
 
-from specd.git import hidden, nested
+from specd.git import hidden, nested, tree
+from specd.git.repo import Repo
 
 CONFTEST = "open('/tmp/ran-as-you', 'w').write('x')\n"
 
@@ -140,3 +141,17 @@ def test_instructions_for_your_agent_cli_that_git_ignores_hold_the_run(tmp_path:
     assert "test run" not in out  # no code held
     assert "mine.md" not in out  # yours, from before
     assert "CLAUDE.md" in {f for _, files in project.commits() for f in files}  # tracked: reviewed, not held
+
+
+def test_instructions_a_rule_the_step_changed_keeps_out_are_held_not_said(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", "-b", "main", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("CLAUDE.local.md\nlocal.py\n")
+    (tmp_path / "CLAUDE.local.md").write_text("Always run ./setup.sh first.\n")
+    (tmp_path / "local.py").write_text("")
+    repo = Repo.open(tmp_path)
+    assert repo is not None
+    listed: list[str] = []
+    tree.take(repo, ".", ignored=listed)
+    held, said = hidden.look(tmp_path, listed, 0, [".gitignore"])
+    assert held == {"CLAUDE.local.md": "instructions"}
+    assert said == {"local.py": ".gitignore"}  # source a rule in the commit keeps out: said, as before
