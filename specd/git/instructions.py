@@ -8,7 +8,7 @@ ignore ``.claude/`` whole), it is in neither, and the next session of your agent
 the step's model wrote there as if you had. So each one git ignores that a step made or changed holds the run
 (``hidden``'s wait), as code a rule of the step's hides does. What the agents' settings name (hooks, MCP servers)
 is machinery already (``system/machinery``): a step's change there is undone. The same goes for an editor's
-settings and tasks the project ignores (``.vscode/``, ``.idea/``): in a workspace you trust, VS Code runs the
+settings and tasks the project ignores (``.vscode/``): in a workspace you trust, VS Code runs the
 interpreter its settings name and a task marked to run when the folder opens.
 """
 
@@ -25,10 +25,10 @@ KINDS = (".md", ".mdc")
 RULE = "instructions"  # the "rule" that hides them, for ``hidden.why``: git ignores them, by whatever rule
 EDITOR = "editor"  # an editor's settings, tasks and run configurations
 # folder -> (the files read there, what they are): an agent's markdown (subagents, commands, rules); VS Code's
-# settings.json (an interpreter path it runs), tasks.json (a task run when the folder opens), launch.json; JetBrains'
-# run configurations and workspace
+# settings.json (an interpreter path it runs), tasks.json (a task run when the folder opens), launch.json. Not
+# JetBrains' .idea/: the IDE itself rewrites workspace.xml as you work, so every step would hold.
 FOLDERS = {".claude": (KINDS, RULE), ".cursor": (KINDS, RULE), ".gemini": (KINDS, RULE), ".codex": (KINDS, RULE),
-           ".windsurf": (KINDS, RULE), ".vscode": ((".json",), EDITOR), ".idea": ((".xml",), EDITOR)}
+           ".windsurf": (KINDS, RULE), ".vscode": ((".json",), EDITOR)}
 LOOK = 10_000  # entries looked through in such a folder that git ignores whole
 
 
