@@ -57,7 +57,7 @@ def what(state: RunState) -> str:
                          f"{wait.get('attempts')} attempts",
         "secret": f"a decision on files changed at {where} that hold secrets ("
                   + ", ".join(str(f.get("path")) for f in wait.get("files") or ()) + ")",
-        "hidden": f"a look at the source {where} hid from git ("
+        "hidden": f"a look at the files {where} hid from git ("
                   + ", ".join(str(f.get("path")) for f in wait.get("files") or ()) + ")",
         "no_phases": f"phases to run: {where} runs once per phase, and ROADMAP.md lists none yet",
     }.get(str(wait.get("kind")), f"a person to look at {where}")

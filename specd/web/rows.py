@@ -26,7 +26,7 @@ Source = Callable[[Project], list[dict[str, Any]]]
 WAIT_WORDS = {"gate": "approval at the gate", "outcome": "a decision on an outcome", "budget": "more budget",
               "max_visits": "a decision (max_visits)", "failure_cluster": "a decision on repeated failures",
               "secret": "a decision on a secret in a commit",
-              "hidden": "a look at code hidden from git", "checks_failed": "a decision on failing checks",
+              "hidden": "a look at files hidden from git", "checks_failed": "a decision on failing checks",
               "no_phases": "phases in ROADMAP.md"}
 # Waits that are failures a person must look at: shown red with their reason, never amber like a plain gate.
 FAILING = ("failure_cluster", "checks_failed")
