@@ -177,6 +177,17 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
             return replies.reply(request.path_params["task"], name=name, text=text)
         return page(request, "document.html", {"task": request.path_params["task"], "name": name, "text": text})
 
+    async def held(request: Request) -> Response:
+        """A file the task's wait holds for a person to look at (nothing else of the tree), before approving."""
+        where, folder = paths.task_home(project, request.path_params["task"])
+        name = request.path_params["path"]
+        text = await asyncio.to_thread(detail.held_file, where, folder, request.path_params["task"], name)
+        if text is None:
+            raise HTTPException(404)
+        if replies.wants_json(request.scope):
+            return replies.reply(request.path_params["task"], name=name, text=text)
+        return page(request, "document.html", {"task": request.path_params["task"], "name": name, "text": text})
+
     async def act(request: Request) -> Response:
         task_name, verb = request.path_params["task"], request.path_params["verb"]
         if request.method != "POST" or verb not in (*actions.ACTIONS, *actions.ASKS):  # a GET changes nothing
@@ -235,6 +246,7 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         Route("/tasks/{task}", task), Route("/tasks/{task}/events", task_events),
         Route("/tasks/{task}/live", task_live),
         Route("/tasks/{task}/steps/{n:int}", step), Route("/tasks/{task}/files/{path:path}", document),
+        Route("/tasks/{task}/held/{path:path}", held),
         Route("/tasks/{task}/{verb}", act, methods=["GET", "POST"]),
     ]
     not_found, guard_refused = refusals.handlers(project, page)

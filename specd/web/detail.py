@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from specd.engine.answers import FILES
 from specd.errors import SpecdError
 from specd.executors.results import current_status
 from specd.git import shown
@@ -19,6 +20,7 @@ from specd.state import rounds as check_rounds
 from specd.state.checkpoint import who
 from specd.state.lock import TaskLock
 from specd.state.store import StateStore
+from specd.system.ownfiles import NotOwnFile, read_regular
 from specd.tasks import home, logs
 from specd.tasks.project import Project
 from specd.tasks.status import pipeline_or_problem, task_status
@@ -51,10 +53,35 @@ def task_page(project: Project, folder: Path, task: str) -> dict[str, Any]:
         "timeline_svg": svg.timeline(steps), "cost_svg": svg.cost(steps),
         "documents": sorted(p.name for p in folder.glob("*.md") if p.is_file()),
         "held": view.get("status") == "WAITING_FOR_HUMAN",
+        "held_files": held_files(view),
         "unmet": [n for n in row["needs"] if _status_of(project, n) != "COMPLETE"],
         "steps_known": sorted({s.name for steps_ in config.pipelines.values() for s in steps_}) if config else [],
     }
     return dict(redact_obj(data))
+
+
+def held_files(view: dict[str, Any]) -> list[dict[str, Any]]:
+    """The files a wait holds for a person to look at (a secret in them, or hidden from git), with why."""
+    wait = view.get("waiting") or {} if view.get("status") == "WAITING_FOR_HUMAN" else {}
+    return [{"path": f.get("path"), "holds": f.get("holds")} for f in wait.get("files") or ()] \
+        if wait.get("kind") in FILES else []
+
+
+def held_file(project: Project, folder: Path, task: str, path: str) -> str | None:
+    """What a held file holds, as a person on the page looks at it before approving (redacted, cut as a transcript
+    is), or None when the task's wait does not hold ``path`` (nothing else of the tree is served)."""
+    state = StateStore(folder, task).load()
+    wait = (state.waiting or {}) if state is not None and state.status == "WAITING_FOR_HUMAN" else {}
+    if wait.get("kind") not in FILES or path not in [f.get("path") for f in wait.get("files") or ()]:
+        return None
+    full = project.root / path
+    try:
+        data = read_regular(full, MAX_TEXT, head=True)
+    except OSError as exc:  # never through a link, nor a FIFO: a person looks at those in a terminal
+        what = "a link" if full.is_symlink() else "a folder of held files" if full.is_dir() else "not a plain file"
+        return (f"({path} is {what}: look at it in a terminal)" if isinstance(exc, NotOwnFile) else
+                f"({path} cannot be read here: {exc.strerror or exc}; a task on Temporal keeps it on its worker)")
+    return redact(data.decode("utf-8", errors="replace"))
 
 
 def _status_of(project: Project, task: str) -> str:
