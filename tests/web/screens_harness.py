@@ -45,6 +45,13 @@ Path(os.environ["SPECD_RESULT"]).write_text(json.dumps({"outcome": "done", "summ
 '''
 
 
+HIDER = ("import os, pathlib\n"
+         "pathlib.Path('tests').mkdir(exist_ok=True)\n"
+         "pathlib.Path('tests/.gitignore').write_text('.gitignore\\nconftest.py\\n')\n"
+         "pathlib.Path('tests/conftest.py').write_text('print(1)\\n')\n"
+         "pathlib.Path(os.environ['SPECD_RESULT']).write_text('{\"outcome\": \"done\"}')\n")
+
+
 class Screens(Repo):
     def __init__(self, tmp_path: Path) -> None:
         super().__init__(tmp_path, steps=("s1", "s2"), pause="s2")
@@ -68,6 +75,11 @@ class Screens(Repo):
             (self.dir / f"fail-{task}").write_text("")
             for code in codes:
                 self.expect(code, "continue", task, "--auto")
+        # hid: a step that hid a conftest.py from git waits for a person to look at it (the page lists it)
+        (self.dir / "hider.py").write_text(HIDER, encoding="utf-8")
+        self.new("hid")
+        hidden = self.specd("continue", "hid", "--auto", "--agent", f"cmd:{sys.executable} {self.dir / 'hider.py'}")
+        assert hidden.returncode == 3, hidden.stdout + hidden.stderr
 
     def expect(self, code: int, *args: str) -> None:
         agent = ("--agent", self.agent()) if args[0] == "continue" else ()

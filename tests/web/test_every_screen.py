@@ -85,8 +85,9 @@ def _signed_in(chromium: Any, server: Server, **options: Any) -> Any:
 def _pages(site: Screens) -> list[str]:
     thrice = site.root / ".specd" / "tasks" / "thrice"
     transcript = sorted(p for p in (thrice / "transcripts").rglob("*-s1.log"))[0].relative_to(thrice)
-    tasks = ("done", "waits", "thrice", "blocked", "stopped", "checked", "fresh", "running")
+    tasks = ("done", "waits", "thrice", "blocked", "stopped", "checked", "fresh", "running", "hid")
     return ["/", *(f"/tasks/{t}" for t in tasks), "/tasks/done/steps/0", "/tasks/checked/steps/1",
+            "/tasks/hid/held/tests/conftest.py",
             f"/tasks/thrice/files/{transcript}",
             "/tasks/done/files/NOTES.md" if (site.root / ".specd/tasks/done/NOTES.md").exists() else "/tasks/done",
             "/tasks/no-such-task"]
