@@ -12,8 +12,13 @@ from __future__ import annotations
 
 from specd.system.lazyre import lazy
 
-_CONTROL = "[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f]"
+# and Unicode's bidirectional embeddings, overrides and isolates: "Trojan Source" text, which a terminal or a
+# browser that applies them shows in another order than it holds (a `.py` name shown ending `.md`, code whose
+# comment seems to close before a statement that runs)
+_BIDI = "\\u202a-\\u202e\\u2066-\\u2069"
+_CONTROL = f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_BIDI}]"
 _ANY = lazy(_CONTROL)
+_BIDI_ANY = lazy(f"[{_BIDI}]")
 _KEEP_COLOURS = lazy(f"(\\x1b\\[[0-9;:]*m)|({_CONTROL})")
 
 
@@ -22,6 +27,14 @@ def _picture(char: str) -> str:
     if code < 0x20:
         return chr(0x2400 + code)  # the Control Pictures block: ␀ ... ␟, ␛ for ESC
     return "\u2421" if code == 0x7F else "\ufffd"
+
+
+def bidi_shown(text: str) -> str:
+    """``text`` with each bidirectional control written out as ``[U+202E]``: a page shows what its text holds, in
+    the order it holds it (plain text, so it is as safe in an attribute as between tags)."""
+    if not _BIDI_ANY.search(text):
+        return text
+    return _BIDI_ANY.sub(lambda m: f"[U+{ord(m.group()):04X}]", text)
 
 
 def visible(text: str, *, colours: bool = False) -> str:

@@ -31,6 +31,7 @@ from specd.engine import control
 from specd.errors import SpecdError
 from specd.redact import redact
 from specd.system.ownfiles import read_regular
+from specd.system.visible import bidi_shown
 from specd.tasks.project import Project
 from specd.tasks.task import SLUG
 from specd.web import actions, api, auth, detail, graph_svg, live, paths, refusals, replies, rows
@@ -50,8 +51,9 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
         """The rendered page, redacted whole: whatever a template shows, no secret value leaves the server."""
         html = templates.get_template(name).render({"request": request, "csrf": csrf, "project": project.root.name,
                                                      **context})
-        # a file name that is not UTF-8 (an agent may make one) reaches the page as its bytes, shown with U+FFFD
-        text = redact(html).encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        # a file name that is not UTF-8 (an agent may make one) reaches the page as its bytes, shown with U+FFFD;
+        # a bidirectional control (what an agent wrote may hold one) is written out: [U+202E]
+        text = bidi_shown(redact(html).encode("utf-8", "surrogateescape").decode("utf-8", "replace"))
         return HTMLResponse(text, status_code=status, headers={"Cache-Control": "no-store"})
 
     def _filter(request: Request) -> str | None:

@@ -99,3 +99,21 @@ def test_visible_leaves_plain_text_alone_and_shows_each_control_as_one_character
     assert visible(mixed) == "␀␛␡\ufffd"
     assert len(visible(mixed)) == len(mixed)
     assert visible("\x1b[1;31mred\x1b[0m\x1b]2;t\x07", colours=True) == "\x1b[1;31mred\x1b[0m␛]2;t␇"
+
+
+def test_a_command_for_approval_with_bidirectional_controls_is_shown_in_the_order_it_runs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Trojan Source": U+202E reverses what follows on a terminal that applies bidi, so `rm -rf ~ #‮ls` could read
+    as harmless; each such control is shown as U+FFFD, one character for one."""
+    sink = io.StringIO()
+    from specd.commands.terminal import human
+
+    monkeypatch.setattr(human, "err", lambda: ShownConsole(file=sink, force_terminal=True, width=200,
+                                                           highlight=False))
+    assert StreamHuman(io.StringIO("n\n")).approve_command("echo hi #\u202e; rm -rf ~\u2066") is False
+    shown = sink.getvalue()
+    assert "\u202e" not in shown
+    assert "\u2066" not in shown
+    assert "echo hi #\ufffd; rm -rf ~\ufffd" in shown
+    assert visible("a\u202ab\u2069") == "a\ufffdb\ufffd"
+    assert visible("عربى \u200f") == "عربى \u200f"  # a right-to-left mark alone changes no order: kept
