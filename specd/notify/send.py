@@ -14,6 +14,7 @@ from pathlib import Path
 from specd.agents.proc import run_group, transcript_path
 from specd.notify.spec import NotifySpec
 from specd.redact import redact
+from specd.system.visible import bidi_shown
 
 TAIL = 500  # characters of a failed command's output kept in its warning
 ZWSP = "\u200b"  # a zero-width space: no chat service reads markup across it, and a person sees nothing
@@ -24,8 +25,9 @@ def inert(text: str) -> str:
     reason ends with the agent's output), and a chat reads some words as orders: `@everyone`, `@here` and
     `<!channel>` ping a whole team on their phones, `<@U123>` a person, `<https://x|your bank>` (Slack) and
     `[your bank](https://x)` (Discord, Teams) show a link under words of the model's choosing. A zero-width space
-    after each ``@`` and ``<``, and inside ``](``, leaves every character where it was."""
-    return text.replace("@", "@" + ZWSP).replace("<", "<" + ZWSP).replace("](", "]" + ZWSP + "(")
+    after each ``@`` and ``<``, and inside ``](``, leaves every character where it was; a bidirectional control,
+    which would show a name in another order than it holds, is written out (``[U+202E]``)."""
+    return bidi_shown(text.replace("@", "@" + ZWSP).replace("<", "<" + ZWSP).replace("](", "]" + ZWSP + "("))
 
 
 @dataclass(frozen=True)

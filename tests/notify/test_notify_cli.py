@@ -194,6 +194,7 @@ def test_the_models_words_in_a_message_ping_nobody_and_link_nowhere(h: Harness, 
     h.pipeline({"main": [{"name": "build", "workflow": "work.md"}]})
     h.new("t")
     words = "@everyone @here <!channel> <@U123> see <https://evil.example/|your bank> or [it](https://x.example/)"
+    words += " notes\u202edm.py"
     loud = f"cmd:echo '{words}'; exit 1"
 
     run = h.specd("continue", "t", "--auto", "--agent", loud)
@@ -203,4 +204,5 @@ def test_the_models_words_in_a_message_ping_nobody_and_link_nowhere(h: Harness, 
     message = post["message"]
     for order in ("@everyone", "@here", "<!channel>", "<@U123>", "<https://", "](https://"):
         assert order not in message  # before: each as the model wrote it
-    assert message.replace("\u200b", "").count(words) == 1  # it reads the same
+    assert "\u202e" not in message  # `notes‮dm.py` would show as `notesyp.md`
+    assert message.replace("\u200b", "").count(words.replace("\u202e", "[U+202E]")) == 1  # it reads the same
