@@ -74,6 +74,8 @@ def held_file(project: Project, folder: Path, task: str, path: str) -> str | Non
     wait = (state.waiting or {}) if state is not None and state.status == "WAITING_FOR_HUMAN" else {}
     if wait.get("kind") not in FILES or path not in [f.get("path") for f in wait.get("files") or ()]:
         return None
+    if Path(path).is_absolute() or ".." in Path(path).parts:  # a run state pushed by another machine says so
+        return None
     full = project.root / path
     try:
         data = read_regular(full, MAX_TEXT, head=True)
