@@ -62,7 +62,7 @@ def task_page(project: Project, folder: Path, task: str) -> dict[str, Any]:
 
 def held_files(view: dict[str, Any]) -> list[dict[str, Any]]:
     """The files a wait holds for a person to look at (a secret in them, or hidden from git), with why."""
-    wait = view.get("waiting") or {} if view.get("status") == "WAITING_FOR_HUMAN" else {}
+    wait = (view.get("waiting") or {}) if view.get("status") == "WAITING_FOR_HUMAN" else {}
     return [{"path": f.get("path"), "holds": f.get("holds")} for f in wait.get("files") or ()] \
         if wait.get("kind") in FILES else []
 
