@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_harness import TOKEN, Site
+from web_harness import TOKEN, Site, csrf
 
 HIDER = ("import os, pathlib\n"
          "pathlib.Path('tests').mkdir(exist_ok=True)\n"
@@ -64,3 +64,11 @@ def test_a_name_with_a_bidirectional_control_is_written_out_on_the_page(held: An
     page = held.get("/tasks/hid")
     assert "\u202e" not in page.text
     assert "tests/notes[U+202E]dm.py" in page.text
+
+
+def test_once_approved_the_files_are_no_longer_listed_or_served(held: Any) -> None:
+    answered = held.post("/tasks/hid/approve", data={"csrf": csrf(), "note": "looked at it"}, follow_redirects=False)
+    assert answered.status_code in (302, 303), answered.text
+    page = held.get("/tasks/hid")
+    assert "held-files" not in page.text  # the wait is answered: nothing held for a person now
+    assert held.get("/tasks/hid/held/tests/conftest.py").status_code == 404
