@@ -54,7 +54,7 @@ def hidden(hits: list[Hit], name: str, step: Step) -> str:
     if any(hit.holds == INSTRUCTED for hit in hits):
         runs.append("your own claude, codex or gemini follows such instructions as yours")
     if any(hit.holds == EDITED for hit in hits):
-        runs.append("your editor runs what such settings or tasks name when you open the project")
+        runs.append("your editor or aider runs the commands such settings or tasks name")
     return (f"step {step.name!r} hid {'a file' if one else f'{len(hits)} files'} from git: "
             f"{listed([hit.path for hit in hits], 8)} ({_why(hits)}). No commit or review shows {them} (`git status` "
             f"at most {'its' if one else 'their'} folder), and outside any jail {'; '.join(runs)}. Look at {them} "

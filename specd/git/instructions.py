@@ -29,6 +29,9 @@ EDITOR = "editor"  # an editor's settings, tasks and run configurations
 # JetBrains' .idea/: the IDE itself rewrites workspace.xml as you work, so every step would hold.
 FOLDERS = {".claude": (KINDS, RULE), ".cursor": (KINDS, RULE), ".gemini": (KINDS, RULE), ".codex": (KINDS, RULE),
            ".windsurf": (KINDS, RULE), ".vscode": ((".json",), EDITOR)}
+# a tool's settings file that names commands it runs: aider's `test-cmd` and `lint-cmd`, run after each edit with
+# `auto-test`; aider adds `.aider*` to .gitignore itself
+SETTINGS = (".aider.conf.yml",)
 LOOK = 10_000  # entries looked through in such a folder that git ignores whole
 
 
@@ -38,6 +41,8 @@ def kind(path: str) -> str | None:
     parts = path.rstrip("/").split("/")
     if parts[-1] in NAMES:
         return RULE
+    if parts[-1] in SETTINGS:
+        return EDITOR
     for part in reversed(parts[:-1]):
         if part in FOLDERS:
             return FOLDERS[part][1] if parts[-1].endswith(FOLDERS[part][0]) else None
