@@ -50,13 +50,23 @@ def tracked(top: Path, changed: Iterable[str] = ()) -> list[str]:
     if top not in _TRACKED:
         index = findfiles.indexed(top)  # the run's search for secret files listed them: no git process more
         if index is not None:  # and the submodules, whose `.git` a step outside the jail can point elsewhere
-            _TRACKED[top] = {path.rpartition("/")[0] for path in index} | {
-                os.path.relpath(link, top) for link in findfiles.gitlinks(top)}
+            _TRACKED[top] = _folders(index) | {os.path.relpath(link, top) for link in findfiles.gitlinks(top)}
         else:
             listed = git(top, "ls-tree", "-r", "-d", "-z", "--name-only", "HEAD")
             _TRACKED[top] = set(listed.stdout.split("\0")) - {""} if listed.returncode == 0 else set()
     folders = _TRACKED[top]
-    folders.update(path.rstrip("/").rpartition("/")[0] for path in changed)
-    folders.discard("")
+    folders |= _folders(path.rstrip("/") for path in changed)
     base = str(top)  # one lstat a folder, as strings: 3 µs each, where Path joins took 10
     return sorted(folder for folder in folders if os.path.lexists(f"{base}/{folder}/{GIT}"))
+
+
+def _folders(paths: Iterable[str]) -> set[str]:
+    """Every folder above each of ``paths`` (``src`` and ``src/pkg`` for ``src/pkg/a.py``), but the top: a `.git`
+    in ``src`` is where `cd src && git status` looks first, though ``src`` holds no file of its own."""
+    found: set[str] = set()
+    for path in paths:
+        folder = path.rpartition("/")[0]
+        while folder and folder not in found:
+            found.add(folder)
+            folder = folder.rpartition("/")[0]
+    return found

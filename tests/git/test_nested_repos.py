@@ -156,3 +156,17 @@ def test_instructions_a_rule_the_step_changed_keeps_out_are_held_not_said(tmp_pa
     held, said = hidden.look(tmp_path, listed, 0, [".gitignore"])
     assert held == {"CLAUDE.local.md": "instructions"}
     assert said == {"local.py": ".gitignore"}  # source a rule in the commit keeps out: said, as before
+
+
+def test_a_repository_made_in_a_folder_that_holds_only_folders_is_held(tmp_path: Path) -> None:
+    """`lib/` holds no file of its own, only `lib/pkg/mod.py`; `cd lib && git status` would still use `lib/.git`."""
+    project = GitProject(tmp_path, steps=("execute",))
+    project.write("lib/pkg/mod.py", "x = 1\n")
+    project.git("add", "lib")
+    project.git("commit", "-q", "-m", "lib")
+    project.rules({"execute": {"write": {"notes.md": "work\n"}, "run": [["git", "init", "-q", "lib"]]}})
+    project.new("t")
+    ran = project.run("t")
+    out = " ".join((ran.stdout + ran.stderr).split())
+    assert ran.returncode == 3, out  # before: COMPLETE (only the folders that hold files were looked at)
+    assert "step 'execute' hid a file from git: lib/.git/config (in lib/, a git repository of its own" in out
