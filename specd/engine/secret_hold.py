@@ -14,8 +14,10 @@ from collections.abc import Callable
 from specd.engine.loop import Stop
 from specd.engine.waiting import waiting
 from specd.errors import listed
+from specd.git import instructions
 from specd.git.barrier import Hit
-from specd.git.hidden import EDITED, INSTRUCTED, OWN
+from specd.git.hidden import OWN
+from specd.git.sources import GIT
 from specd.pipeline.model import Step
 from specd.state.model import Frame
 
@@ -45,32 +47,27 @@ def check(holds: Holds | None, task: str, frame: Frame, step: Step) -> None:
 def hidden(hits: list[Hit], name: str, step: Step) -> str:
     """Why the run waits on source the step hid from git (``specd.git.hidden``), and the answers."""
     one, them = len(hits) == 1, "it" if len(hits) == 1 else "them"
+    repos = sorted({hit.rule[:-len(GIT)] for hit in hits if hit.rule.endswith("/" + GIT)})
+    settings = [hit for hit in hits if hit.rule.endswith("/" + GIT) and hit.path.startswith(hit.rule)]
+    told = [hit for hit in hits if hit.rule in (instructions.RULE, instructions.EDITOR)]
     runs = []  # what of yours runs or reads such files, by what is held
-    if any(hit.holds not in (INSTRUCTED, EDITED) and not _setting(hit.path) for hit in hits):
+    if len(settings) + len(told) < len(hits):
         runs.append("your own next test run (pytest, jest, vitest, go test, cargo test) or import runs such a code "
                     "file")
-    if any(_setting(hit.path) for hit in hits):
+    if settings:
         runs.append("your editor or git, in that repository, what its git settings name")
-    if any(hit.holds == INSTRUCTED for hit in hits):
+    if any(hit.rule == instructions.RULE for hit in hits):
         runs.append("your own claude, codex or gemini follows such instructions as yours")
-    if any(hit.holds == EDITED for hit in hits):
+    if any(hit.rule == instructions.EDITOR for hit in hits):
         runs.append("your editor or aider runs the commands such settings or tasks name")
+    # what hides them: each rule in its words once, and the repositories of their own in one phrase
+    why = sorted({hit.holds for hit in hits if not hit.rule.endswith("/" + GIT)})
+    if repos:
+        why.append(f"in {repos[0]}{OWN}" if len(repos) == 1 else
+                   f"in {', '.join(repos[:-1])} and {repos[-1]}, git repositories of their own, which git leaves out "
+                   "of every commit")
     return (f"step {step.name!r} hid {'a file' if one else f'{len(hits)} files'} from git: "
-            f"{listed([hit.path for hit in hits], 8)} ({_why(hits)}). No commit or review shows {them} (`git status` "
-            f"at most {'its' if one else 'their'} folder), and outside any jail {'; '.join(runs)}. Look at {them} "
-            f"and delete what you did not ask for (and the rule or repository hiding it), then `specd approve "
+            f"{listed([hit.path for hit in hits], 8)} ({'; '.join(why)}). No commit or review shows {them} (`git "
+            f"status` at most {'its' if one else 'their'} folder), and outside any jail {'; '.join(runs)}. Look at "
+            f"{them} and delete what you did not ask for (and the rule or repository hiding it), then `specd approve "
             f"{name}`; or `specd reject {name} --note TEXT` runs the step again with your note")
-
-
-def _setting(path: str) -> bool:
-    return path.endswith((".git", ".git/config")) or "/.git/hooks/" in path
-
-
-def _why(hits: list[Hit]) -> str:
-    """What hides the held files: each rule once, and the repositories of their own in one phrase."""
-    repos = sorted({hit.holds[3:-len(OWN)] for hit in hits if hit.holds.startswith("in ") and hit.holds.endswith(OWN)})
-    rules = sorted({hit.holds for hit in hits if not (hit.holds.startswith("in ") and hit.holds.endswith(OWN))})
-    if len(repos) > 1:
-        rules.append(f"in {', '.join(repos[:-1])} and {repos[-1]}, git repositories of their own, which git leaves "
-                     "out of every commit")
-    return "; ".join(rules + [f"in {repo}{OWN}" for repo in repos if len(repos) == 1])

@@ -59,6 +59,7 @@ class Hit:
     holds: str
     digest: str  # the content held: an approval is of this content only
     kind: str = "secret"  # or "hidden": source hidden from git by a rule of the step's (``specd.git.hidden``)
+    rule: str = ""  # for "hidden": what hides it (``hidden.why`` says it in words)
 
     def as_dict(self) -> dict[str, str]:
         return {"path": self.path, "holds": self.holds, "digest": self.digest, "kind": self.kind}
@@ -113,7 +114,7 @@ class Barrier:
     def hide(self, found: dict[str, str]) -> None:
         """Hold the source files ``found`` hidden from git (each with the rule hiding it), but those approved."""
         for path, rule in found.items():
-            hit = Hit(path, hidden.why(rule), hidden.digest(self.repo.top / path), "hidden")
+            hit = Hit(path, hidden.why(rule), hidden.digest(self.repo.top / path), "hidden", rule)
             if (path, hit.digest) not in self.approved:
                 self.hidden[path] = hit
 
