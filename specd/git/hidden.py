@@ -41,16 +41,11 @@ INSTRUCTED = "instructions your own agent CLI reads as yours at its next start h
 EDITED = "settings or tasks of your editor or aider, which git ignores"
 
 
-def hidden(top: Path, ignored: list[str], since_ns: int) -> dict[str, str]:
-    """Each source file hidden by a rule that git ignores, with that rule's path: all it hides when the rule was made
-    or changed since ``since_ns``, else what was (a rule an earlier step left, hiding nothing then, hides this
-    step's files as well)."""
-    return look(top, ignored, since_ns, [])[0]
-
-
 def look(top: Path, ignored: list[str], since_ns: int, changed: list[str], repos: Sequence[str] = (),
          ) -> tuple[dict[str, str], dict[str, str]]:
-    """(``hidden``'s and ``repositories``', the source made or changed since ``since_ns`` that a ``.gitignore``
+    """(each file held: source a rule git ignores hides (all it hides when the rule was made or changed since
+    ``since_ns``, else what was: a rule an earlier step left, hiding nothing then, hides this step's files as well),
+    and ``nested`` and ``instructions``' files; the source made or changed since ``since_ns`` that a ``.gitignore``
     among ``changed`` hides): a rule the step added where git shows it is in its commit, the source it hides in
     none, so that source is said. ``repos``: the untracked folders git shows as one entry ("sub/")."""
     made = [path for path in ignored if path.rpartition("/")[2] == RULES and fresh(top / path, since_ns)]

@@ -144,13 +144,13 @@ def test_what_a_rule_hides_is_asked_of_git(tmp_path: Path) -> None:
     assert repo is not None
     listed: list[str] = []
     tree.take(repo, ".", ignored=listed)
-    found = hidden.hidden(tmp_path, listed, 0)
+    found = hidden.look(tmp_path, listed, 0, [])[0]
     assert found == {"web/src/a.test.js": "web/.gitignore", "web/src/deep/b.go": "web/.gitignore",
                      "other/run.sh": "other/.gitignore", "env/lib/app.test.js": "env/.gitignore"}
     # web/__pycache__/x.py: hidden by the project's own rule; env/lib/site.py: Python in an environment;
     # kept/.gitignore is not ignored itself (git shows it, so the commit takes it)
     newest = max((tmp_path / name).lstat().st_ctime_ns for name in files if name.endswith(".gitignore"))
-    assert hidden.hidden(tmp_path, listed, newest + 1) == {}  # no rule made since
+    assert hidden.look(tmp_path, listed, newest + 1, [])[0] == {}  # no rule made since
 
 
 def test_a_flood_of_hidden_files_is_named_by_its_rules_folder(tmp_path: Path) -> None:
@@ -163,9 +163,9 @@ def test_a_flood_of_hidden_files_is_named_by_its_rules_folder(tmp_path: Path) ->
     assert repo is not None
     listed: list[str] = []
     tree.take(repo, ".", ignored=listed)
-    assert hidden.hidden(tmp_path, listed, 0) == {"src/": "src/.gitignore"}
+    assert hidden.look(tmp_path, listed, 0, [])[0] == {"src/": "src/.gitignore"}
     (tmp_path / "src/gen_0.py").unlink()
-    assert len(hidden.hidden(tmp_path, listed, 0)) == hidden.MOST  # the listing is git's from before: one is gone
+    assert len(hidden.look(tmp_path, listed, 0, [])[0]) == hidden.MOST  # the listing is git's from before: one is gone
 
 
 def test_a_file_name_that_is_not_utf8_is_committed_as_its_bytes_and_can_be_held(tmp_path: Path) -> None:
