@@ -14,7 +14,7 @@ from collections.abc import Callable
 from specd.engine.loop import Stop
 from specd.engine.waiting import waiting
 from specd.errors import listed
-from specd.git import instructions
+from specd.git import instructions, loaders
 from specd.git.barrier import Hit
 from specd.git.hidden import OWN
 from specd.git.sources import GIT
@@ -49,7 +49,8 @@ def hidden(hits: list[Hit], name: str, step: Step) -> str:
     one, them = len(hits) == 1, "it" if len(hits) == 1 else "them"
     repos = sorted({hit.rule[:-len(GIT)] for hit in hits if hit.rule.endswith("/" + GIT)})
     settings = [hit for hit in hits if hit.rule.endswith("/" + GIT) and hit.path.startswith(hit.rule)]
-    told = [hit for hit in hits if hit.rule in (instructions.RULE, instructions.EDITOR)]
+    loads = [hit for hit in hits if hit.rule.startswith(loaders.RULE + " ")]
+    told = [hit for hit in hits if hit.rule in (instructions.RULE, instructions.EDITOR)] + loads
     runs = []  # what of yours runs or reads such files, by what is held
     if len(settings) + len(told) < len(hits):
         runs.append("your own next test run (pytest, jest, vitest, go test, cargo test) or import runs such a code "
@@ -60,6 +61,9 @@ def hidden(hits: list[Hit], name: str, step: Step) -> str:
         runs.append("your own claude, codex or gemini follows such instructions as yours")
     if any(hit.rule == instructions.EDITOR for hit in hits):
         runs.append("your editor or aider runs the commands such settings or tasks name")
+    if loads:
+        runs.append("pipenv, uv, node --env-file, direnv or npm load such settings into your next command, which then "
+                    "runs what they name")
     # what hides them: each rule in its words once, and the repositories of their own in one phrase
     why = sorted({hit.holds for hit in hits if not hit.rule.endswith("/" + GIT)})
     if repos:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from specd.errors import listed
-from specd.git import instructions, nested
+from specd.git import instructions, loaders, nested
 from specd.git.repo import git, nul
 from specd.git.sources import GIT, code, fresh
 from specd.git.tree import inside
@@ -39,21 +39,24 @@ READ = 4 << 20
 OWN = ", a git repository of its own, which git leaves out of every commit"  # after "in sub/"
 INSTRUCTED = "instructions your own agent CLI reads as yours at its next start here, which git ignores"
 EDITED = "settings or tasks of your editor or aider, which git ignores"
+_LOADED = {loaders.UNREADABLE: "that cannot be read (a link elsewhere, or not a file)"}
 
 
 def look(top: Path, ignored: list[str], since_ns: int, changed: list[str], repos: Sequence[str] = (),
-         ) -> tuple[dict[str, str], dict[str, str]]:
+         keys: Sequence[str] = ()) -> tuple[dict[str, str], dict[str, str]]:
     """(each file held: source a rule git ignores hides (all it hides when the rule was made or changed since
     ``since_ns``, else what was: a rule an earlier step left, hiding nothing then, hides this step's files as well),
     and ``nested`` and ``instructions``' files; the source made or changed since ``since_ns`` that a ``.gitignore``
     among ``changed`` hides): a rule the step added where git shows it is in its commit, the source it hides in
-    none, so that source is said. ``repos``: the untracked folders git shows as one entry ("sub/")."""
+    none, so that source is said. ``repos``: the untracked folders git shows as one entry ("sub/"); ``keys``: the
+    untracked key files specd leaves out of every commit (``loaders``)."""
     made = [path for path in ignored if path.rpartition("/")[2] == RULES and fresh(top / path, since_ns)]
     old = [path for path in ignored if path.rpartition("/")[2] == RULES and path not in made]
     shown = [path for path in changed if path.rpartition("/")[2] == RULES and path not in ignored]
     rules = (*made, *old, *shown)
     found: dict[str, str] = {**instructions.ignored(top, ignored, since_ns),
-                             **nested.repositories(top, repos, since_ns, changed)}
+                             **nested.repositories(top, repos, since_ns, changed),
+                             **loaders.found(top, ignored, keys, since_ns)}
     if not rules:
         return _folded(found), {}
     under = [p for p in ignored if any(inside(p, rule.rpartition("/")[0]) for rule in rules)]
@@ -73,6 +76,9 @@ def why(rule: str) -> str:
         return INSTRUCTED
     if rule == instructions.EDITOR:
         return EDITED
+    if rule.startswith(loaders.RULE + " "):
+        key = rule.partition(" ")[2]
+        return f"settings your next command here loads, which git ignores, {_LOADED.get(key, f'setting {key}')}"
     return f"hidden by {rule}, a rule git ignores as well"
 
 

@@ -8,9 +8,9 @@ would run it as you, outside any jail. So when a step or hook ends, each compile
 or changed while it ran is removed (Python compiles the sources again), and the run says so once; so is a new one
 git would take, where the .gitignore lists no ``*.pyc`` (the recorder passes those in, and commits none). A compiled
 extension (``.so``) is said, not removed: a step may build one on purpose. So is a new file git ignores that a
-tool of yours loads settings from and specd never commits (``.env``: docker compose and pipenv load it, with an
-``LD_PRELOAD`` say; ``.npmrc``: npm's ``node-options``): the jail shows an existing one empty and read-only, but
-not one that is not there yet.
+tool of yours loads settings from and specd never commits (``.env``, ``.npmrc``): the jail shows an existing one
+empty and read-only, but not one that is not there yet; one that sets what runs code (an ``LD_PRELOAD``, npm's
+``node-options``) holds the run instead (``loaders``).
 
 git's own status finds them (``tree.take`` with ``ignored``): a folder git ignores whole is named once and not
 walked, so this costs a look into each ``__pycache__`` folder and nothing in ``node_modules`` or a virtualenv
@@ -39,13 +39,13 @@ SLACK_NS = 50_000_000
 def after(top: Path, ignored: list[str], since_ns: int, label: str, held: Collection[str] = ()) -> list[str]:
     """When the step or hook ``label`` that opened at ``since_ns`` (0: unknown) ends, given what git ignores now
     (and the compiled files git would take: a .gitignore without ``*.pyc``): remove what it compiled (``sweep``) and
-    say what it built (``extensions``), the key files it made and the source it left (but those ``held``, hidden
-    by a rule of its own: ``hidden``), a line each."""
+    say what it built (``extensions``), the key files it made and the source it left (but those ``held``: hidden
+    by a rule of its own, or key files that set what runs code: ``hidden``), a line each."""
     if not since_ns or not ignored:
         return []
     swept, found = sweep(top, ignored, since_ns), extensions(top, ignored, since_ns)
     fresh = [path for path in ignored if not path.endswith("/") and _fresh(top / path, since_ns - SLACK_NS)]
-    keys = [path for path in fresh if never_added(path.rpartition("/")[2])]
+    keys = [path for path in fresh if never_added(path.rpartition("/")[2]) and path not in held]
     code = [path for path in fresh if path.endswith(SOURCES) and path not in held]
     return [*([said(swept, label)] if swept else []), *([built(found, label)] if found else []),
             *([loaded(keys, label)] if keys else []), *([left(code, label)] if code else [])]
@@ -117,8 +117,9 @@ def built(found: list[str], label: str) -> str:
 def loaded(found: list[str], label: str) -> str:
     """The run's one line about settings files git ignores that the step or hook ``label`` made or changed."""
     return (f"{label or 'the step'} made or changed {listed(found)}, which git ignores and specd never commits: "
-            "docker compose and pipenv load a .env (an LD_PRELOAD in it runs code), npm an .npmrc (node-options); look "
-            f"at {'them' if len(found) != 1 else 'it'} before your next command here")
+            "docker compose, pipenv and node --env-file load a .env, npm an .npmrc (one that sets what runs code, an "
+            f"LD_PRELOAD say, holds the run instead); look at {'them' if len(found) != 1 else 'it'} before your next "
+            "command here")
 
 
 def left(found: list[str], label: str) -> str:

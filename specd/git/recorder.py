@@ -178,8 +178,9 @@ class GitRecorder:
         loose = [path for path, entry in after.items() if entry.status == "??" and path.endswith(ignored.SUFFIXES)]
         # source hidden by a rule git ignores or in a repository of its own ("sub/") is held; by the step's rule, said
         moved, repos = tree.changed(before, after), [p for p, e in after.items() if e.status == "??" and p[-1] == "/"]
+        keys = [p for p in moved if tree.untracked_secret(p, after)]  # never committed: .env, .npmrc
         held, shown = hidden.look(self.repo.top, self._ignored or [], self.opened_ns - ignored.SLACK_NS, list(moved),
-                                  repos) if self.opened_ns else ({}, {})
+                                  repos, keys) if self.opened_ns else ({}, {})
         self.barrier.hide(held)
         for line in [*ignored.after(self.repo.top, [*(self._ignored or []), *loose], self.opened_ns, self.label,
                                     {**held, **shown}), *hidden.said(shown, self.label)]:

@@ -1,0 +1,82 @@
+"""Settings files git ignores that make your next command run code: a step's new ones held like hidden code.
+
+A ``.env`` is loaded into the environment of your next command by pipenv, uv (``--env-file``), node
+(``--env-file``, which takes ``NODE_OPTIONS`` from it), direnv's ``dotenv``, mise and any app that calls
+python-dotenv; an ``.npmrc`` is read by your next ``npm``. Neither reaches a commit: git ignores them, or specd
+leaves a new one out for its name (``envfiles.never_added``). The jail shows an existing one empty and read-only,
+but cannot show one that is not there yet, and one line that sets ``LD_PRELOAD``, ``NODE_OPTIONS`` or npm's
+``node-options`` runs what the model chose, as you, outside any jail. So a key file a step made or changed that
+sets such a variable holds the run (``hidden``'s wait); one that sets only values (a database URL) is said, as
+before (``ignored.loaded``). One that cannot be read (a link to nowhere, a FIFO) is held too: it cannot be told.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+from specd.git.sources import fresh
+from specd.system.envfiles import is_env_name
+from specd.system.ownfiles import read_regular
+
+RULE = "loads"  # the "rule" hiding them, for ``hidden.why``: git ignores them, or specd never adds them
+UNREADABLE = "unreadable"
+READ = 1 << 20
+# Variables that make a program run code of their choosing: a library loaded into every process, an interpreter's
+# start-up or search path, a command a tool runs for you (an editor, a pager, ssh for git), git's own settings.
+RUNS = frozenset({
+    "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "PATH",
+    "NODE_OPTIONS", "NODE_PATH", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "PYTHONBREAKPOINT", "PYTHONWARNINGS",
+    "PYTHONUSERBASE", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
+    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "EDITOR", "VISUAL", "PAGER", "BROWSER",
+    "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_EDITOR", "GIT_PAGER", "GIT_ASKPASS", "SSH_ASKPASS",
+    "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM", "GIT_PROXY_COMMAND",
+})
+PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
+# npm's settings that name a program it runs, or the registry whose packages' install scripts it runs. An .npmrc
+# takes them as `key=value`; a .env as `npm_config_key` (npm reads its settings from the environment as well).
+NPM = frozenset({"node-options", "script-shell", "shell", "git", "editor", "browser", "viewer", "init-module",
+                 "onload-script", "globalconfig", "userconfig", "registry"})
+_KEY = re.compile(rb"^[ \t]*(?:export[ \t]+)?([A-Za-z_@/:.][A-Za-z0-9_.@/:-]*)[ \t]*[=:]", re.MULTILINE)
+
+
+def runs(path: Path) -> str | None:
+    """The first setting in the key file ``path`` that makes a program run code ("LD_PRELOAD", "node-options"),
+    ``UNREADABLE`` when it cannot be read, else None."""
+    try:
+        data = read_regular(path, READ, follow=True, head=True)
+    except OSError:
+        return UNREADABLE
+    npmrc = not is_env_name(path.name)
+    for match in _KEY.finditer(data):
+        key = match.group(1).decode("ascii")
+        if _runs(key, npmrc):
+            return key
+    return None
+
+
+def _runs(key: str, npmrc: bool) -> bool:
+    lowered = key.lower()
+    if lowered.startswith("npm_config_"):
+        lowered = lowered[len("npm_config_"):].replace("_", "-")
+        npmrc = True
+    if npmrc:  # a scope's registry is "@scope:registry"; an auth line ("//host/:_authToken") is not a setting here
+        return lowered in NPM or lowered.endswith(":registry")
+    upper = key.upper()
+    return upper in RUNS or upper.startswith(PREFIXES)
+
+
+def found(top: Path, ignored: Iterable[str], untracked: Iterable[str], since_ns: int) -> dict[str, str]:
+    """The key files among ``ignored`` (what git ignores) and ``untracked`` (new ones specd leaves out of every
+    commit for their names) made or changed since ``since_ns`` that set what runs code, each with its rule
+    ("loads LD_PRELOAD")."""
+    held: dict[str, str] = {}
+    for path in {*ignored, *untracked}:
+        name = path.rpartition("/")[2]
+        if path.endswith("/") or not (is_env_name(name) or name == ".npmrc"):
+            continue
+        if fresh(top / path, since_ns, folders=False) and (key := runs(top / path)):
+            held[path] = f"{RULE} {key}"
+    return held
