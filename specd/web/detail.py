@@ -164,14 +164,23 @@ def _read(path: Path) -> str:
 
 
 def _diff(project: Project, task: str, row: dict[str, Any]) -> str:
-    """The step's commit (its subject is fixed by specd.git.recorder), latest first when a step ran again."""
+    """The step's commit (its subject is fixed by specd.git.recorder): of a step visited more than once, the one this
+    visit made, the first made once it ended (a commit follows its step's end, by the same machine's clock)."""
     repo = Repo.open(project.root)
     if repo is None or row.get("kind") != "step":
         return ""
     phase = f" (phase {row['phase']})" if row.get("phase") else ""
     subject = f"docs({task}): {row.get('step')} complete{phase}"
     try:
-        found = repo.run("log", "-n", "1", "--format=%H", "--fixed-strings", f"--grep={subject}", "HEAD").strip()
+        # --grep matches any line: "plan complete" is also the start of "plan complete (phase 1)", the default
+        # pipeline's per-phase plan; so the subject is compared whole
+        listed = repo.run("log", "--format=%H %ct %s", "--fixed-strings", f"--grep={subject}", "HEAD").splitlines()
+        ours = [(commit, int(when)) for commit, when, said in (line.split(" ", 2) for line in listed if
+                                                                  line.count(" ") >= 2) if said == subject]
+        # a step visited again (review, revise, review): the first of its commits made once this visit ended
+        ended = rows.seconds(row.get("finished_at"))
+        since = [commit for commit, when in ours if ended is not None and when >= int(ended)]
+        found = since[-1] if since else ours[0][0] if ours else ""
         if not found:
             return ""
         text = shown.review(repo, found)  # text that .gitattributes marks binary shown as text
