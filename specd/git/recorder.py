@@ -116,8 +116,7 @@ class GitRecorder:
         if kind in ("hook_finished", "checks_finished"):
             return [self._close]  # a hook's changes (or what the code a check ran made) go into the next commit
         if kind == "step_finished":
-            phase = f" (phase {data['phase']})" if data.get("phase") else ""
-            done = f"docs({self.task}): {data['step']} complete{phase}"
+            done = recovery.done(self.task, data["step"], data.get("phase"))
             if data.get("last"):  # the run ends next, whatever comes: one commit holds the step and the run's state
                 return [self._close, lambda: setattr(self, "finished", done)]
             return [self._close, lambda: self.commit(done), self._publish]

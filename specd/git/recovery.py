@@ -27,6 +27,18 @@ from specd.git.tree import Entry, Snapshot
 from specd.state import atomic
 
 RECOVERED = "recovered after an interrupted run"
+APPROVED = "held for a secret, committed as approved"
+
+
+def done(task: str, step: object, phase: object) -> str:
+    """The subject of the commit a step's end makes."""
+    return f"docs({task}): {step} complete" + (f" (phase {phase})" if phase else "")
+
+
+def subjects(task: str, step: object, phase: object) -> set[str]:
+    """Every subject the commit of a step's visit may have: the recorder's (``done``), or recovery's."""
+    label = f"{step} (phase {phase})" if phase else f"{step}"
+    return {done(task, step, phase), *(f"docs({task}): {label} complete ({why})" for why in (RECOVERED, APPROVED))}
 
 
 @dataclass
@@ -104,7 +116,7 @@ def recover(rec: GitRecorder, resumed: bool, finished: bool = False) -> None:
         return  # all of it still waits for a person: a commit now would hold only the run state
     labels = ", ".join(rec.made.labels(work))
     approved = any((p, now[p].digest) in rec.barrier.approved for p in work)
-    why = "held for a secret, committed as approved" if approved else RECOVERED
+    why = APPROVED if approved else RECOVERED
     message = f"docs({rec.task}): {labels} complete ({why})"
     if finished:
         _work_alone(rec, message)

@@ -12,7 +12,7 @@ from typing import Any
 from specd.engine.answers import FILES
 from specd.errors import SpecdError
 from specd.executors.results import current_status
-from specd.git import shown
+from specd.git import recovery, shown
 from specd.git.repo import GitFailed, Repo
 from specd.pipeline.model import PipelineConfig
 from specd.redact import redact, redact_obj
@@ -169,14 +169,14 @@ def _diff(project: Project, task: str, row: dict[str, Any]) -> str:
     repo = Repo.open(project.root)
     if repo is None or row.get("kind") != "step":
         return ""
-    phase = f" (phase {row['phase']})" if row.get("phase") else ""
-    subject = f"docs({task}): {row.get('step')} complete{phase}"
+    named = recovery.subjects(task, row.get("step"), row.get("phase"))
     try:
-        # --grep matches any line: "plan complete" is also the start of "plan complete (phase 1)", the default
-        # pipeline's per-phase plan; so the subject is compared whole
-        listed = repo.run("log", "--format=%H %ct %s", "--fixed-strings", f"--grep={subject}", "HEAD").splitlines()
+        # --grep matches a part of any line: "plan complete" starts "plan complete (phase 1)", the default
+        # pipeline's per-phase plan; so git narrows and the subject is compared whole
+        listed = repo.run("log", "--format=%H %ct %s", "--fixed-strings", f"--grep=docs({task}): {row.get('step')} ",
+                          "HEAD").splitlines()
         ours = [(commit, int(when)) for commit, when, said in (line.split(" ", 2) for line in listed if
-                                                                  line.count(" ") >= 2) if said == subject]
+                                                                  line.count(" ") >= 2) if said in named]
         # a step visited again (review, revise, review): the first of its commits made once this visit ended
         ended = rows.seconds(row.get("finished_at"))
         since = [commit for commit, when in ours if ended is not None and when >= int(ended)]

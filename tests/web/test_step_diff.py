@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 from types import SimpleNamespace
 
+from specd.git import recovery
 from specd.web import detail
 
 
@@ -56,3 +57,15 @@ def test_a_step_visited_twice_shows_each_visit_its_own_commit(tmp_path: Path) ->
     assert "+second review" in second
     unknown = detail._diff(project, "t", {"kind": "step", "step": "review"})  # type: ignore[arg-type]
     assert "+second review" in unknown  # no end recorded: the latest, as before
+
+
+def test_a_step_committed_by_recovery_after_a_kill_is_found_too(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    _commit(tmp_path, "a.md", "phase work\n", f"docs(t): execute (phase 2) complete ({recovery.RECOVERED})")
+    _commit(tmp_path, "b.md", "top work\n", f"docs(t): execute complete ({recovery.APPROVED})")
+    project = SimpleNamespace(root=tmp_path)
+    phase = detail._diff(project, "t", {"kind": "step", "step": "execute", "phase": 2})  # type: ignore[arg-type]
+    top = detail._diff(project, "t", {"kind": "step", "step": "execute"})  # type: ignore[arg-type]
+    assert "+phase work" in phase
+    assert "+top work" in top
+    assert "phase work" not in top
