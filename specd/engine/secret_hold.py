@@ -60,7 +60,7 @@ def hidden(hits: list[Hit], name: str, step: Step) -> str:
     if any(hit.rule == instructions.RULE for hit in hits):
         runs.append("your own claude, codex or gemini follows such instructions as yours")
     if any(hit.rule == instructions.EDITOR for hit in hits):
-        runs.append("your editor or aider runs the commands such settings or tasks name")
+        runs.append("your editor, aider or docker compose runs the commands such settings or tasks name")
     if loads:
         runs.append("pipenv, uv, node --env-file, direnv or npm load such settings into your next command, which then "
                     "runs what they name")

@@ -9,7 +9,8 @@ the step's model wrote there as if you had. So each one git ignores that a step 
 (``hidden``'s wait), as code a rule of the step's hides does. What the agents' settings name (hooks, MCP servers)
 is machinery already (``system/machinery``): a step's change there is undone. The same goes for an editor's
 settings and tasks the project ignores (``.vscode/``): in a workspace you trust, VS Code runs the
-interpreter its settings name and a task marked to run when the folder opens.
+interpreter its settings name and a task marked to run when the folder opens; and for docker compose's override
+file, which every `docker compose up` merges in and projects keep out of git for local changes.
 """
 
 from __future__ import annotations
@@ -25,13 +26,18 @@ KINDS = (".md", ".mdc")
 RULE = "instructions"  # the "rule" that hides them, for ``hidden.why``: git ignores them, by whatever rule
 EDITOR = "editor"  # an editor's settings, tasks and run configurations
 # folder -> (the files read there, what they are): an agent's markdown (subagents, commands, rules); VS Code's
-# settings.json (an interpreter path it runs), tasks.json (a task run when the folder opens), launch.json. Not
-# JetBrains' .idea/: the IDE itself rewrites workspace.xml as you work, so every step would hold.
+# settings.json (an interpreter path it runs), tasks.json (a task run when the folder opens), launch.json; Zed's and
+# Helix's project settings (a language server's command, run when a file opens). Not JetBrains' .idea/: the IDE
+# itself rewrites workspace.xml as you work, so every step would hold.
 FOLDERS = {".claude": (KINDS, RULE), ".cursor": (KINDS, RULE), ".gemini": (KINDS, RULE), ".codex": (KINDS, RULE),
-           ".windsurf": (KINDS, RULE), ".vscode": ((".json",), EDITOR)}
+           ".windsurf": (KINDS, RULE), ".vscode": ((".json",), EDITOR), ".zed": ((".json",), EDITOR),
+           ".helix": ((".toml",), EDITOR)}
 # a tool's settings file that names commands it runs: aider's `test-cmd` and `lint-cmd`, run after each edit with
-# `auto-test`; aider adds `.aider*` to .gitignore itself
-SETTINGS = (".aider.conf.yml",)
+# `auto-test` (aider adds `.aider*` to .gitignore itself); docker compose's override, merged into the project's
+# compose file by every `docker compose up` with no -f, and kept out of git for local changes: a service it adds
+# runs what it names, privileged and with your / mounted if it says so
+SETTINGS = (".aider.conf.yml", "compose.override.yaml", "compose.override.yml", "docker-compose.override.yml",
+            "docker-compose.override.yaml")
 LOOK = 10_000  # entries looked through in such a folder that git ignores whole
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from git_harness import GitProject
 
-from specd.git import hidden, nested, tree
+from specd.git import hidden, instructions, nested, tree
 from specd.git.repo import Repo
 
 CONFTEST = "open('/tmp/ran-as-you', 'w').write('x')\n"
@@ -135,9 +135,9 @@ def test_instructions_for_your_agent_cli_that_git_ignores_hold_the_run(tmp_path:
     assert ran.returncode == 3, out  # before: COMPLETE, neither file in any commit or line
     assert ("step 'execute' hid 4 files from git: .aider.conf.yml, .claude/commands/deploy.md, .vscode/tasks.json, "
             "CLAUDE.local.md (instructions your own agent CLI reads as yours at its next start here, which git "
-            "ignores; settings or tasks of your editor or aider, which git ignores)") in out
+            "ignores; settings or tasks of your editor, aider or docker compose, which git ignores)") in out
     assert "your own claude, codex or gemini follows such instructions as yours" in out
-    assert "your editor or aider runs the commands such settings or tasks name" in out
+    assert "your editor, aider or docker compose runs the commands such settings or tasks name" in out
     assert "notes.txt" not in out
     assert "test run" not in out  # no code held
     assert "mine.md" not in out  # yours, from before
@@ -170,3 +170,25 @@ def test_a_repository_made_in_a_folder_that_holds_only_folders_is_held(tmp_path:
     out = " ".join((ran.stdout + ran.stderr).split())
     assert ran.returncode == 3, out  # before: COMPLETE (only the folders that hold files were looked at)
     assert "step 'execute' hid a file from git: lib/.git/config (in lib/, a git repository of its own" in out
+
+
+def test_a_compose_override_and_editor_settings_git_ignores_hold_the_run(tmp_path: Path) -> None:
+    """Every `docker compose up` merges compose.override.yaml in: a service the step adds there runs, privileged and
+    with your / mounted if it says so, and projects keep the file out of git for local changes."""
+    project = GitProject(tmp_path, steps=("execute",))
+    project.write(".gitignore", "compose.override.yaml\n.zed/\n")
+    project.git("add", ".gitignore")
+    project.git("commit", "-q", "-m", "local settings")
+    project.rules({"execute": {"write": {
+        "compose.override.yaml": "services:\n  x:\n    image: alpine\n    privileged: true\n    volumes: ['/:/host']\n",
+        ".zed/settings.json": '{{"lsp": {{"pyright": {{"binary": {{"path": "./x.sh"}}}}}}}}\n'}}})
+    project.new("t")
+    ran = project.run("t")
+    out = " ".join((ran.stdout + ran.stderr).split())
+    assert ran.returncode == 3, out  # before: COMPLETE, in no commit, said nowhere
+    assert ("step 'execute' hid 2 files from git: .zed/settings.json, compose.override.yaml (settings or tasks of "
+            "your editor, aider or docker compose, which git ignores)") in out
+    assert instructions.kind("deploy/docker-compose.override.yml") == instructions.EDITOR
+    assert instructions.kind(".helix/languages.toml") == instructions.EDITOR
+    assert instructions.kind("docker-compose.yml") is None  # the project's own: tracked, in the commit
+    assert instructions.kind(".zed/notes.txt") is None
