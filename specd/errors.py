@@ -73,7 +73,14 @@ class MachineError(SpecdError):
     exit_code = EXIT_FAILED
 
 
-# errno name -> (what happened, how to fix it); {folder} is the folder holding the path.
+class InTheWay(MachineError):
+    """A folder where specd keeps a file, or a file where a folder should be: the project is laid out wrong."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+_IN_THE_WAY = ("EISDIR", "ENOTDIR")
+# errno name -> (what happened, how to fix it); {folder} is the folder holding the path, {path} the path.
 _MACHINE = {
     "ENOSPC": ("no space left on the device", "free space on the disk holding {folder} (see `df -h {folder}`)"),
     "EDQUOT": ("disk quota exceeded", "free space within your quota on the disk holding {folder}"),
@@ -81,6 +88,10 @@ _MACHINE = {
     "EACCES": ("permission denied", "give this user access to {folder} (`ls -ld {folder}`; chmod/chown)"),
     "EPERM": ("operation not permitted", "give this user access to {folder} (check `lsattr -d {folder}` "
                                          "for the immutable flag, and chmod/chown)"),
+    "EISDIR": ("a folder stands where specd reads or writes a file", "move that folder aside (`mv {path} "
+                                                                     "{path}.bak`) and run the command again"),
+    "ENOTDIR": ("a file stands where a folder should be on that path", "move the file in the way aside, then run "
+                                                                        "the command again"),
 }
 
 
@@ -96,10 +107,10 @@ def machine_error(exc: OSError, resume: str | None = None) -> MachineError | Non
     path = str(exc.filename) if exc.filename is not None else None
     folder = str(Path(path).parent) if path else "the project folder"
     message = f"{path}: {what} ({name})" if path else f"{what} ({name}); specd could not tell which file"
-    fix = fix.format(folder=folder)
+    fix = fix.format(folder=folder, path=path or folder)
     if resume:
         fix += f", then `{resume}` re-runs the interrupted step"
-    return MachineError(message, fix=fix)
+    return (InTheWay if name in _IN_THE_WAY else MachineError)(message, fix=fix)
 
 
 def listed(items: list[str], shown: int = 3) -> str:

@@ -109,5 +109,5 @@ def _read_served(path: Path) -> dict[str, int]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return {str(k): int(v) for k, v in data.get("served", {}).items()}
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, RecursionError, AttributeError):
         return {}

@@ -77,6 +77,6 @@ def _refused(exc: urllib.error.HTTPError, base: str, task: str, verb: str) -> Us
 def _json(raw: bytes) -> dict[str, Any]:
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -75,7 +75,7 @@ def _read(child: Child, inbox: queue.Queue[tuple[str, dict[str, Any] | None]]) -
     for raw in child.proc.stdout:
         try:
             event = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # not an event line (a stray print); the live view needs none of it
         # An event has a kind; the child's closing `--json` envelope has none, and the run prints its own summary.
         if isinstance(event, dict) and "kind" in event:

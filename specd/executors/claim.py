@@ -159,7 +159,7 @@ def _read(file: Path) -> Record | None:
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
         return Record(**{k: data[k] for k in Record.__dataclass_fields__ if k in data})
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, RecursionError, TypeError):
         return None  # missing, half-written or not ours: no control plane is known
 
 

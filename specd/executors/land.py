@@ -122,7 +122,7 @@ def _branch_status(project: Project, name: str, task: str) -> str:
     shown = git(project.root, "show", f"{name}:{folder}/{task}/.pipeline-state.json")
     try:
         state = json.loads(shown.stdout) if shown.returncode == 0 else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         state = {}
     return str(state.get("status") or "NOT_STARTED") if isinstance(state, dict) else "NOT_STARTED"
 

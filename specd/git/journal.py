@@ -41,7 +41,7 @@ class Journal:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             work = {str(p): str(label) for p, label in dict(data.get("work") or {}).items()}
             return Pending(work, {str(p) for p in data.get("user_staged") or ()})
-        except (OSError, ValueError, TypeError, AttributeError):
+        except (OSError, ValueError, RecursionError, TypeError, AttributeError):
             return Pending()
 
     def save(self, pending: Pending) -> None:

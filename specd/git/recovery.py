@@ -87,7 +87,7 @@ def load_open(path: Path) -> tuple[Snapshot, str] | None:
         data = dict(json.loads(path.read_text(encoding="utf-8")))
         label, entries = (str(data["label"]), dict(data["paths"])) if "paths" in data else ("", data)
         return {str(p): Entry(str(v[0]), str(v[1])) for p, v in entries.items()}, label
-    except (OSError, ValueError, TypeError, IndexError, KeyError):
+    except (OSError, ValueError, RecursionError, TypeError, IndexError, KeyError):
         return None
 
 

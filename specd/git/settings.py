@@ -33,7 +33,7 @@ class Settings:
     def load(cls, project: Project) -> Settings:
         try:
             data: Any = json.loads(project.config_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             data = {}
         data = data if isinstance(data, dict) else {}
         return cls(project.root, project.specd_dir, bool(data.get("auto_commit_docs", True)),
@@ -65,7 +65,7 @@ def ensure_gitignore(project: Project) -> None:
     if not project.specd_dir.is_dir():
         return
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")  # git's rules are bytes: keep them so
     except FileNotFoundError:
         text = ""
     have = {line.strip() for line in text.splitlines()}

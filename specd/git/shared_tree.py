@@ -54,7 +54,7 @@ class TreeLock:
         try:
             data = json.loads(self.owner.read_text(encoding="utf-8"))
             return f"task {data['task']!r} (pid {int(data['pid'])})"
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, RecursionError, KeyError, TypeError):
             return "another specd run"
 
 

@@ -101,7 +101,7 @@ def load(path: Path) -> Snapshot | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return {str(p): Entry(str(v[0]), str(v[1])) for p, v in dict(data).items()}
-    except (OSError, ValueError, TypeError, IndexError, KeyError):
+    except (OSError, ValueError, RecursionError, TypeError, IndexError, KeyError):
         return None
 
 

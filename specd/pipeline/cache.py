@@ -34,7 +34,7 @@ def key(path: Path, raw: bytes) -> str:
 def lookup(project: Project, entry: str) -> list[str] | None:
     try:
         data = json.loads((project.specd_dir / ".cache" / f"schema-{entry}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     warnings = data.get("warnings") if isinstance(data, dict) else None
     return warnings if isinstance(warnings, list) and all(isinstance(w, str) for w in warnings) else None

@@ -75,7 +75,7 @@ def cancelled(state: RunState, task_dir: Path) -> str | None:
         asked = json.loads(read_regular(task_dir / CANCEL_MARK, 1 << 16) or b"{}")
     except FileNotFoundError:
         return None
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         asked = {}
     asked = asked if isinstance(asked, dict) else {}
     via = asked.get("via") if asked.get("via") in VIAS else "cli"

@@ -208,7 +208,7 @@ def _ints(value: object) -> list[int]:
 def read_owner(path: Path) -> dict[str, object] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) and "pid" in data else None
 

@@ -61,7 +61,7 @@ def _seed_claude(folder: Path, env: Mapping[str, str]) -> None:
     config = mine / ".claude.json" if env.get("CLAUDE_CONFIG_DIR") else Path(home) / ".claude.json"
     try:
         data = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return
     if isinstance(data, dict):
         kept = {key: data[key] for key in SIGN_IN_KEYS if key in data}

@@ -84,7 +84,7 @@ def _read(cache: Path) -> tuple[list[str], bool, list[tuple[str, str]]]:
         data = json.loads(cache.read_text(encoding="utf-8"))
         return (sorted(map(str, data["tips"])), bool(data["complete"]),
                 [(str(commit), str(path)) for commit, path in data["found"]])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, RecursionError, KeyError, TypeError):
         return [], True, []
 
 

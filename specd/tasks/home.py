@@ -76,7 +76,7 @@ def read(main: Project, task: str) -> Home | None:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise TaskError(f"{path}: cannot read where task {task!r} lives ({exc})",
                         fix=f"delete {path}; the next run records it again") from None
     names = {f for f in Home.__dataclass_fields__}

@@ -91,7 +91,7 @@ def read_settings(project: Project) -> dict[str, Any]:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise ConfigError(f"{path}: cannot read it ({exc})",
                           fix="fix the JSON syntax in that file, or delete it to use the defaults") from None
     if not isinstance(data, dict):

@@ -60,7 +60,7 @@ def load(project: Project) -> dict[str, dict[str, Any]]:
     where_ = path(project)
     try:
         data = json.loads(where_.read_text(encoding="utf-8")) if where_ else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -39,7 +39,7 @@ def read_status(folder: Path) -> str:
     """The status the page shows: an IN_PROGRESS run no process holds is ANSWERED or STOPPED (tasks/idle.py)."""
     try:
         data = json.loads((folder / ".pipeline-state.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return "NOT_STARTED"
     if not isinstance(data, dict):
         return "NOT_STARTED"

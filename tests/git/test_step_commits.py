@@ -188,6 +188,22 @@ def test_an_older_gitignore_gets_the_missing_lines(gp: GitProject) -> None:
     assert not [p for p in gp.git("ls-files").splitlines() if "/transcripts/" in p]
 
 
+def test_rules_that_are_not_utf8_are_kept_as_they_are_and_the_missing_lines_added(gp: GitProject) -> None:
+    old = b"# caf\xe9, in Latin-1\n*.lock\n"  # git's rules are bytes; before, every run ended in a traceback here
+    (gp.root / ".specd/.gitignore").write_bytes(old)
+    gp.git("commit", "-q", "-am", "rules in Latin-1")
+    gp.new("t")
+
+    result = gp.run("t")
+
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    kept = (gp.root / ".specd/.gitignore").read_bytes()
+    assert kept.startswith(old)
+    assert b"tasks/*/transcripts/" in kept
+    assert kept.count(b"*.lock\n") == 1
+
+
 def test_a_failing_commit_is_a_visible_warning_and_its_work_is_committed_later(gp: GitProject) -> None:
     # specd's commits run no repository hooks, so the failure comes from a git in front of the real one.
     real = shutil.which("git")

@@ -58,13 +58,17 @@ class Project:
     def task_file(self, name: str) -> Path:
         return self.root / ".specd" / "tasks" / "t" / name
 
-    def check(self, path: Path, data: bytes, *, expect_bad: bool = False) -> None:
-        """Write ``data`` to ``path``, then run every command that reads it."""
+    def check(self, path: Path, data: bytes | None, *, expect_bad: bool = False) -> None:
+        """Write ``data`` to ``path`` (None: a folder in its place), then run every command that reads it."""
         self.reset()
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.name.startswith("pipeline.") and path.suffix != ".json":
             (self.root / ".specd" / "pipeline.json").unlink()
-        path.write_bytes(data)
+        if data is None:
+            path.unlink(missing_ok=True)
+            path.mkdir()
+        else:
+            path.write_bytes(data)
         COUNTS[path.name] = COUNTS.get(path.name, 0) + 1
         codes = []
         for args in (("pipeline", "validate"), ("status",), ("status", "t", "--json"),
@@ -160,6 +164,16 @@ KNOWN_BAD_TASK: dict[str, tuple[str, bytes]] = {
     "state nested deep": (".pipeline-state.json", b"[" * 5000 + b"]" * 5000),
 }
 MUST_FAIL_TASK = {k for k in KNOWN_BAD_TASK if k.startswith("state") or k.startswith("config ")}
+KNOWN_BAD_PROJECT: dict[str, tuple[str, bytes | None]] = {  # .specd/ itself; None: a folder where a file goes
+    "project config nested deep": ("config.json", b"[" * 5000 + b"]" * 5000),
+    "task's home nested deep": ("homes/t.json", b"[" * 5000 + b"]" * 5000),
+    "task's home a folder": ("homes/t.json", None),
+    "rules not UTF-8": (".gitignore", b"\xff\xfe*.x\n"),  # git's rules are bytes: kept as they are
+    "run state a folder": ("tasks/t/.pipeline-state.json", None),
+    "events a folder": ("tasks/t/events.jsonl", None),
+    "history a folder": ("tasks/t/.pipeline-state.history.jsonl", None),
+    "run lock a folder": ("tasks/t/.run.lock", None),
+}
 
 
 @pytest.mark.parametrize("case", sorted(KNOWN_BAD_PIPELINES))
@@ -195,6 +209,14 @@ def test_a_long_chain_of_references_loads(project: Project, run_cli: RunCli) -> 
 def test_known_bad_task_files(project: Project, case: str) -> None:
     name, data = KNOWN_BAD_TASK[case]
     project.check(project.task_file(name), data, expect_bad=case in MUST_FAIL_TASK)
+
+
+@pytest.mark.parametrize("case", sorted(KNOWN_BAD_PROJECT))
+def test_known_bad_project_files(project: Project, case: str) -> None:
+    """Before, each but the rules ended in a traceback (RecursionError, IsADirectoryError), and the rules in one at
+    every `specd continue` (UnicodeDecodeError)."""
+    name, data = KNOWN_BAD_PROJECT[case]
+    project.check(project.root / ".specd" / name, data, expect_bad=case != "rules not UTF-8")
 
 
 # --- generated inputs ----------------------------------------------------------------------------------

@@ -137,7 +137,7 @@ def _task_description(task_dir: Path) -> str:
         data = json.loads(read_regular(task_dir / "config.json", FILE_CAP * 4))
         if isinstance(data, dict) and str(data.get("description", "")).strip():
             return str(data["description"]).strip()
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         pass
     try:
         text = read_regular(task_dir / "FEATURE.md", FILE_CAP * 4, head=True).decode("utf-8", errors="replace")

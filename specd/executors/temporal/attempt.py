@@ -159,7 +159,7 @@ def read(proc: Proc, feed: Feed) -> None:
         for raw in proc.stdout:
             try:
                 event = json.loads(raw)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(event, dict) and "kind" in event:
                 feed.put(event)

@@ -44,7 +44,7 @@ def _cost(root: Path, task: str) -> float:
     try:
         usage = json.loads(shown.stdout).get("usage") or {}
         return float(usage.get("cost_usd") or 0)
-    except (ValueError, AttributeError, TypeError):
+    except (ValueError, RecursionError, AttributeError, TypeError):
         return 0.0
 
 
