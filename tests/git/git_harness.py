@@ -122,6 +122,12 @@ class GitProject:
         assert result.returncode == 0, f"git {' '.join(args)}: {result.stderr}"
         return result.stdout
 
+    def ignore(self, rules: str) -> None:
+        """A .gitignore of ``rules``, committed."""
+        self.write(".gitignore", rules)
+        self.git("add", ".gitignore")
+        self.git("commit", "-q", "-m", "ignore")
+
     def commits(self) -> list[tuple[str, list[str]]]:
         """Every commit after the initial one, oldest first: (subject, files it touches)."""
         out = self.git("log", "--reverse", "--format=%x00%s", "--name-only", "--no-renames")
@@ -153,6 +159,14 @@ class GitProject:
 
     def run(self, task: str) -> subprocess.CompletedProcess[str]:
         return self.specd("continue", task, "--auto", "--agent", self.agent_spec())
+
+    def held(self, task: str) -> str:
+        """A new task ``task`` run until it waits for a person (exit 3): what it said, on one line."""
+        self.new(task)
+        ran = self.run(task)
+        out = " ".join((ran.stdout + ran.stderr).split())
+        assert ran.returncode == 3, out
+        return out
 
     def start(self, task: str) -> subprocess.Popen[str]:
         return subprocess.Popen(self.argv("continue", task, "--auto", "--agent", self.agent_spec()), cwd=self.root,

@@ -113,9 +113,7 @@ def test_a_rule_the_commit_shows_is_committed_and_the_source_it_keeps_out_is_sai
 
 def test_tools_own_rules_hold_nothing_and_source_the_project_ignores_is_said(tmp_path: Path) -> None:
     project = GitProject(tmp_path, steps=("execute",))
-    project.write(".gitignore", "local_settings.py\n")
-    project.git("add", ".gitignore")
-    project.git("commit", "-q", "-m", "ignore local settings")
+    project.ignore("local_settings.py\n")
     project.rules({"execute": {"write": {
         ".pytest_cache/.gitignore": "# Created by pytest automatically.\n*\n",
         ".pytest_cache/v/cache/lastfailed": "{{}}\n",

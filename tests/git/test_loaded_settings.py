@@ -21,19 +21,14 @@ def _waiting(project: GitProject) -> dict[str, object]:
 
 def test_a_new_env_or_npmrc_that_sets_what_runs_code_holds_the_run_until_a_person_answers(tmp_path: Path) -> None:
     project = GitProject(tmp_path, steps=("execute", "review"))
-    project.write(".gitignore", ".env\n")
-    project.git("add", ".gitignore")
-    project.git("commit", "-q", "-m", "ignore .env")
+    project.ignore(".env\n")
     project.rules({"execute": {"write": {
         ".env": "DATABASE_URL=postgres://db/app\nexport LD_PRELOAD=/tmp/x.so\n",  # ignored by the project
         "web/.env.local": "NODE_OPTIONS='--require ./x.js'\n",  # untracked: specd never adds it
         ".npmrc": "; npm\nnode-options = --require ./y.js\n",
         "api/.env": "API_URL=http://localhost\n",  # values only: said, as before, not held
         "notes/work.md": "the visible work\n"}}})
-    project.new("t")
-    ran = project.run("t")
-    out = " ".join((ran.stdout + ran.stderr).split())
-    assert ran.returncode == 3, out  # before: COMPLETE, with a warning line about .env only
+    out = project.held("t")  # before: COMPLETE, with a warning line about .env only
     assert ("step 'execute' hid 3 files from git: .env, .npmrc, web/.env.local (settings your next command here "
             "loads, which git ignores, setting LD_PRELOAD; settings your next command here loads, which git ignores, "
             "setting NODE_OPTIONS; settings your next command here loads, which git ignores, setting node-options)"
@@ -55,10 +50,7 @@ def test_a_new_env_or_npmrc_that_sets_what_runs_code_holds_the_run_until_a_perso
 def test_a_link_made_for_a_key_file_is_held_since_what_it_loads_cannot_be_told(tmp_path: Path) -> None:
     project = GitProject(tmp_path, steps=("execute",))
     project.rules({"execute": {"run": [["ln", "-s", "/nowhere/at/all", ".env"]]}})
-    project.new("t")
-    ran = project.run("t")
-    out = " ".join((ran.stdout + ran.stderr).split())
-    assert ran.returncode == 3, out
+    out = project.held("t")
     assert ("hid a file from git: .env (settings your next command here loads, which git ignores, that cannot be "
             "read (a link elsewhere, or not a file))") in out
 

@@ -29,10 +29,7 @@ def test_a_repository_a_step_makes_holds_its_source_and_settings_until_a_person_
     project.rules({"execute": {"write": {"sub/conftest.py": CONFTEST, "sub/test_a.py": "def test_a():\n    pass\n",
                                          "sub/README.md": "a readme\n", "notes/work.md": "the visible work\n"},
                                "run": [["git", "init", "-q", "sub"]]}})
-    project.new("t")
-    ran = project.run("t")
-    out = " ".join((ran.stdout + ran.stderr).split())
-    assert ran.returncode == 3, out  # before: COMPLETE, and sub/ in no commit, said nowhere
+    out = project.held("t")  # before: COMPLETE, and sub/ in no commit, said nowhere
     assert ("step 'execute' hid 3 files from git: sub/.git/config, sub/conftest.py, sub/test_a.py (in sub/, "
             "a git repository of its own, which git leaves out of every commit)") in out
     assert "your editor or git, in that repository, what its git settings name" in out
@@ -86,10 +83,7 @@ def test_a_repository_made_in_a_folder_git_tracks_is_held_though_git_shows_nothi
     project.git("commit", "-q", "-m", "tests")
     project.rules({"execute": {"write": {"tests/conftest.py": CONFTEST, "other/x.py": ""},
                                "run": [["git", "init", "-q", "tests"], ["git", "init", "-q", "other"]]}})
-    project.new("t")
-    ran = project.run("t")
-    out = " ".join((ran.stdout + ran.stderr).split())
-    assert ran.returncode == 3, out
+    out = project.held("t")
     assert ("step 'execute' hid 3 files from git: other/.git/config, other/x.py, tests/.git/config (in other/ "
             "and tests/, git repositories of their own, which git leaves out of every commit)") in out
     assert project.git("status", "--porcelain", "--", "tests") == ""  # git shows nothing of tests/.git
@@ -129,10 +123,7 @@ def test_instructions_for_your_agent_cli_that_git_ignores_hold_the_run(tmp_path:
         ".vscode/notes.txt": "not read by the editor\n",
         ".aider.conf.yml": "auto-test: true\ntest-cmd: ./x.sh\n",
         "CLAUDE.md": "A tracked file: in the commit, for the review.\n"}}})
-    project.new("t")
-    ran = project.run("t")
-    out = " ".join((ran.stdout + ran.stderr).split())
-    assert ran.returncode == 3, out  # before: COMPLETE, neither file in any commit or line
+    out = project.held("t")  # before: COMPLETE, neither file in any commit or line
     assert ("step 'execute' hid 4 files from git: .aider.conf.yml, .claude/commands/deploy.md, .vscode/tasks.json, "
             "CLAUDE.local.md (instructions your own agent CLI reads as yours at its next start here, which git "
             "ignores; settings or tasks of your editor, aider or docker compose, which git ignores)") in out
@@ -165,10 +156,7 @@ def test_a_repository_made_in_a_folder_that_holds_only_folders_is_held(tmp_path:
     project.git("add", "lib")
     project.git("commit", "-q", "-m", "lib")
     project.rules({"execute": {"write": {"notes.md": "work\n"}, "run": [["git", "init", "-q", "lib"]]}})
-    project.new("t")
-    ran = project.run("t")
-    out = " ".join((ran.stdout + ran.stderr).split())
-    assert ran.returncode == 3, out  # before: COMPLETE (only the folders that hold files were looked at)
+    out = project.held("t")  # before: COMPLETE (only the folders that hold files were looked at)
     assert "step 'execute' hid a file from git: lib/.git/config (in lib/, a git repository of its own" in out
 
 
@@ -176,16 +164,11 @@ def test_a_compose_override_and_editor_settings_git_ignores_hold_the_run(tmp_pat
     """Every `docker compose up` merges compose.override.yaml in: a service the step adds there runs, privileged and
     with your / mounted if it says so, and projects keep the file out of git for local changes."""
     project = GitProject(tmp_path, steps=("execute",))
-    project.write(".gitignore", "compose.override.yaml\n.zed/\n")
-    project.git("add", ".gitignore")
-    project.git("commit", "-q", "-m", "local settings")
+    project.ignore("compose.override.yaml\n.zed/\n")
     project.rules({"execute": {"write": {
         "compose.override.yaml": "services:\n  x:\n    image: alpine\n    privileged: true\n    volumes: ['/:/host']\n",
         ".zed/settings.json": '{{"lsp": {{"pyright": {{"binary": {{"path": "./x.sh"}}}}}}}}\n'}}})
-    project.new("t")
-    ran = project.run("t")
-    out = " ".join((ran.stdout + ran.stderr).split())
-    assert ran.returncode == 3, out  # before: COMPLETE, in no commit, said nowhere
+    out = project.held("t")  # before: COMPLETE, in no commit, said nowhere
     assert ("step 'execute' hid 2 files from git: .zed/settings.json, compose.override.yaml (settings or tasks of "
             "your editor, aider or docker compose, which git ignores)") in out
     assert instructions.kind("deploy/docker-compose.override.yml") == instructions.EDITOR

@@ -35,9 +35,7 @@ printf '{"outcome": "done"}' > "$SPECD_RESULT"
 @pytest.mark.skipif(not jail.active() and not os.environ.get("CI"), reason="bubblewrap is not available here")
 def test_a_git_the_agent_leaves_on_your_path_in_the_project_never_runs(tmp_path: Path) -> None:
     gp = GitProject(tmp_path)
-    gp.write(".gitignore", ".venv/\nnode_modules/\n")
-    gp.git("add", ".gitignore")
-    gp.git("commit", "-q", "-m", "ignore the environments")
+    gp.ignore(".venv/\nnode_modules/\n")
     (gp.root / ".venv" / "bin").mkdir(parents=True)
     mark = tmp_path / "ran-outside-the-jail"  # no jail can write here: only a git run by specd itself could
     agent = gp.dir / "plant.sh"
@@ -138,9 +136,7 @@ def test_a_git_left_in_the_main_trees_venv_never_runs_for_a_task_in_its_worktree
     # A task run in the main tree (`specd continue`) can write the main tree's .venv/bin; a task that `specd run`
     # runs in a worktree is started with --project <worktree>, and its specd must not take that git either.
     gp = GitProject(tmp_path, steps=("discuss",))
-    gp.write(".gitignore", ".venv/\n")
-    gp.git("add", ".gitignore")
-    gp.git("commit", "-q", "-m", "ignore the venv")
+    gp.ignore(".venv/\n")
     mark = tmp_path / "ran-outside-the-jail"
     planted = gp.root / ".venv" / "bin" / "git"
     planted.parent.mkdir(parents=True)
