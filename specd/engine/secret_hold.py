@@ -64,6 +64,7 @@ def hidden(hits: list[Hit], name: str, step: Step) -> str:
     if loads:
         runs.append("pipenv, uv, node --env-file, direnv or npm load such settings into your next command, which then "
                     "runs what they name")
+    hiding = " (and the rule or repository hiding it)" if len(told) < len(hits) else ""  # not git's own ignoring
     # what hides them: each rule in its words once, and the repositories of their own in one phrase
     why = sorted({hit.holds for hit in hits if not hit.rule.endswith("/" + GIT)})
     if repos:
@@ -73,5 +74,5 @@ def hidden(hits: list[Hit], name: str, step: Step) -> str:
     return (f"step {step.name!r} hid {'a file' if one else f'{len(hits)} files'} from git: "
             f"{listed([hit.path for hit in hits], 8)} ({'; '.join(why)}). No commit or review shows {them} (`git "
             f"status` at most {'its' if one else 'their'} folder), and outside any jail {'; '.join(runs)}. Look at "
-            f"{them} and delete what you did not ask for (and the rule or repository hiding it), then `specd approve "
+            f"{them} and delete what you did not ask for{hiding}, then `specd approve "
             f"{name}`; or `specd reject {name} --note TEXT` runs the step again with your note")

@@ -34,6 +34,7 @@ def test_a_new_env_or_npmrc_that_sets_what_runs_code_holds_the_run_until_a_perso
             "setting NODE_OPTIONS; settings your next command here loads, which git ignores, setting node-options)"
             ) in out
     assert "pipenv, uv, node --env-file, direnv or npm load such settings into your next command" in out
+    assert "Look at them and delete what you did not ask for, then `specd approve t`" in out  # no rule hides them
     assert "execute made or changed api/.env, which git ignores and specd never commits" in out
     waiting = _waiting(project)
     assert waiting["kind"] == "hidden"

@@ -33,6 +33,7 @@ def test_a_repository_a_step_makes_holds_its_source_and_settings_until_a_person_
     assert ("step 'execute' hid 3 files from git: sub/.git/config, sub/conftest.py, sub/test_a.py (in sub/, "
             "a git repository of its own, which git leaves out of every commit)") in out
     assert "your editor or git, in that repository, what its git settings name" in out
+    assert "delete what you did not ask for (and the rule or repository hiding it)" in out
     assert "README.md" not in out  # not source
     assert project.git("status", "--porcelain", "-uall").splitlines() == ["?? sub/"]  # all git shows of it
     assert "notes/work.md" in {f for _, files in project.commits() for f in files}
