@@ -7,7 +7,8 @@ leaves a new one out for its name (``envfiles.never_added``). The jail shows an 
 but cannot show one that is not there yet, and one line that sets ``LD_PRELOAD``, ``NODE_OPTIONS`` or npm's
 ``node-options`` runs what the model chose, as you, outside any jail. So a key file a step made or changed that
 sets such a variable holds the run (``hidden``'s wait); one that sets only values (a database URL) is said, as
-before (``ignored.loaded``). One that cannot be read (a link to nowhere, a FIFO) is held too: it cannot be told.
+before (``ignored.loaded``), and so is a program named by a bare word (``BROWSER=none``: see ``WORDS``). One that
+cannot be read (a link to nowhere, a FIFO) is held too: it cannot be told.
 """
 
 from __future__ import annotations
@@ -39,7 +40,20 @@ PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
 # takes them as `key=value`; a .env as `npm_config_key` (npm reads its settings from the environment as well).
 NPM = frozenset({"node-options", "script-shell", "shell", "git", "editor", "browser", "viewer", "init-module",
                  "onload-script", "globalconfig", "userconfig", "registry"})
-_KEY = re.compile(rb"^[ \t]*(?:export[ \t]+)?([A-Za-z_@/:.][A-Za-z0-9_.@/:-]*)[ \t]*[=:]", re.MULTILINE)
+# Where the value decides. A program named by a bare word is found on PATH, which a step cannot change without
+# setting PATH (held): `BROWSER=none` (create-react-app's), `EDITOR=vim`, `ENV=production` pass; a path or a
+# command line does not. A warnings filter or a breakpoint hook imports a module only when it names one
+# (`ignore::DeprecationWarning` does not). node's options pass when each is one that loads no code.
+WORDS = frozenset({"EDITOR", "VISUAL", "PAGER", "BROWSER", "ENV", "GIT_EDITOR", "GIT_PAGER", "editor", "browser",
+                   "viewer"})
+DOTTED = frozenset({"PYTHONWARNINGS", "PYTHONBREAKPOINT"})
+NODE = frozenset({"NODE_OPTIONS", "node-options"})
+SAFE_NODE = ("--max-old-space-size=", "--max-semi-space-size=", "--stack-size=", "--no-warnings", "--no-deprecation",
+             "--trace-warnings", "--trace-deprecation", "--enable-source-maps", "--dns-result-order=",
+             "--openssl-legacy-provider", "--unhandled-rejections=", "--experimental-vm-modules", "--use-openssl-ca",
+             "--use-system-ca", "--tls-min-v1.2", "--tls-min-v1.3", "--trace-uncaught", "--throw-deprecation")
+_WORD = re.compile(r"[A-Za-z0-9_+-]*")  # no "." or "/": `BROWSER=open.js` runs that script, `ENV=.x` sources .x
+_KEY = re.compile(rb"^[ \t]*(?:export[ \t]+)?([A-Za-z_@/:.][A-Za-z0-9_.@/:-]*)[ \t]*[=:](.*)$", re.MULTILINE)
 
 
 def runs(path: Path) -> str | None:
@@ -52,20 +66,38 @@ def runs(path: Path) -> str | None:
     npmrc = not is_env_name(path.name)
     for match in _KEY.finditer(data):
         key = match.group(1).decode("ascii")
-        if _runs(key, npmrc):
+        name = _setting(key, npmrc)
+        if name and not _harmless(name, match.group(2).decode("utf-8", "replace")):
             return key
     return None
 
 
-def _runs(key: str, npmrc: bool) -> bool:
+def _setting(key: str, npmrc: bool) -> str | None:
+    """The setting ``key`` makes, by its name in ``RUNS`` or ``NPM``, when it is one that can run code."""
     lowered = key.lower()
     if lowered.startswith("npm_config_"):
         lowered = lowered[len("npm_config_"):].replace("_", "-")
         npmrc = True
     if npmrc:  # a scope's registry is "@scope:registry"; an auth line ("//host/:_authToken") is not a setting here
-        return lowered in NPM or lowered.endswith(":registry")
+        return lowered if lowered in NPM or lowered.endswith(":registry") else None
     upper = key.upper()
-    return upper in RUNS or upper.startswith(PREFIXES)
+    return upper if upper in RUNS or upper.startswith(PREFIXES) else None
+
+
+def _harmless(name: str, raw: str) -> bool:
+    """Whether the value ``raw`` (as written after the "=") of the setting ``name`` runs nothing of a step's."""
+    value = raw.strip()
+    if value[:1] and value[:1] in "\"'" and value.find(value[0], 1) > 0:  # quoted, maybe a comment after it
+        value = value[1:value.find(value[0], 1)].strip()
+    elif " #" in value:  # a comment after an unquoted value
+        value = value[:value.index(" #")].strip()
+    if name in WORDS:
+        return _WORD.fullmatch(value) is not None
+    if name in DOTTED:
+        return "." not in value
+    if name in NODE:
+        return all(option.startswith(SAFE_NODE) for option in value.split())
+    return False
 
 
 def found(top: Path, ignored: Iterable[str], untracked: Iterable[str], since_ns: int) -> dict[str, str]:

@@ -65,6 +65,15 @@ def test_which_settings_run_code(tmp_path: Path) -> None:
         ".npmrc": ("//registry.npmjs.org/:_authToken=abc\n@acme:registry=https://npm.evil.example/\n",
                    "@acme:registry"),
         "a/.npmrc": ("save-exact=true\nfund=false\n", None),
+        # the value decides: a bare program name, a warnings filter naming no module, node options loading no code
+        "b/.env": ("BROWSER=none\nENV=production\nEDITOR='vim'\nPYTHONWARNINGS=ignore::DeprecationWarning\n"
+                   "PYTHONBREAKPOINT=0\nNODE_OPTIONS=\"--max-old-space-size=4096 --enable-source-maps\"  # builds\n",
+                   None),
+        "c/.env": ("BROWSER=scripts/open.js\n", "BROWSER"),  # create-react-app runs a .js it names
+        "d/.env": ("ENV=.profile\n", "ENV"),
+        "e/.env": ("PYTHONWARNINGS=ignore::evil.Warning\n", "PYTHONWARNINGS"),  # imports evil
+        "f/.env": ("NODE_OPTIONS=--max-old-space-size=4096 -r ./x.js\n", "NODE_OPTIONS"),
+        "g/.npmrc": ("editor=vim\nbrowser=./x.sh\n", "browser"),
     }
     for name, (text, _) in cases.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
