@@ -79,7 +79,7 @@ class InTheWay(MachineError):
     exit_code = EXIT_BAD_INPUT
 
 
-_IN_THE_WAY = ("EISDIR", "ENOTDIR")
+_IN_THE_WAY = ("EISDIR", "ENOTDIR", "ELOOP")
 # errno name -> (what happened, how to fix it); {folder} is the folder holding the path, {path} the path.
 _MACHINE = {
     "ENOSPC": ("no space left on the device", "free space on the disk holding {folder} (see `df -h {folder}`)"),
@@ -92,6 +92,8 @@ _MACHINE = {
                                                                      "{path}.bak`) and run the command again"),
     "ENOTDIR": ("a file stands where a folder should be on that path", "move the file in the way aside, then run "
                                                                         "the command again"),
+    "ELOOP": ("a link stands where specd reads or writes a file, and leads back to itself",
+              "remove that link (`rm {path}`) and run the command again"),
 }
 
 

@@ -34,6 +34,7 @@ BASE = {"schema_version": "1.0", "mode": "auto",
                                {"name": "p", "pipeline": "phase", "foreach": "phases"}],
                       "phase": [{"name": "x", "workflow": "w.md"}]}}
 CODES = {0, 1, 2, 3}
+LOOP = b"\0a link to itself\0"  # Project.check makes a link that leads back to itself there
 COUNTS: dict[str, int] = {}
 
 
@@ -59,7 +60,8 @@ class Project:
         return self.root / ".specd" / "tasks" / "t" / name
 
     def check(self, path: Path, data: bytes | None, *, expect_bad: bool = False) -> None:
-        """Write ``data`` to ``path`` (None: a folder in its place), then run every command that reads it."""
+        """Write ``data`` to ``path`` (None: a folder in its place; ``LOOP``: a link to itself), then run every
+        command that reads it."""
         self.reset()
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.name.startswith("pipeline.") and path.suffix != ".json":
@@ -67,6 +69,9 @@ class Project:
         if data is None:
             path.unlink(missing_ok=True)
             path.mkdir()
+        elif data == LOOP:
+            path.unlink(missing_ok=True)
+            path.symlink_to(path.name)
         else:
             path.write_bytes(data)
         COUNTS[path.name] = COUNTS.get(path.name, 0) + 1
@@ -173,6 +178,7 @@ KNOWN_BAD_PROJECT: dict[str, tuple[str, bytes | None]] = {  # .specd/ itself; No
     "events a folder": ("tasks/t/events.jsonl", None),
     "history a folder": ("tasks/t/.pipeline-state.history.jsonl", None),
     "run lock a folder": ("tasks/t/.run.lock", None),
+    "homes lock a link to itself": ("homes/.homes.lock", LOOP),
 }
 
 
