@@ -19,27 +19,12 @@ from pathlib import Path
 
 from specd.git.sources import fresh
 from specd.system.envfiles import is_env_name
+from specd.system.loadvars import setting
 from specd.system.ownfiles import read_regular
 
 RULE = "loads"  # the "rule" hiding them, for ``hidden.why``: git ignores them, or specd never adds them
 UNREADABLE = "unreadable"
 READ = 1 << 20
-# Variables that make a program run code of their choosing: a library loaded into every process, an interpreter's
-# start-up or search path, a command a tool runs for you (an editor, a pager, ssh for git), git's own settings.
-RUNS = frozenset({
-    "LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "PATH",
-    "NODE_OPTIONS", "NODE_PATH", "PYTHONSTARTUP", "PYTHONPATH", "PYTHONHOME", "PYTHONBREAKPOINT", "PYTHONWARNINGS",
-    "PYTHONUSERBASE", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PERL5OPT", "PERL5LIB", "PERLLIB", "RUBYOPT", "RUBYLIB",
-    "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "EDITOR", "VISUAL", "PAGER", "BROWSER",
-    "GIT_SSH", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "GIT_EDITOR", "GIT_PAGER", "GIT_ASKPASS", "SSH_ASKPASS",
-    "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_SYSTEM", "GIT_PROXY_COMMAND",
-})
-PREFIXES = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
-# npm's settings that name a program it runs, or the registry whose packages' install scripts it runs. An .npmrc
-# takes them as `key=value`; a .env as `npm_config_key` (npm reads its settings from the environment as well).
-NPM = frozenset({"node-options", "script-shell", "shell", "git", "editor", "browser", "viewer", "init-module",
-                 "onload-script", "globalconfig", "userconfig", "registry"})
 # Where the value decides. A program named by a bare word is found on PATH, which a step cannot change without
 # setting PATH (held): `BROWSER=none` (create-react-app's), `EDITOR=vim`, `ENV=production` pass; a path or a
 # command line does not. A warnings filter or a breakpoint hook imports a module only when it names one
@@ -66,22 +51,10 @@ def runs(path: Path) -> str | None:
     npmrc = not is_env_name(path.name)
     for match in _KEY.finditer(data):
         key = match.group(1).decode("ascii")
-        name = _setting(key, npmrc)
+        name = setting(key, npmrc)
         if name and not _harmless(name, match.group(2).decode("utf-8", "replace")):
             return key
     return None
-
-
-def _setting(key: str, npmrc: bool) -> str | None:
-    """The setting ``key`` makes, by its name in ``RUNS`` or ``NPM``, when it is one that can run code."""
-    lowered = key.lower()
-    if lowered.startswith("npm_config_"):
-        lowered = lowered[len("npm_config_"):].replace("_", "-")
-        npmrc = True
-    if npmrc:  # a scope's registry is "@scope:registry"; an auth line ("//host/:_authToken") is not a setting here
-        return lowered if lowered in NPM or lowered.endswith(":registry") else None
-    upper = key.upper()
-    return upper if upper in RUNS or upper.startswith(PREFIXES) else None
 
 
 def _harmless(name: str, raw: str) -> bool:

@@ -24,6 +24,7 @@ from specd.redact import add_secrets, is_secret_var, secret_parts
 from specd.redact_rules import holds_token
 from specd.system import gitconfig
 from specd.system.envfiles import env_files, is_env_name, secret_files
+from specd.system.loadvars import in_view
 from specd.tasks.secret_values import home_files, machine_files, parse, values_in
 
 if TYPE_CHECKING:
@@ -40,11 +41,18 @@ def load_project_secrets(root: Path, dependencies: bool = False) -> int:
     node_modules, a venv...: everything it writes is masked with them, and its first jail hides the files this
     search found); a command that only shows what runs wrote (`status`, `logs`, the dashboard) need not spend
     the walk of a big node_modules on every start."""
-    own = [value for _, _, value in _file_values(root, home=False, dependencies=dependencies, hand_on=dependencies)]
+    own = [value for path, key, value in _file_values(root, home=False, dependencies=dependencies,
+                                                      hand_on=dependencies) if not _in_view(path, key, value)]
     past = [value for *_, value in past_values(root)] if dependencies else []
     git = [value for _, value in git_values(root)]
     add_secrets([*own, *past, *git, *(value for _, _, value in _file_values(root, project=False))])
     return len(own)
+
+
+def _in_view(path: Path, key: str, value: str) -> bool:
+    """A .env's program path or options (``LD_PRELOAD``, ``NODE_OPTIONS``, ``EDITOR``), unless secret by its shape:
+    a person deciding on a step's new .env must read what it runs (``specd.system.loadvars``)."""
+    return is_env_name(path.name) and in_view(key) and not is_secret_var(key, value)
 
 
 def known_secrets(root: Path, environ: dict[str, str] | None = None, hand_on: bool = False) -> dict[str, str]:

@@ -72,3 +72,33 @@ def test_once_approved_the_files_are_no_longer_listed_or_served(held: Any) -> No
     page = held.get("/tasks/hid")
     assert "held-files" not in page.text  # the wait is answered: nothing held for a person now
     assert held.get("/tasks/hid/held/tests/conftest.py").status_code == 404
+
+
+LOADER = ("import os, pathlib\n"
+          "pathlib.Path('.gitignore').write_text('.env\\n')\n"
+          "pathlib.Path('.env').write_text('DATABASE_URL=postgres://app:s3cr3t-pass-word@db/app\\n'\n"
+          "    'DEPLOY_HELPER=ghp_' + 'a1B2' * 9 + '\\nLD_PRELOAD=./build/libfast.so\\nPORT=8080\\n')\n"
+          "pathlib.Path(os.environ['SPECD_RESULT']).write_text('{\"outcome\": \"done\"}')\n")
+
+
+def test_a_held_env_shows_what_it_sets_that_runs_code_and_masks_the_rest(tmp_path: Path) -> None:
+    """Redaction masked every value of a .env: `LD_PRELOAD=[REDACTED]` told a person on the phone nothing."""
+    from starlette.testclient import TestClient
+
+    from specd.tasks.project import Project
+    from specd.tasks.secrets import load_project_secrets
+    from specd.web.app import create_app
+
+    site = Site(tmp_path)
+    (site.dir / "loader.py").write_text(LOADER)
+    site.new("env")
+    done = site.specd("continue", "env", "--auto", "--agent", f"cmd:{sys.executable} {site.dir / 'loader.py'}")
+    assert done.returncode == 3, done.stdout + done.stderr
+    load_project_secrets(site.root)  # as `specd ui` does at its start: every value of the .env is masked
+    with TestClient(create_app(Project(site.root), TOKEN), base_url="http://127.0.0.1:8765") as client:
+        client.cookies.set("specd_ui", TOKEN)
+        text = client.get("/tasks/env/held/.env.json").json()["text"]
+    assert "LD_PRELOAD=./build/libfast.so" in text  # before: LD_PRELOAD=[REDACTED]
+    assert "s3cr3t-pass-word" not in text
+    assert "a1B2a1B2" not in text
+    assert "DATABASE_URL=[REDACTED]" in text
