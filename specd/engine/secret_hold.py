@@ -14,7 +14,7 @@ from collections.abc import Callable
 from specd.engine.loop import Stop
 from specd.engine.waiting import waiting
 from specd.errors import listed
-from specd.git import instructions, loaders
+from specd.git import collected, instructions, loaders
 from specd.git.barrier import Hit
 from specd.git.hidden import OWN
 from specd.git.sources import GIT
@@ -64,7 +64,8 @@ def hidden(hits: list[Hit], name: str, step: Step) -> str:
     if loads:
         runs.append("pipenv, uv, node --env-file, direnv or npm load such settings into your next command, which then "
                     "runs what they name")
-    hiding = " (and the rule or repository hiding it)" if len(told) < len(hits) else ""  # not git's own ignoring
+    ignoring = len(told) + sum(hit.rule == collected.RULE for hit in hits)  # the project's own ignoring hides these
+    hiding = " (and the rule or repository hiding it)" if ignoring < len(hits) else ""
     # what hides them: each rule in its words once, and the repositories of their own in one phrase
     why = sorted({hit.holds for hit in hits if not hit.rule.endswith("/" + GIT)})
     if repos:

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from specd.errors import listed
-from specd.git import instructions, loaders, nested
+from specd.git import collected, instructions, loaders, nested
 from specd.git.repo import git, nul
 from specd.git.sources import GIT, code, fresh
 from specd.git.tree import inside
@@ -39,6 +39,7 @@ READ = 4 << 20
 OWN = ", a git repository of its own, which git leaves out of every commit"  # after "in sub/"
 INSTRUCTED = "instructions your own agent CLI reads as yours at its next start here, which git ignores"
 EDITED = "settings or tasks of your editor, aider or docker compose, which git ignores"
+COLLECTED = "in a folder the project ignores whole, where your next test run collects it"
 _LOADED = {loaders.UNREADABLE: "that cannot be read (a link elsewhere, or not a file)"}
 
 
@@ -57,14 +58,16 @@ def look(top: Path, ignored: list[str], since_ns: int, changed: list[str], repos
     found: dict[str, str] = {**instructions.ignored(top, ignored, since_ns),
                              **nested.repositories(top, repos, since_ns, changed),
                              **loaders.found(top, ignored, keys, since_ns)}
-    if not rules:
-        return _folded(found), {}
-    under = [p for p in ignored if any(inside(p, rule.rpartition("/")[0]) for rule in rules)]
+    under = [p for p in ignored if any(inside(p, rule.rpartition("/")[0]) for rule in rules)] if rules else []
+    own = [p for p in ignored if p not in set(under)]  # what the project's own rules ignore (``collected``)
     said: dict[str, str] = {}
-    for rule, path in _sources(top, under):
-        if rule in rules:  # else the project's own rule: said elsewhere, not held
-            for source in code(top, path, 0 if rule in made else since_ns):
-                (said if rule in shown else found).setdefault(source, rule)
+    for rule, path in _sources(top, under) if under else ():
+        if rule not in rules:  # the project's own rule: said elsewhere, not held
+            own.append(path + "/" if (top / path).is_dir() else path)
+            continue
+        for source in code(top, path, 0 if rule in made else since_ns):
+            (said if rule in shown else found).setdefault(source, rule)
+    found = {**collected.found(top, own, since_ns), **found}
     return _folded(found), _folded({path: rule for path, rule in said.items() if path not in found})
 
 
@@ -76,6 +79,8 @@ def why(rule: str) -> str:
         return INSTRUCTED
     if rule == instructions.EDITOR:
         return EDITED
+    if rule == collected.RULE:
+        return COLLECTED
     if rule.startswith(loaders.RULE + " "):
         key = rule.partition(" ")[2]
         return f"settings your next command here loads, which git ignores, {_LOADED.get(key, f'setting {key}')}"
