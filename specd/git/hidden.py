@@ -59,7 +59,8 @@ def look(top: Path, ignored: list[str], since_ns: int, changed: list[str], repos
                              **nested.repositories(top, repos, since_ns, changed),
                              **loaders.found(top, ignored, keys, since_ns)}
     under = [p for p in ignored if any(inside(p, rule.rpartition("/")[0]) for rule in rules)] if rules else []
-    own = [p for p in ignored if p not in set(under)]  # what the project's own rules ignore (``collected``)
+    ruled = set(under)
+    own = [p for p in ignored if p not in ruled]  # what the project's own rules ignore (``collected``)
     said: dict[str, str] = {}
     for rule, path in _sources(top, under) if under else ():
         if rule not in rules:  # the project's own rule: said elsewhere, not held
