@@ -83,3 +83,19 @@ def test_a_link_out_of_the_project_is_not_committed_and_one_inside_is(tmp_path: 
     assert ".specd/tasks/t/spec.md" in tracked
     for name in (".venv", "docs/up", ".specd/tasks/t/ext"):
         assert name not in tracked
+
+
+def test_a_file_too_big_to_commit_is_told_by_its_stat_not_read(tmp_path: Path) -> None:
+    """A 3 GB dump a step left took 7 s to hash at every run's first look; such a file is never committed."""
+    dump = tmp_path / "dump.bin"
+    with dump.open("wb") as handle:
+        handle.truncate(tree.BIG_FILE + 1)  # sparse: nothing written to the disk
+    first = tree.digest(dump)
+    assert first.startswith(f"big:{tree.BIG_FILE + 1}:")
+    assert tree.digest(dump) == first
+    os.utime(dump, ns=(1, 1))  # rewritten in place: its times move (set here, not waited for)
+    rewritten = tree.digest(dump)
+    assert rewritten != first
+    with dump.open("ab") as handle:
+        handle.write(b"x")
+    assert tree.digest(dump) not in (first, rewritten)
