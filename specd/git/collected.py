@@ -2,9 +2,9 @@
 
 A project ignores ``tmp/``, ``out/`` or ``coverage/`` whole, so git names each such folder once and no commit or
 review shows what is in it. A bare `pytest` recurses into it all the same (its defaults pass by only ``build``,
-``dist``, ``node_modules``, ``venv``, eggs and dot-folders), imports each ``conftest.py`` and test module it finds,
-and jest, vitest and `go test ./...` collect their test files there too: a ``tmp/cache/conftest.py`` the step wrote
-runs as you, outside any jail, at your next test run. So when a step or hook ends, each such folder is looked
+``dist``, ``node_modules``, ``venv``, eggs and dot-folders) and imports each ``conftest.py`` and test module it
+finds, as `go test ./...` builds the tests there: a ``tmp/cache/conftest.py`` the step wrote runs as you, outside
+any jail, at your next test run. So when a step or hook ends, each such folder is looked
 through (at most ``LOOK`` entries a close, the folders a runner passes by left out) for test files made or changed
 while it ran, and those hold the run like source a rule of the step's hides (``hidden``). Other source there is a
 build's or a cache's, the project's choice to keep out of git, and is not held.
@@ -25,13 +25,13 @@ LOOK = 20_000  # entries looked through a close, over every such folder; past th
 # installs and caches (a dot-folder: pytest and `go test` pass those by too), and what other tools keep
 PASSED = frozenset({"build", "dist", "node_modules", "venv", "CVS", "_darcs", "{arch}", "__pycache__", "vendor",
                     "site-packages", "target", "testdata"})
-TESTS = (".test.js", ".test.ts", ".test.jsx", ".test.tsx", ".test.mjs", ".test.cjs", ".spec.js", ".spec.ts",
-         ".spec.jsx", ".spec.tsx", ".spec.mjs", ".spec.cjs", "_test.go", "_test.py")
+# Not jest's or vitest's `*.test.js`: TypeScript compiles a project's own tests into such a folder (`out/`, a VS Code
+# extension's), and every build there would hold.
+TESTS = ("_test.go", "_test.py")
 
 
 def collected(name: str) -> bool:
-    """Whether a test runner collects a file of this name: pytest's conftest.py and test modules, jest's and
-    vitest's test and spec files, Go's tests."""
+    """Whether a test runner collects a file of this name: pytest's conftest.py and test modules, Go's tests."""
     return name == "conftest.py" or (name.startswith("test_") and name.endswith(".py")) or name.endswith(TESTS)
 
 
