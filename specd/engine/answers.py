@@ -128,8 +128,9 @@ def _reject(state: RunState, config: PipelineConfig, frame: Frame, wait: dict[st
     return f"step {target!r} runs again when the task goes on, with your note in its prompt"
 
 
-def approved_files(state: RunState) -> list[dict[str, str]]:
+def approved_files(state: RunState, answer: str = "approve") -> list[dict[str, str]]:
     """The files held for a secret, or hidden from git, that a person let through (path and content digest), for
-    the recorder."""
-    return [dict(f) for row in state.checkpoints if row.get("waiting") in FILES and row.get("answer") == "approve"
+    the recorder; with ``answer`` "reject", the files hidden from git a person turned down."""
+    kinds = FILES if answer == "approve" else ("hidden",)
+    return [dict(f) for row in state.checkpoints if row.get("waiting") in kinds and row.get("answer") == answer
             for f in row.get("files") or ()]

@@ -15,7 +15,7 @@ from specd.engine.loop import Stop
 from specd.engine.waiting import waiting
 from specd.errors import listed
 from specd.git import collected, instructions, loaders
-from specd.git.barrier import Hit
+from specd.git.barrier import REJECTED, Hit
 from specd.git.hidden import OWN
 from specd.git.sources import GIT
 from specd.pipeline.model import Step
@@ -50,7 +50,8 @@ def hidden(hits: list[Hit], name: str, step: Step) -> str:
     repos = sorted({hit.rule[:-len(GIT)] for hit in hits if hit.rule.endswith("/" + GIT)})
     settings = [hit for hit in hits if hit.rule.endswith("/" + GIT) and hit.path.startswith(hit.rule)]
     loads = [hit for hit in hits if hit.rule.startswith(loaders.RULE + " ")]
-    told = [hit for hit in hits if hit.rule in (instructions.RULE, instructions.EDITOR)] + loads
+    again = [hit for hit in hits if hit.rule == REJECTED]  # their first hold said what runs them
+    told = [hit for hit in hits if hit.rule in (instructions.RULE, instructions.EDITOR)] + loads + again
     runs = []  # what of yours runs or reads such files, by what is held
     if len(settings) + len(told) < len(hits):
         runs.append("your own next test run (pytest, jest, vitest, go test, cargo test) or import runs such a code "
@@ -61,6 +62,8 @@ def hidden(hits: list[Hit], name: str, step: Step) -> str:
         runs.append("your own claude, codex or gemini follows such instructions as yours")
     if any(hit.rule == instructions.EDITOR for hit in hits):
         runs.append("your editor, aider or docker compose runs the commands such settings or tasks name")
+    if again:
+        runs.append("what you rejected runs as its first hold said, since the step ran again and left it")
     if loads:
         runs.append("pipenv, uv, node --env-file, direnv or npm load such settings into your next command, which then "
                     "runs what they name")

@@ -32,6 +32,7 @@ from specd.system import children
 from specd.system.ownfiles import read_regular
 from specd.tasks.secrets import known_secrets
 
+REJECTED = "rejected"  # a Hit's rule: a file hidden from git that a person rejected, which the step left as it was
 MAX_BYTES = 4 << 20  # a secret pasted into a huge file is near its start; 4 MB take about 0.2 s to check
 # specd's own writes in the task folder, all redacted: the run state, its history, the journals, config.json.
 OWN = frozenset({STATE_JSON, STATE_MD, SHAPE_JSON, HEARTBEAT, HISTORY_FILE, SEALED_DIR, JOURNAL, ".git-baseline.json",
@@ -71,6 +72,7 @@ class Barrier:
         self.held: dict[str, Hit] = {}  # paths withheld now, until approved, changed or gone
         self.hidden: dict[str, Hit] = {}  # source a step hid from git, until approved (never committed: ignored)
         self.approved: set[tuple[str, str]] = set()  # (path, digest) a person let through
+        self.rejected: set[tuple[str, str, str]] = set()  # (path, digest, what held it) a person turned down
         self._seen: dict[tuple[str, str], str] = {}  # (path, digest) -> what it holds ("" for nothing)
         self._known: dict[bytes, str] | None = None  # for this event (see ``refresh``)
         self._last: dict[bytes, str] = {}
@@ -79,6 +81,11 @@ class Barrier:
 
     def approve(self, files: Iterable[dict[str, str]]) -> None:
         self.approved |= {(str(f.get("path")), str(f.get("digest"))) for f in files}
+
+    def reject(self, files: Iterable[dict[str, str]]) -> None:
+        """Files hidden from git that a person turned down: the step runs again, and one it leaves as it was is held
+        again at every close until it is gone, changed (then held as new) or approved (``hide``)."""
+        self.rejected |= {(str(f.get("path")), str(f.get("digest")), str(f.get("holds") or "")) for f in files}
 
     def refresh(self) -> None:
         """Between events the secret files may have changed: the known values are read again when next needed."""
@@ -112,11 +119,16 @@ class Barrier:
         return sorted(self.held.values(), key=lambda hit: hit.path)
 
     def hide(self, found: dict[str, str]) -> None:
-        """Hold the source files ``found`` hidden from git (each with the rule hiding it), but those approved."""
+        """Hold the source files ``found`` hidden from git (each with the rule hiding it), but those approved, and
+        those a person rejected that are still there as they were."""
         for path, rule in found.items():
             hit = Hit(path, hidden.why(rule), hidden.digest(self.repo.top / path), "hidden", rule)
             if (path, hit.digest) not in self.approved:
                 self.hidden[path] = hit
+        for path, digest, holds in self.rejected:
+            if path not in self.hidden and (path, digest) not in self.approved and \
+                    hidden.digest(self.repo.top / path) == digest:
+                self.hidden[path] = Hit(path, f"{holds}, rejected and left as it was", digest, "hidden", REJECTED)
 
     def waits(self) -> list[Hit]:
         """What the run waits on: the files held for a secret, and the source hidden from git."""

@@ -87,3 +87,27 @@ def test_which_settings_run_code(tmp_path: Path) -> None:
     assert loaders.found(tmp_path, list(cases), [], later) == {}  # nothing made since
     assert hidden.why("loads LD_PRELOAD") == ("settings your next command here loads, which git ignores, setting "
                                               "LD_PRELOAD")
+
+
+def test_a_rejected_file_the_step_leaves_as_it_was_is_held_again(tmp_path: Path) -> None:
+    """`reject` runs the step again; before, a step that left the rejected .env alone passed, and the run went on
+    to COMPLETE with it in the tree."""
+    project = GitProject(tmp_path, steps=("execute", "review"))
+    project.ignore(".env\n")
+    project.rules({"execute": {"write": {".env": "LD_PRELOAD=/tmp/x.so\n", "notes/a.md": "a\n"}}})
+    project.held("t")
+    rejected = project.specd("reject", "t", "--note", "no .env, please")
+    assert rejected.returncode == 0, rejected.stderr
+    project.rules({"execute": {"write": {"notes/a.md": "a, again\n"}}})  # this time it leaves .env as it was
+    again = project.run("t")
+    out = " ".join((again.stdout + again.stderr).split())
+    assert again.returncode == 3, out  # before: COMPLETE
+    assert ("hid a file from git: .env (settings your next command here loads, which git ignores, setting "
+            "LD_PRELOAD, rejected and left as it was)") in out
+    assert "what you rejected runs as its first hold said, since the step ran again and left it" in out
+    (project.root / ".env").unlink()  # the person takes it out
+    approved = project.specd("approve", "t")
+    assert approved.returncode == 0, approved.stderr
+    done = project.run("t")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not (project.root / ".env").exists()
