@@ -61,7 +61,7 @@ def hidden(hits: list[Hit], name: str, step: Step) -> str:
     if any(hit.rule == instructions.RULE for hit in hits):
         runs.append("your own claude, codex or gemini follows such instructions as yours")
     if any(hit.rule == instructions.EDITOR for hit in hits):
-        runs.append("your editor, aider or docker compose runs the commands such settings or tasks name")
+        runs.append("your editor, aider, docker compose or mise runs the commands such settings or tasks name")
     if again:
         runs.append("what you rejected runs as its first hold said, since the step ran again and left it")
     if loads:

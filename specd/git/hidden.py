@@ -38,7 +38,7 @@ MOST = 100  # source files named one by one; past that, the folders of the rules
 READ = 4 << 20
 OWN = ", a git repository of its own, which git leaves out of every commit"  # after "in sub/"
 INSTRUCTED = "instructions your own agent CLI reads as yours at its next start here, which git ignores"
-EDITED = "settings or tasks of your editor, aider or docker compose, which git ignores"
+EDITED = "settings or tasks of a tool of yours (an editor, aider, docker compose, mise), which git ignores"
 COLLECTED = "in a folder the project ignores whole, where your next test run collects it"
 _LOADED = {loaders.UNREADABLE: "that cannot be read (a link elsewhere, or not a file)"}
 

@@ -35,9 +35,10 @@ FOLDERS = {".claude": (KINDS, RULE), ".cursor": (KINDS, RULE), ".gemini": (KINDS
 # a tool's settings file that names commands it runs: aider's `test-cmd` and `lint-cmd`, run after each edit with
 # `auto-test` (aider adds `.aider*` to .gitignore itself); docker compose's override, merged into the project's
 # compose file by every `docker compose up` with no -f, and kept out of git for local changes: a service it adds
-# runs what it names, privileged and with your / mounted if it says so
+# runs what it names, privileged and with your / mounted if it says so; mise's local config, which every mise
+# command you type trusts as the project's (its `_.source`, its hooks run)
 SETTINGS = (".aider.conf.yml", "compose.override.yaml", "compose.override.yml", "docker-compose.override.yml",
-            "docker-compose.override.yaml")
+            "docker-compose.override.yaml", "mise.local.toml", ".mise.local.toml")
 LOOK = 10_000  # entries looked through in such a folder that git ignores whole
 
 

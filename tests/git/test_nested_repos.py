@@ -127,9 +127,10 @@ def test_instructions_for_your_agent_cli_that_git_ignores_hold_the_run(tmp_path:
     out = project.held("t")  # before: COMPLETE, neither file in any commit or line
     assert ("step 'execute' hid 4 files from git: .aider.conf.yml, .claude/commands/deploy.md, .vscode/tasks.json, "
             "CLAUDE.local.md (instructions your own agent CLI reads as yours at its next start here, which git "
-            "ignores; settings or tasks of your editor, aider or docker compose, which git ignores)") in out
+            "ignores; settings or tasks of a tool of yours (an editor, aider, docker compose, mise), which git "
+            "ignores)") in out
     assert "your own claude, codex or gemini follows such instructions as yours" in out
-    assert "your editor, aider or docker compose runs the commands such settings or tasks name" in out
+    assert "your editor, aider, docker compose or mise runs the commands such settings or tasks name" in out
     assert "notes.txt" not in out
     assert "test run" not in out  # no code held
     assert "mine.md" not in out  # yours, from before
@@ -170,9 +171,10 @@ def test_a_compose_override_and_editor_settings_git_ignores_hold_the_run(tmp_pat
         "compose.override.yaml": "services:\n  x:\n    image: alpine\n    privileged: true\n    volumes: ['/:/host']\n",
         ".zed/settings.json": '{{"lsp": {{"pyright": {{"binary": {{"path": "./x.sh"}}}}}}}}\n'}}})
     out = project.held("t")  # before: COMPLETE, in no commit, said nowhere
-    assert ("step 'execute' hid 2 files from git: .zed/settings.json, compose.override.yaml (settings or tasks of "
-            "your editor, aider or docker compose, which git ignores)") in out
+    assert ("step 'execute' hid 2 files from git: .zed/settings.json, compose.override.yaml (settings or tasks of a "
+            "tool of yours (an editor, aider, docker compose, mise), which git ignores)") in out
     assert instructions.kind("deploy/docker-compose.override.yml") == instructions.EDITOR
     assert instructions.kind(".helix/languages.toml") == instructions.EDITOR
+    assert instructions.kind("mise.local.toml") == instructions.EDITOR  # every mise command you type trusts it
     assert instructions.kind("docker-compose.yml") is None  # the project's own: tracked, in the commit
     assert instructions.kind(".zed/notes.txt") is None
