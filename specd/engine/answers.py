@@ -105,7 +105,7 @@ def _approve(state: RunState, frame: Frame, wait: dict[str, Any], note: str) -> 
         files = [str(f.get("path")) for f in wait.get("files") or ()]
         stay = "stays as it is" if len(files) == 1 else "stay as they are"
         return f"{', '.join(files)} {stay}, out of git, and the run goes on after {name!r}"
-    if kind == "secret":  # the checkpoint row names the files and their content: see approved_files
+    if kind == "secret":  # the checkpoint row names the files and their content: see answered_files
         paths = ", ".join(str(f.get("path")) for f in wait.get("files") or ())
         return (f"{paths} will be committed as they are when the task goes on (a file changed since is checked "
                 "again)")
@@ -128,9 +128,9 @@ def _reject(state: RunState, config: PipelineConfig, frame: Frame, wait: dict[st
     return f"step {target!r} runs again when the task goes on, with your note in its prompt"
 
 
-def approved_files(state: RunState, answer: str = "approve") -> list[dict[str, str]]:
-    """The files held for a secret, or hidden from git, that a person let through (path and content digest), for
-    the recorder; with ``answer`` "reject", the files hidden from git a person turned down."""
+def answered_files(state: RunState, answer: str) -> list[dict[str, str]]:
+    """For the recorder: with ``answer`` "approve", the files held for a secret or hidden from git that a person let
+    through (path and content digest); with "reject", the files hidden from git a person turned down."""
     kinds = FILES if answer == "approve" else ("hidden",)
     return [dict(f) for row in state.checkpoints if row.get("waiting") in kinds and row.get("answer") == answer
             for f in row.get("files") or ()]

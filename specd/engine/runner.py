@@ -110,8 +110,8 @@ def run(project: Project, task: str, *, mode_flag: str | None, agent_spec: str |
         dispatcher = Dispatcher(project, task, task_dir, config, agent, mode, state.run_id, budget, agents=agents)
         recorder = git.attach(project, task, task_dir, events)
         if recorder is not None:
-            recorder.barrier.approve(answers.approved_files(state))  # before run_started: it commits them
-            recorder.barrier.reject(answers.approved_files(state, "reject"))  # still there as they were: held again
+            recorder.barrier.approve(answers.answered_files(state, "approve"))  # before run_started: it commits them
+            recorder.barrier.reject(answers.answered_files(state, "reject"))  # still there as they were: held again
             agents.wrap = lambda built: ReportingAgent(built, recorder)
             dispatcher.agent = ReportingAgent(agent, recorder)
             dispatcher.extra = lambda step, phase: git.phase_context(project.root, task_dir, phase)

@@ -2,7 +2,7 @@
 
 The recorder's barrier (``specd.git.barrier``) finds them when the step or a hook closes, and withholds them
 from each commit; the brain asks it after every stage and stops the run here. The wait is held like any other
-(``specd.engine.waiting.HELD``): `specd approve` lets the files through as they are (``answers.approved_files``),
+(``specd.engine.waiting.HELD``): `specd approve` lets the files through as they are (``answers.answered_files``),
 `specd reject --note` runs the step again with the note, and `specd continue` alone keeps waiting.
 """
 
