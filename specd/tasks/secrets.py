@@ -49,6 +49,12 @@ def load_project_secrets(root: Path, dependencies: bool = False) -> int:
     return len(own)
 
 
+def load_file_secrets(path: Path) -> None:
+    """Mask the values of one secret file too (a ``.env`` made after the process loaded the project's): a page
+    started before a step wrote one showed its plain values."""
+    add_secrets([value for key, value in values_in(path) if not _in_view(path, key, value)])
+
+
 def _in_view(path: Path, key: str, value: str) -> bool:
     """A .env's program path or options (``LD_PRELOAD``, ``NODE_OPTIONS``, ``EDITOR``), unless secret by its shape:
     a person deciding on a step's new .env must read what it runs (``specd.system.loadvars``)."""

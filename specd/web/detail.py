@@ -20,9 +20,11 @@ from specd.state import rounds as check_rounds
 from specd.state.checkpoint import who
 from specd.state.lock import TaskLock
 from specd.state.store import StateStore
+from specd.system.envfiles import maybe_secret
 from specd.system.ownfiles import NotOwnFile, read_regular
 from specd.tasks import home, logs
 from specd.tasks.project import Project
+from specd.tasks.secrets import load_file_secrets
 from specd.tasks.status import pipeline_or_problem, task_status
 from specd.web import attempts, rows, svg
 
@@ -83,6 +85,8 @@ def held_file(project: Project, folder: Path, task: str, path: str) -> str | Non
         what = "a link" if full.is_symlink() else "a folder of held files" if full.is_dir() else "not a plain file"
         return (f"({path} is {what}: look at it in a terminal)" if isinstance(exc, NotOwnFile) else
                 f"({path} cannot be read here: {exc.strerror or exc}; a task on Temporal keeps it on its worker)")
+    if maybe_secret(full.name):  # a secret file the page may not have known at its start: its values masked too
+        load_file_secrets(full)
     return redact(data.decode("utf-8", errors="replace"))
 
 

@@ -77,12 +77,14 @@ def test_once_approved_the_files_are_no_longer_listed_or_served(held: Any) -> No
 LOADER = ("import os, pathlib\n"
           "pathlib.Path('.gitignore').write_text('.env\\n')\n"
           "pathlib.Path('.env').write_text('DATABASE_URL=postgres://app:s3cr3t-pass-word@db/app\\n'\n"
-          "    'DEPLOY_HELPER=ghp_' + 'a1B2' * 9 + '\\nLD_PRELOAD=./build/libfast.so\\nPORT=8080\\n')\n"
+          "    'DEPLOY_HELPER=ghp_' + 'a1B2' * 9 + '\\nLD_PRELOAD=./build/libfast.so\\n'\n"
+          "    'REGION_NOTE=plain-value-1234\\n')\n"
           "pathlib.Path(os.environ['SPECD_RESULT']).write_text('{\"outcome\": \"done\"}')\n")
 
 
 def test_a_held_env_shows_what_it_sets_that_runs_code_and_masks_the_rest(tmp_path: Path) -> None:
-    """Redaction masked every value of a .env: `LD_PRELOAD=[REDACTED]` told a person on the phone nothing."""
+    """Redaction masked every value of a .env: `LD_PRELOAD=[REDACTED]` told a person on the phone nothing. And a
+    page started before the step wrote the .env knew none of its values: they showed as they were."""
     from starlette.testclient import TestClient
 
     from specd.tasks.project import Project
@@ -92,9 +94,9 @@ def test_a_held_env_shows_what_it_sets_that_runs_code_and_masks_the_rest(tmp_pat
     site = Site(tmp_path)
     (site.dir / "loader.py").write_text(LOADER)
     site.new("env")
+    load_project_secrets(site.root)  # as `specd ui` does at its start, before the step wrote the .env
     done = site.specd("continue", "env", "--auto", "--agent", f"cmd:{sys.executable} {site.dir / 'loader.py'}")
     assert done.returncode == 3, done.stdout + done.stderr
-    load_project_secrets(site.root)  # as `specd ui` does at its start: every value of the .env is masked
     with TestClient(create_app(Project(site.root), TOKEN), base_url="http://127.0.0.1:8765") as client:
         client.cookies.set("specd_ui", TOKEN)
         text = client.get("/tasks/env/held/.env.json").json()["text"]
@@ -102,3 +104,4 @@ def test_a_held_env_shows_what_it_sets_that_runs_code_and_masks_the_rest(tmp_pat
     assert "s3cr3t-pass-word" not in text
     assert "a1B2a1B2" not in text
     assert "DATABASE_URL=[REDACTED]" in text
+    assert "REGION_NOTE=[REDACTED]" in text  # before: shown, the page knew no value of a .env made after its start
