@@ -63,7 +63,8 @@ def answer(state: RunState, config: PipelineConfig, verb: str, note: str, origin
         state.current = None
         said = f"step {name!r} counts as finished (outcome done); the run goes on from there"
     checkpoint.record(state, origin, verb, name, note, pipeline=wait.get("pipeline"), phase=wait.get("phase"),
-                      waiting=kind, **({"files": wait.get("files") or []} if kind in FILES else {}))
+                      waiting=kind, **({"files": [{k: v for k, v in f.items() if k != "seen"} for f in
+                                                  wait.get("files") or ()]} if kind in FILES else {}))
     state.status, state.waiting, state.answered = "IN_PROGRESS", None, verb
     state.reason = f"answered ({verb}); `specd continue {state.task}` goes on"
     return said

@@ -33,6 +33,7 @@ from specd.system.ownfiles import read_regular
 from specd.tasks.secrets import known_secrets
 
 REJECTED = "rejected"  # a Hit's rule: a file hidden from git that a person rejected, which the step left as it was
+SEEN = 8  # the held files whose start the run state keeps for the page (``Hit.seen``)
 MAX_BYTES = 4 << 20  # a secret pasted into a huge file is near its start; 4 MB take about 0.2 s to check
 # specd's own writes in the task folder, all redacted: the run state, its history, the journals, config.json.
 OWN = frozenset({STATE_JSON, STATE_MD, SHAPE_JSON, HEARTBEAT, HISTORY_FILE, SEALED_DIR, JOURNAL, ".git-baseline.json",
@@ -61,9 +62,13 @@ class Hit:
     digest: str  # the content held: an approval is of this content only
     kind: str = "secret"  # or "hidden": source hidden from git by a rule of the step's (``specd.git.hidden``)
     rule: str = ""  # for "hidden": what hides it (``hidden.why`` says it in words)
+    # for "hidden": the start of the file as the step left it, for a person on the page where the file is not (a
+    # task on Temporal keeps it on its worker); never for a secret, which the run state must not hold
+    seen: str = ""
 
     def as_dict(self) -> dict[str, str]:
-        return {"path": self.path, "holds": self.holds, "digest": self.digest, "kind": self.kind}
+        return {"path": self.path, "holds": self.holds, "digest": self.digest, "kind": self.kind,
+                **({"seen": self.seen} if self.seen else {})}
 
 
 class Barrier:
@@ -122,13 +127,15 @@ class Barrier:
         """Hold the source files ``found`` hidden from git (each with the rule hiding it), but those approved, and
         those a person rejected that are still there as they were."""
         for path, rule in found.items():
-            hit = Hit(path, hidden.why(rule), hidden.digest(self.repo.top / path), "hidden", rule)
+            seen = hidden.excerpt(self.repo.top / path) if len(self.hidden) < SEEN else ""
+            hit = Hit(path, hidden.why(rule), hidden.digest(self.repo.top / path), "hidden", rule, seen)
             if (path, hit.digest) not in self.approved:
                 self.hidden[path] = hit
         for path, digest, holds in self.rejected:
             if path not in self.hidden and (path, digest) not in self.approved and \
                     hidden.digest(self.repo.top / path) == digest:
-                self.hidden[path] = Hit(path, f"{holds}, rejected and left as it was", digest, "hidden", REJECTED)
+                self.hidden[path] = Hit(path, f"{holds}, rejected and left as it was", digest, "hidden", REJECTED,
+                                        hidden.excerpt(self.repo.top / path))
 
     def waits(self) -> list[Hit]:
         """What the run waits on: the files held for a secret, and the source hidden from git."""

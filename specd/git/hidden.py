@@ -31,11 +31,13 @@ from specd.git import collected, instructions, loaders, nested
 from specd.git.repo import git, nul
 from specd.git.sources import GIT, code, fresh
 from specd.git.tree import inside
+from specd.system.envfiles import maybe_secret
 from specd.system.ownfiles import read_regular
 
 RULES = ".gitignore"
 MOST = 100  # source files named one by one; past that, the folders of the rules that hide them
 READ = 4 << 20
+EXCERPT = 4096  # bytes of a held file the run state keeps for a page that cannot read it
 OWN = ", a git repository of its own, which git leaves out of every commit"  # after "in sub/"
 INSTRUCTED = "instructions your own agent CLI reads as yours at its next start here, which git ignores"
 EDITED = "settings or tasks of a tool of yours (an editor, aider, docker compose, mise), which git ignores"
@@ -111,6 +113,18 @@ def digest(path: Path) -> str:
         return hashlib.sha256(read_regular(path, READ, head=True)).hexdigest()
     except OSError:
         return "unreadable"
+
+
+def excerpt(path: Path) -> str:
+    """The start of a held file as text, for the run state (``barrier.Hit.seen``): "" when it is no regular file,
+    and for a secret file by its name (a ``.env``: values a person wrote meanwhile would reach the committed state,
+    unknown to redaction)."""
+    if maybe_secret(path.name):
+        return ""
+    try:
+        return read_regular(path, EXCERPT, head=True).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _sources(top: Path, paths: list[str]) -> list[tuple[str, str]]:

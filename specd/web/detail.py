@@ -12,7 +12,7 @@ from typing import Any
 from specd.engine.answers import FILES
 from specd.errors import SpecdError
 from specd.executors.results import current_status
-from specd.git import recovery, shown
+from specd.git import hidden, recovery, shown
 from specd.git.repo import GitFailed, Repo
 from specd.pipeline.model import PipelineConfig
 from specd.redact import redact, redact_obj
@@ -74,7 +74,9 @@ def held_file(project: Project, folder: Path, task: str, path: str) -> str | Non
     is), or None when the task's wait does not hold ``path`` (nothing else of the tree is served)."""
     state = StateStore(folder, task).load()
     wait = (state.waiting or {}) if state is not None and state.status == "WAITING_FOR_HUMAN" else {}
-    if wait.get("kind") not in FILES or path not in [f.get("path") for f in wait.get("files") or ()]:
+    held = next((f for f in wait.get("files") or () if f.get("path") == path), None) \
+        if wait.get("kind") in FILES else None
+    if held is None:
         return None
     if Path(path).is_absolute() or ".." in Path(path).parts:  # a run state pushed by another machine says so
         return None
@@ -82,6 +84,9 @@ def held_file(project: Project, folder: Path, task: str, path: str) -> str | Non
     try:
         data = read_regular(full, MAX_TEXT, head=True)
     except OSError as exc:  # never through a link, nor a FIFO: a person looks at those in a terminal
+        if isinstance(exc, FileNotFoundError) and held.get("seen"):  # a task on Temporal: on its worker
+            return redact(f"(not in this tree: as the step left it where it ran, its first {hidden.EXCERPT} bytes "
+                          f"at most)\n\n{held['seen']}")
         what = "a link" if full.is_symlink() else "a folder of held files" if full.is_dir() else "not a plain file"
         return (f"({path} is {what}: look at it in a terminal)" if isinstance(exc, NotOwnFile) else
                 f"({path} cannot be read here: {exc.strerror or exc}; a task on Temporal keeps it on its worker)")
