@@ -4,7 +4,8 @@ A project ignores ``tmp/``, ``out/`` or ``coverage/`` whole, so git names each s
 review shows what is in it. A bare `pytest` recurses into it all the same (its defaults pass by only ``build``,
 ``dist``, ``node_modules``, ``venv``, eggs and dot-folders) and imports each ``conftest.py`` and test module it
 finds, as `go test ./...` builds the tests there: a ``tmp/cache/conftest.py`` the step wrote runs as you, outside
-any jail, at your next test run. So when a step or hook ends, each such folder is looked
+any jail, at your next test run (and jest's or vitest's test files, but those a build compiled from the project's own
+tests). So when a step or hook ends, each such folder is looked
 through (at most ``LOOK`` entries a close, the folders a runner passes by left out) for test files made or changed
 while it ran, and those hold the run like source a rule of the step's hides (``hidden``). Other source there is a
 build's or a cache's, the project's choice to keep out of git, and is not held.
@@ -17,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from specd.git.sources import environment, fresh
+from specd.system import findfiles
 from specd.system.environments import MARKS
 
 RULE = "collected"  # the "rule" hiding them, for ``hidden.why``: the project's own, ignoring the folder whole
@@ -25,25 +27,47 @@ LOOK = 20_000  # entries looked through a close, over every such folder; past th
 # installs and caches (a dot-folder: pytest and `go test` pass those by too), and what other tools keep
 PASSED = frozenset({"build", "dist", "node_modules", "venv", "CVS", "_darcs", "{arch}", "__pycache__", "vendor",
                     "site-packages", "target", "testdata"})
-# Not jest's or vitest's `*.test.js`: TypeScript compiles a project's own tests into such a folder (`out/`, a VS Code
-# extension's), and every build there would hold.
-TESTS = ("_test.go", "_test.py")
+TESTS = ("_test.go", "_test.py", ".test.ts", ".spec.ts", ".test.tsx", ".spec.tsx", ".test.mts", ".test.cts")
+# jest's and vitest's JavaScript tests, but not one a build compiled from a test of the project's own: TypeScript
+# writes `src/app.test.ts` to an ignored `out/app.test.js` (a VS Code extension's layout), babel `src/x.test.js` to
+# `lib/x.test.js`, and every build there would hold. Told by name: a file git tracks, of the same name but for the
+# extensions that compile to this one.
+COMPILED_FROM = {".js": (".ts", ".tsx", ".js", ".jsx"), ".jsx": (".tsx", ".jsx"), ".mjs": (".mts", ".mjs"),
+                 ".cjs": (".cts", ".cjs")}
+JS_TESTS = tuple(f"{kind}{ext}" for kind in (".test", ".spec") for ext in COMPILED_FROM)
+CANDIDATES = (*TESTS, *JS_TESTS, ".py")  # a name worth a look at its times
 
 
-def collected(name: str) -> bool:
-    """Whether a test runner collects a file of this name: pytest's conftest.py and test modules, Go's tests."""
-    return name == "conftest.py" or (name.startswith("test_") and name.endswith(".py")) or name.endswith(TESTS)
+def collected(name: str, tracked: frozenset[str] | None = None) -> bool:
+    """Whether a test runner collects a file of this name: pytest's conftest.py and test modules, Go's tests, jest's
+    and vitest's; a JavaScript test only when ``tracked`` (the names of the project's files) is known and holds none
+    it is compiled from."""
+    if name == "conftest.py" or (name.startswith("test_") and name.endswith(".py")) or name.endswith(TESTS):
+        return True
+    if tracked is None or not name.endswith(JS_TESTS):
+        return False
+    stem, _, ext = name.rpartition(".")
+    return not any(f"{stem}{source}" in tracked for source in COMPILED_FROM[f".{ext}"])
+
+
+def names(top: Path, changed: Iterable[str]) -> frozenset[str] | None:
+    """The names (not the paths) of the project's files: git's index as the run's search for secret files listed it,
+    and the paths the step changed (a test it added is compiled at once); None when no search listed the index (no
+    git process is added to a close for this: then no JavaScript test is held)."""
+    index = findfiles.indexed(top)
+    if index is None:
+        return None
+    return frozenset(path.rpartition("/")[2] for path in (*index, *changed))
 
 
 def _passed(name: str) -> bool:
     return name.startswith(".") or name in PASSED or name.endswith((".egg", ".egg-info"))
 
 
-def found(top: Path, ignored: Iterable[str], since_ns: int) -> dict[str, str]:
+def found(top: Path, ignored: Iterable[str], since_ns: int, changed: Iterable[str] = ()) -> dict[str, str]:
     """The test files made or changed since ``since_ns`` in the folders among ``ignored`` (what git ignores; a folder
-    ends in "/") that a runner recurses into, each with ``RULE``."""
-    held: dict[str, str] = {}
-    budget = LOOK
+    ends in "/") that a runner recurses into, each with ``RULE``; ``changed``: the paths the step changed."""
+    budget, tests = LOOK, []
     for path in ignored:
         parts = path.rstrip("/").split("/")
         if not path.endswith("/") or any(_passed(part) for part in parts) or environment(top, path):
@@ -63,6 +87,10 @@ def found(top: Path, ignored: Iterable[str], since_ns: int) -> dict[str, str]:
                 if entry.is_dir(follow_symlinks=False):
                     if not _passed(entry.name):
                         todo.append(entry.path)
-                elif collected(entry.name) and fresh(Path(entry.path), since_ns, folders=False):
-                    held[os.path.relpath(entry.path, top)] = RULE
-    return held
+                elif entry.name.endswith(CANDIDATES) and fresh(Path(entry.path), since_ns, folders=False):
+                    tests.append(entry)
+    if not tests:
+        return {}
+    # the project's names only when a JavaScript test was met: a set of a monorepo's 100,000 names is not free
+    known = names(top, changed) if any(entry.name.endswith(JS_TESTS) for entry in tests) else None
+    return {os.path.relpath(entry.path, top): RULE for entry in tests if collected(entry.name, known)}

@@ -70,7 +70,7 @@ def look(top: Path, ignored: list[str], since_ns: int, changed: list[str], repos
             continue
         for source in code(top, path, 0 if rule in made else since_ns):
             (said if rule in shown else found).setdefault(source, rule)
-    found = {**collected.found(top, own, since_ns), **found}
+    found = {**collected.found(top, own, since_ns, changed), **found}
     return _folded(found), _folded({path: rule for path, rule in said.items() if path not in found})
 
 

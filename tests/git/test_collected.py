@@ -19,15 +19,20 @@ CONFTEST = "import os\nos.system('id > /tmp/ran-as-you')\n"
 
 def test_a_conftest_and_a_test_file_in_a_folder_the_project_ignores_hold_the_run(tmp_path: Path) -> None:
     project = GitProject(tmp_path, steps=("execute", "review"))
+    project.write("src/app.test.ts", "test('app', () => {});\n")  # the project's own test, which a build compiles
+    project.git("add", "src")
+    project.git("commit", "-q", "-m", "a test")
     project.ignore("tmp/\nout/\nbuild/\n")
     project.rules({"execute": {"write": {
         "tmp/cache/conftest.py": CONFTEST, "out/pkg/test_app.py": CONFTEST,
         "out/web/app.test.js": "// compiled from the project's own src/app.test.ts\n",  # not held: see collected.py
+        "out/web/evil.test.js": "require('child_process').execSync('id')\n",
         "tmp/cache/notes.py": "x = 1\n",  # source, not collected: a cache's, not held
         "build/lib/conftest.py": CONFTEST,  # pytest passes build/ by
         "notes/work.md": "the visible work\n"}}})
     out = project.held("t")  # before: COMPLETE, and not a line about tmp/ or out/
-    assert ("step 'execute' hid 2 files from git: out/pkg/test_app.py, tmp/cache/conftest.py (in a folder the "
+    assert ("step 'execute' hid 3 files from git: out/pkg/test_app.py, out/web/evil.test.js, tmp/cache/conftest.py "
+            "(in a folder the "
             "project ignores whole, where your next test run collects it)") in out
     assert "delete what you did not ask for, then" in out  # the project's rule is its own: not to be deleted
     assert project.git("status", "--porcelain").strip() == ""  # git shows nothing of them
@@ -51,8 +56,11 @@ def test_what_is_looked_through_and_what_is_passed_by(tmp_path: Path) -> None:
     os.utime(tmp_path / "logs/old/test_old.py", ns=(old, old))
     found = collected.found(tmp_path, ["tmp/", "logs/", ".cache/", "venv/", "tmp/a/helper.py"], since)
     assert found == {"tmp/a/conftest.py": "collected", "tmp/a/test_mod.py": "collected",
-                     "tmp/a/mod_test.go": "collected",
+                     "tmp/a/mod_test.go": "collected", "tmp/a/x.spec.ts": "collected",
                      "logs/old/test_old.py": "collected"}  # its change time is now: a time set back is still seen
+    assert collected.collected("app.test.js", frozenset({"app.test.ts"})) is False  # a build's, from the project's
+    assert collected.collected("app.test.js", frozenset({"other.ts"})) is True
+    assert collected.collected("app.test.js", None) is False  # the project's names unknown: not held
     later = max(p.lstat().st_ctime_ns for p in tmp_path.rglob("*")) + 1
     assert collected.found(tmp_path, ["tmp/"], later) == {}  # nothing made since
 
