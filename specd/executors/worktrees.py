@@ -24,10 +24,11 @@ from specd.errors import UsageError
 from specd.executors import steering
 from specd.git.paths import QUIET
 from specd.git.repo import git, identity
+from specd.tasks import home
 from specd.tasks.locate import locate
 from specd.tasks.project import Project
 
-FOLDER = "worktrees"
+FOLDER = home.WORKTREES
 # Files specd writes beside a task's state that are never copied (locks, heartbeats, scratch results).
 TRANSIENT = ("*.lock", "*.lock.owner", ".heartbeat", ".result-*.json", ".tmp-*", "transcripts",
              ".cancel-requested", ".git-baseline.json", ".git-pending.json")
@@ -56,7 +57,7 @@ class WorktreeError(Exception):
 # side by side (place.py) take turns here, and only here; the threads of one run on this lock, the runs of one
 # repository (two `specd run` at once) on a flock beside the worktrees.
 _adding = threading.Lock()
-ADDING = ".adding.lock"
+ADDING = home.ADDING
 ADD_WAIT = 120.0  # seconds for another run's `worktree add` to finish: one git call, unless the disk hangs
 
 

@@ -32,6 +32,7 @@ from specd.tasks.project import SPECD_DIR, Project
 
 FOLDER = "homes"
 WORKTREES = "worktrees"  # the folder `specd run` makes each task's worktree in (executors/worktrees.py)
+ADDING = ".adding.lock"  # in that folder: held while a `specd run` adds a worktree (``worktrees.turn``)
 KINDS = ("main", "worktree", "temporal")
 STATE = ".pipeline-state.json"  # a run started in that tree (state/store.py's snapshot)
 # Set by a control plane for the runs it starts (executors/claim.py): "<pid> <started>", which no later plane shares.
@@ -129,7 +130,7 @@ def project_of(main: Project, task: str, home: Home) -> Project:
         return Project(tree)
     if (tree / ".git").exists():
         return main  # the worktree was made but the task's folder not brought yet (a merge stopped it)
-    if not _branch_made(main, home.branch):
+    if not _branch_made(main, home.branch) or _adding(tree.parent / ADDING):
         return main  # recorded, its worktree not made yet: `specd run` is placing it, from the main tree's copy
     raise WorktreeGone(f"task {task!r} lives in worktree {home.path} (recorded in {main.rel(_file(main, task))}), "
                        "which is gone",
@@ -218,6 +219,26 @@ def _edited(main: Project, place: Path, path: Path, tree: Path, made: float) -> 
             not theirs.is_file() or theirs.read_bytes() != path.read_bytes())
     except OSError:
         return False
+
+
+def _adding(lock: Path) -> bool:
+    """Whether a `specd run` holds ``lock`` now, adding a worktree: `git worktree add -b` makes the branch before the
+    worktree's folder, and a `status` in between took the task's worktree for one deleted."""
+    import fcntl
+
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # given back at the close below
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
 
 
 def _branch_made(main: Project, branch: str) -> bool:

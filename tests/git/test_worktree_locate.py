@@ -100,3 +100,25 @@ def test_a_task_whose_worktree_is_being_made_shows_from_the_main_tree_and_one_go
     assert "`specd run t` makes it again from branch specd/t" in gone.stderr
     gp.git("pack-refs", "--all")  # the same when git keeps the branch in packed-refs
     assert gp.specd("status", "t", "--json").returncode == 2
+
+
+def test_a_task_whose_branch_is_made_before_its_worktree_shows_from_the_main_tree(tmp_path: Path) -> None:
+    """`git worktree add -b` makes the branch, then the worktree's folder: a `status` in between (a `specd run`
+    holding its turn to add worktrees) took the worktree for one deleted, exit 2 "which is gone"; CI's
+    test_an_answered_gate_makes_the_waiting_run_go_on polled right there once."""
+    from filelock import FileLock
+
+    from specd.tasks import home
+    from specd.tasks.project import Project
+
+    gp = GitProject(tmp_path, steps=("discuss",))
+    gp.new("t")
+    home.settle(Project(gp.root), "t", home.worktree("t"))
+    gp.git("branch", "specd/t")  # made; the worktree's folder not yet
+    lock = gp.root / ".specd" / home.WORKTREES / home.ADDING
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(lock)):  # as `specd run` holds it while git adds the worktree
+        placing = gp.specd("status", "t", "--json")
+    assert placing.returncode == 0, placing.stderr  # before: 2, "which is gone"
+    assert json.loads(placing.stdout)["status"] == "NOT_STARTED"
+    assert gp.specd("status", "t", "--json").returncode == 2  # the turn given back and still no worktree: gone
