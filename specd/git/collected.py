@@ -20,6 +20,7 @@ from pathlib import Path
 from specd.git.sources import environment, fresh
 from specd.system import findfiles
 from specd.system.environments import MARKS
+from specd.system.ownfiles import DEEPEST, walk
 
 RULE = "collected"  # the "rule" hiding them, for ``hidden.why``: the project's own, ignoring the folder whole
 LOOK = 20_000  # entries looked through a close, over every such folder; past that, the rest is not looked at
@@ -72,25 +73,18 @@ def found(top: Path, ignored: Iterable[str], since_ns: int, changed: Iterable[st
         parts = path.rstrip("/").split("/")
         if not path.endswith("/") or any(_passed(part) for part in parts) or environment(top, path):
             continue
-        todo = [str(top / path.rstrip("/"))]
-        while todo and budget > 0:
-            folder = todo.pop()
-            try:
-                with os.scandir(folder) as listing:
-                    entries = list(listing)
-            except OSError:
+        for folder, dirs, files in walk(top / path.rstrip("/"), DEEPEST):
+            budget -= len(dirs) + len(files)
+            if budget < 0:
+                break
+            if any(name in MARKS for name in (*dirs, *files)):
+                dirs.clear()  # an environment: its own interpreter's files, passed by
                 continue
-            budget -= len(entries)
-            if any(entry.name in MARKS for entry in entries):
-                continue  # an environment: its own interpreter's files, passed by
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    if not _passed(entry.name):
-                        todo.append(entry.path)
-                elif entry.name.endswith(CANDIDATES) and fresh(Path(entry.path), since_ns, folders=False):
-                    tests.append(entry)
+            dirs[:] = [name for name in dirs if not _passed(name)]
+            tests += [f"{folder}/{name}" for name in files
+                      if name.endswith(CANDIDATES) and fresh(Path(folder) / name, since_ns, folders=False)]
     if not tests:
         return {}
     # the project's names only when a JavaScript test was met: a set of a monorepo's 100,000 names is not free
-    known = names(top, changed) if any(entry.name.endswith(JS_TESTS) for entry in tests) else None
-    return {os.path.relpath(entry.path, top): RULE for entry in tests if collected(entry.name, known)}
+    known = names(top, changed) if any(path.endswith(JS_TESTS) for path in tests) else None
+    return {os.path.relpath(path, top): RULE for path in tests if collected(path.rpartition("/")[2], known)}
