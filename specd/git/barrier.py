@@ -127,10 +127,10 @@ class Barrier:
         """Hold the source files ``found`` hidden from git (each with the rule hiding it), but those approved, and
         those a person rejected that are still there as they were."""
         for path, rule in found.items():
-            seen = hidden.excerpt(self.repo.top / path) if len(self.hidden) < SEEN else ""
-            hit = Hit(path, hidden.why(rule), hidden.digest(self.repo.top / path), "hidden", rule, seen)
-            if (path, hit.digest) not in self.approved:
-                self.hidden[path] = hit
+            digest = hidden.digest(self.repo.top / path)
+            if (path, digest) not in self.approved:
+                seen = hidden.excerpt(self.repo.top / path) if len(self.hidden) < SEEN else ""
+                self.hidden[path] = Hit(path, hidden.why(rule), digest, "hidden", rule, seen)
         for path, digest, holds in self.rejected:
             if path not in self.hidden and (path, digest) not in self.approved and \
                     hidden.digest(self.repo.top / path) == digest:
