@@ -141,12 +141,11 @@ def _remove_worktree(project: Project, task: str) -> list[str]:
     if not (tree / ".git").exists():
         return []
     try:
-        with worktrees.turn(project):  # a run adding a worktree meanwhile would read this one's record half gone
-            removed = git(project.root, "worktree", "remove", "--force", str(tree))
+        failed = worktrees.remove(project, tree)
     except worktrees.WorktreeError as exc:
-        return [f"warning: could not remove {project.rel(tree)}: {exc}"]
-    return [f"removed its worktree {project.rel(tree)}" if removed.returncode == 0 else
-            f"warning: could not remove {project.rel(tree)}: {removed.stderr.strip()}"]
+        failed = str(exc)
+    return [f"warning: could not remove {project.rel(tree)}: {failed}" if failed else
+            f"removed its worktree {project.rel(tree)}"]
 
 
 def _stale_task_copy(project: Project, task: str, merged: str) -> set[str]:

@@ -13,6 +13,7 @@ the branch before each run (``steering``), so commit them to have tasks run unde
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sys
 import threading
@@ -24,6 +25,7 @@ from specd.errors import UsageError
 from specd.executors import steering
 from specd.git.paths import QUIET
 from specd.git.repo import git, identity
+from specd.system import buildcaches
 from specd.tasks import home
 from specd.tasks.locate import locate
 from specd.tasks.project import Project
@@ -101,6 +103,18 @@ def turn(project: Project) -> Iterator[None]:
         except Timeout:
             raise WorktreeError(f"another process kept {project.rel(root_of(project) / ADDING)} for {ADD_WAIT:g} s: "
                                 "a `git worktree` call of another specd that hangs?") from None
+
+
+def remove(project: Project, tree: Path) -> str | None:
+    """Remove the worktree at ``tree`` (its branch stays), in the repository's turn, and the build folders specd
+    kept for it outside it (``buildcaches``); None when it is gone, else what git said. WorktreeError when another
+    process keeps the turn."""
+    with turn(project):  # a run adding a worktree meanwhile would read this one's record half gone
+        removed = git(project.root, "worktree", "remove", "--force", str(tree))
+    if removed.returncode != 0:
+        return (removed.stderr or removed.stdout).strip() or "git worktree remove failed"
+    buildcaches.forget(tree, os.environ)
+    return None
 
 
 def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:

@@ -12,9 +12,15 @@ def run(repo: Repo, *args: str) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_land_merges_the_branch_and_removes_the_worktree(repo: Repo) -> None:
+def test_land_merges_the_branch_and_removes_the_worktree(repo: Repo, tmp_path: Path) -> None:
+    repo.env["HOME"] = str(tmp_path / "home")
+    (tmp_path / "home").mkdir()
     repo.new("a")
     run(repo, "a")
+    builds = tmp_path / "home" / ".cache" / "specd" / "pycache"
+    marks = [mark for mark in builds.glob("*.tree") if mark.read_text() == str(repo.tree("a").resolve())]
+    assert len(marks) == 1
+    assert marks[0].with_suffix("").is_dir()
     repo.write("notes.txt", "my own edit, elsewhere\n")  # a dirty path the merge does not touch
     landed = repo.specd("land", "a")
     assert landed.returncode == 0, landed.stderr
@@ -22,6 +28,8 @@ def test_land_merges_the_branch_and_removes_the_worktree(repo: Repo) -> None:
     assert repo.git("log", "-1", "--format=%P %s").count(" ") >= 2  # two parents: a merge commit
     assert (repo.root / "out-a-s3.txt").read_text() == "a s3\n"
     assert not repo.tree("a").exists()
+    assert not marks[0].exists()
+    assert not marks[0].with_suffix("").exists()
     assert repo.git("branch", "--list", "specd/a").strip()
     assert repo.git("status", "--porcelain") == "?? notes.txt\n"
     status = repo.specd("status", "a")  # the landed task folder in the user's tree says where it stands

@@ -91,12 +91,19 @@ def test_a_trees_build_folder_unused_for_a_month_is_forgotten(tmp_path: Path) ->
     assert not stale.exists()
     assert oct(folder.stat().st_mode & 0o777) == "0o700"
     assert folder.with_suffix(".tree").read_text() == str(tmp_path / "tree")
-    gone = tmp_path / "worktree"  # a tree that was removed: its folder goes at the next process's first jail
+    gone = tmp_path / "worktree"  # a tree that was removed by hand: its folder goes at the next look over them
     gone.mkdir()
     old = buildcaches.folders(gone, env)[0][1]
     gone.rmdir()
     buildcaches._prune.cache_clear()
     assert buildcaches.folders(tmp_path / "tree", env)[0][1] == folder
+    assert old.exists()  # looked over less than PRUNE_EVERY ago (by this test's first process): not yet
+    stamp = folder.parent / buildcaches.STAMP
+    hour = time.time() - buildcaches.PRUNE_EVERY - 1
+    os.utime(stamp, (hour, hour))
+    buildcaches._prune.cache_clear()
+    assert buildcaches.folders(tmp_path / "tree", env)[0][1] == folder
+    assert stamp.stat().st_mtime > hour  # looked over now, and said so for the next hour's processes
     assert not old.exists()
     assert not old.with_suffix(".tree").exists()
     assert folder.exists()

@@ -94,10 +94,12 @@ def arrived(project: Project, going: Leaving, address: str, workflow: str) -> li
     home.move(project, going.task, home.Home("temporal", address=address, workflow_id=workflow))
     if going.home.kind != "worktree":
         return []
-    tree = project.root / going.home.path
-    removed = git(project.root, "worktree", "remove", "--force", str(tree))
-    return [f"removed its worktree {going.home.path} (branch {going.home.branch} stays)" if removed.returncode == 0
-            else f"warning: could not remove {going.home.path}: {git_said(removed, 'git worktree remove failed')}"]
+    try:
+        failed = worktrees.remove(project, project.root / going.home.path)
+    except worktrees.WorktreeError as exc:
+        failed = str(exc)
+    return [f"warning: could not remove {going.home.path}: {failed}" if failed else
+            f"removed its worktree {going.home.path} (branch {going.home.branch} stays)"]
 
 
 def come_here(project: Project, task: str, remote: str) -> str:
