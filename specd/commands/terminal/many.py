@@ -14,12 +14,15 @@ from specd.commands.terminal.console import ShownConsole
 from specd.redact import redact_obj
 from specd.system.visible import visible
 
+JAIL = "jail: "
+
 
 class RunView:
     def __init__(self, *, as_json: bool) -> None:
         self.as_json = as_json
         self.console = ShownConsole(stderr=False, highlight=False)
         self.rows: dict[str, dict[str, Any]] = {}
+        self.jails: set[str] = set()
         self.live: Live | None = None
         if not as_json and sys.stdout.isatty():
             # get_renderable: each refresh redraws the table, so elapsed times tick between events too
@@ -53,11 +56,20 @@ class RunView:
         elif kind == "task_held":
             self._say(f"{task}: not started, waits for {', '.join(event.get('waiting_for') or [])}")
         elif kind == "notice":
-            self._say(f"{task}: {event.get('message')}")
+            self._notice(task, str(event.get("message")))
         elif kind == "task_broken":
             self.rows.pop(task, None)
             why = "not run here" if event.get("refused") else "not run, its files do not load"  # refused: its home
             self._say(f"{task}: {why} (the others run): {event.get('reason')}")
+
+    def _notice(self, task: str, message: str) -> None:
+        """A task's notice. Every run's first says its jail, which twenty tasks of one machine share: said once,
+        and again only for a task whose jail differs."""
+        if not message.startswith(JAIL):
+            self._say(f"{task}: {message}")
+        elif message not in self.jails:
+            self.jails.add(message)
+            self._say(f"{message} ({task}; said again only for a task whose jail differs)")
 
     def _say(self, line: str) -> None:
         if self.live is not None:
