@@ -80,20 +80,21 @@ class InTheWay(MachineError):
 
 
 _IN_THE_WAY = ("EISDIR", "ENOTDIR", "ELOOP")
-# errno name -> (what happened, how to fix it); {folder} is the folder holding the path, {path} the path.
+# errno name -> (what happened, how to fix it); {folder} is the folder holding the path, {path} the path; {qfolder}
+# and {qpath} the same quoted for a shell, in a command to type.
 _MACHINE = {
-    "ENOSPC": ("no space left on the device", "free space on the disk holding {folder} (see `df -h {folder}`)"),
+    "ENOSPC": ("no space left on the device", "free space on the disk holding {folder} (see `df -h {qfolder}`)"),
     "EDQUOT": ("disk quota exceeded", "free space within your quota on the disk holding {folder}"),
     "EROFS": ("the file system is read-only", "remount {folder} read-write, or run from a writable copy"),
-    "EACCES": ("permission denied", "give this user access to {folder} (`ls -ld {folder}`; chmod/chown)"),
-    "EPERM": ("operation not permitted", "give this user access to {folder} (check `lsattr -d {folder}` "
+    "EACCES": ("permission denied", "give this user access to {folder} (`ls -ld {qfolder}`; chmod/chown)"),
+    "EPERM": ("operation not permitted", "give this user access to {folder} (check `lsattr -d {qfolder}` "
                                          "for the immutable flag, and chmod/chown)"),
-    "EISDIR": ("a folder stands where specd reads or writes a file", "move that folder aside (`mv {path} "
-                                                                     "{path}.bak`) and run the command again"),
+    "EISDIR": ("a folder stands where specd reads or writes a file", "move that folder aside (`mv {qpath} "
+                                                                     "{qbak}`) and run the command again"),
     "ENOTDIR": ("a file stands where a folder should be on that path", "move the file in the way aside, then run "
                                                                         "the command again"),
     "ELOOP": ("a link stands where specd reads or writes a file, and leads back to itself",
-              "remove that link (`rm {path}`) and run the command again"),
+              "remove that link (`rm {qpath}`) and run the command again"),
 }
 
 
@@ -109,7 +110,11 @@ def machine_error(exc: OSError, resume: str | None = None) -> MachineError | Non
     path = str(exc.filename) if exc.filename is not None else None
     folder = str(Path(path).parent) if path else "the project folder"
     message = f"{path}: {what} ({name})" if path else f"{what} ({name}); specd could not tell which file"
-    fix = fix.format(folder=folder, path=path or folder)
+    import shlex
+
+    where = path or folder
+    fix = fix.format(folder=folder, path=where, qfolder=shlex.quote(folder), qpath=shlex.quote(where),
+                     qbak=shlex.quote(f"{where}.bak"))
     if resume:
         fix += f", then `{resume}` re-runs the interrupted step"
     return (InTheWay if name in _IN_THE_WAY else MachineError)(message, fix=fix)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -44,7 +45,7 @@ def demo(folder: Path, mode: str | None, quiet: bool, as_json: bool) -> int:
                        events=EventBus(LiveView(quiet=quiet or as_json)))
     code = stopped.exit_code
     if as_json:
-        hint = f"cd {project.root} && specd continue {TASK} --{mode or 'auto'}"
+        hint = f"cd {shlex.quote(str(project.root))} && specd continue {TASK} --{mode or 'auto'}"
         emit(TASK, project=str(project.root), status=stopped.status,
              error=error_body(code, stopped.reason or stopped.status, hint) if code else None)
         return code
@@ -56,7 +57,8 @@ def _summary(root: Path, task: str, code: int, mode: str) -> None:
     task_dir = root / ".specd" / "tasks" / task
     say = click.echo
     if code != 0:
-        say(f"\nThe demo is waiting for you. Continue it with:\n  cd {root} && specd continue {task} --{mode}")
+        say(f"\nThe demo is waiting for you. Continue it with:\n  cd {shlex.quote(str(root))} && "
+            f"specd continue {task} --{mode}")
         return
     plans = [p.relative_to(task_dir).as_posix()
              for p in sorted(task_dir.glob("phases/*/PLAN.md"), key=lambda p: sort_key(p.parent.name[6:]))]
@@ -72,4 +74,4 @@ def _summary(root: Path, task: str, code: int, mode: str) -> None:
     say("  code and tests:  textstats/, tests/   pytest: " + last)
     say(f"  git history:     {len(commits.stdout.splitlines())} commits (git log --oneline)")
     say(f"  run record:      .specd/tasks/{task}/.pipeline-state.md and events.jsonl")
-    say(f"Try: cd {root} && specd status {task}")
+    say(f"Try: cd {shlex.quote(str(root))} && specd status {task}")

@@ -11,6 +11,7 @@ there), nothing is brought, and the run's first line says so.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from specd.git.paths import QUIET
@@ -36,7 +37,7 @@ def follow_head(root: Path, tree: Path, branch: str) -> str | None:
     own = set(_names(tree, base, ours)) & set(changed)
     if own:
         return (f"{branch} changed {', '.join(sorted(own))} itself, which your HEAD changed too since it forked: "
-                f"the task follows its branch's (merge them with `git -C {tree} merge {head[:12]}`)")
+                f"the task follows its branch's (merge them with `git -C {shlex.quote(str(tree))} merge {head[:12]}`)")
     edited = _out(tree, "status", "--porcelain", "--", *changed)
     if edited:  # never over a change not committed there: it would be lost
         return (f"{branch} has changes not committed to {', '.join(changed)} in {tree}: the task follows them; "

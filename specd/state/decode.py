@@ -7,6 +7,7 @@ this version does not know are ignored (a newer specd may add some).
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import MISSING, fields
 from pathlib import Path
 from typing import Any
@@ -181,6 +182,6 @@ def _kind(value: Any) -> str:
 def error(path: Path, bad: Bad) -> TaskError:
     return TaskError(
         f"{path}: field {bad.where} {bad.expected}",
-        fix=f"restore it from git (`git checkout -- {path}`), or move it aside to start the task's "
-            f"run over (`mv {path} {path}.bak`)",
+        fix=f"restore it from git (`git checkout -- {shlex.quote(str(path))}`), or move it aside to start the "
+            f"task's run over (`mv {shlex.quote(str(path))} {shlex.quote(f'{path}.bak')}`)",
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import threading
 import time
 from dataclasses import fields
@@ -232,7 +233,7 @@ class StateStore:
     def _unreadable(self, what: str) -> TaskError:
         return TaskError(f"{self.json_path}: run state {what}",
                          fix=f"restore it from git, or move it aside to start the task's run over "
-                             f"(`mv {self.json_path} {self.json_path}.bak`)")
+                             f"(`mv {shlex.quote(str(self.json_path))} {shlex.quote(f'{self.json_path}.bak')}`)")
 
     @staticmethod
     def _keys(state: RunState) -> tuple[Key, Key | None]:

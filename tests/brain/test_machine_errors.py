@@ -214,6 +214,15 @@ def test_machine_errors_name_the_path_and_the_fix(code: int, words: str) -> None
     assert "/data/proj/.specd/tasks/t" in (error.fix or "")
 
 
+def test_a_command_in_the_fix_quotes_a_path_a_shell_would_split() -> None:
+    full = machine_error(OSError(errno.ENOSPC, "No space", "/data/my proj/.specd/tasks/t/events.jsonl"))
+    assert full is not None
+    assert "holding /data/my proj/.specd/tasks/t (see `df -h '/data/my proj/.specd/tasks/t'`)" in (full.fix or "")
+    folder = machine_error(OSError(errno.EISDIR, "Is a directory", "/data/my proj/x.json"))
+    assert folder is not None
+    assert "(`mv '/data/my proj/x.json' '/data/my proj/x.json.bak'`)" in (folder.fix or "")
+
+
 def test_other_os_errors_are_not_disguised_as_machine_errors() -> None:
     assert machine_error(OSError(errno.ENOENT, "No such file", "/x")) is None
     assert machine_error(OSError(errno.EPERM, "Operation not permitted")) is None  # e.g. kill(), not a write

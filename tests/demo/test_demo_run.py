@@ -79,11 +79,11 @@ def test_demo_task_config_records_stage_and_phase_starts(demo_project: Demo) -> 
 
 
 def test_demo_semi_auto_stops_at_eof_then_continues(tmp_path: Path) -> None:
-    stopped = specd("demo", "--semi-auto", "--dir", "gated", cwd=tmp_path)
+    stopped = specd("demo", "--semi-auto", "--dir", "my gated", cwd=tmp_path)
     assert stopped.returncode == 3, stopped.stdout + stopped.stderr
-    assert "specd continue word-count --semi-auto" in stopped.stdout
+    root = tmp_path / "my gated"
+    assert f"cd '{root}' && specd continue word-count --semi-auto" in stopped.stdout  # as typed, space and all
     assert "Traceback" not in stopped.stderr
-    root = tmp_path / "gated"
     waiting = json.loads(specd("status", "word-count", "--json", cwd=root).stdout)
     assert waiting["status"] == "WAITING_FOR_HUMAN"
 

@@ -9,6 +9,7 @@ nothing already pushed is ever lost.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,7 +130,7 @@ def push(clone: Clone) -> str:
     if rejected:
         raise Refused(f"push of {branch(clone.task)} to {clone.remote} was rejected: the branch moved there "
                       f"({why}); nothing pushed is lost, and this worker's commits are kept in {clone.path} "
-                      f"(`git -C {clone.path} reflog {branch(clone.task)}`)")
+                      f"(`git -C {shlex.quote(str(clone.path))} reflog {branch(clone.task)}`)")
     raise Refused(f"could not push {branch(clone.task)} to {clone.remote}: {why}; the step's commits stay "
                   f"in {clone.path}")
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 from dataclasses import dataclass
 
 from specd.errors import TaskError
@@ -62,8 +63,9 @@ def leaving(project: Project, task: str, found: home.Home, hold: contextlib.Exit
     changed = git(tree.root, "status", "--porcelain", "--untracked-files=all", "--", where)
     if changed.returncode != 0 or changed.stdout.strip():
         paths = [line[3:] for line in changed.stdout.splitlines()][:5] or [git_said(changed, "git status failed")]
+        there = shlex.quote(str(found.path))
         inside, commit = ("", f"git add -A {where} && git commit -m 'notes of {task}'") if found.kind == "main" else \
-            (f" in {found.path}", f"git -C {found.path} add -A && git -C {found.path} commit -m 'work of {task}'")
+            (f" in {found.path}", f"git -C {there} add -A && git -C {there} commit -m 'work of {task}'")
         raise TaskError(f"task {task!r} has changes{inside} that are not committed ({', '.join(paths)}); its "
                         "branch on Temporal would not hold them", fix=f"commit them (`{commit}`), then move it again")
     head = git(tree.root, "rev-parse", "--verify", "HEAD^{commit}")
