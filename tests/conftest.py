@@ -47,6 +47,29 @@ def _compiled() -> None:
         compileall.compile_dir(folder, quiet=2, workers=0)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The build folders specd kept for the tests' trees under the real HOME (``specd.system.buildcaches``: where a
+    jailed Python compiles, one a tree) go with the session: thousands of trees made hundreds of megabytes there,
+    which nothing of the suite reads again. Each process (a worker, or the run without workers) forgets those of
+    the trees under its own base folder."""
+    import os
+
+    from specd.system import binds, buildcaches
+
+    home = binds.home_of(os.environ)
+    made = getattr(getattr(session.config, "_tmp_path_factory", None), "_basetemp", None)  # None: no tmp_path made
+    if home is None or made is None:
+        return
+    base = f"{made}/"
+    for _, kind, _, _ in buildcaches.KINDS:
+        for mark in (home / ".cache" / "specd" / kind).glob("*.tree"):
+            try:
+                if mark.read_text(encoding="utf-8").startswith(base):
+                    buildcaches._remove(str(mark.with_suffix("")))
+            except OSError:
+                continue
+
+
 @pytest.fixture(autouse=True)
 def _own_path() -> Iterator[None]:
     """specd guards PATH for its own programs in the process that runs it (``specd.system.ownpath``): an in-process
