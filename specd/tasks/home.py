@@ -262,6 +262,11 @@ def _file(main: Project, task: str) -> Path:
     return main.specd_dir / FOLDER / f"{task}.json"
 
 
+def record(main: Project, task: str) -> Path:
+    """The file that says where ``task`` lives (it may not exist)."""
+    return _file(main, task)
+
+
 def folder(main: Project) -> Path:
     """``.specd/homes/``, made if need be with an ignore file of its own: records and locks are never committed."""
     found = main.specd_dir / FOLDER

@@ -23,6 +23,11 @@ def worktree_root(project: Project, task: str) -> Path:
     return project.specd_dir / WORKTREES / task
 
 
+def worktree_folder(project: Project, task: str) -> Path:
+    """The task's folder in its worktree, where a task that lives there keeps its run."""
+    return worktree_root(project, task) / SPECD_DIR / "tasks" / task
+
+
 def branch(task: str) -> str:
     return f"specd/{task}"
 
@@ -44,7 +49,7 @@ def in_worktrees(project: Project) -> set[str]:
         return set()
     with entries:
         found = {entry.name for entry in entries
-                 if entry.is_dir() and Path(entry.path, SPECD_DIR, "tasks", entry.name, "config.json").is_file()}
+                 if entry.is_dir() and (worktree_folder(project, entry.name) / "config.json").is_file()}
     # A worktree left from before a task was homed in the main tree is not where it lives.
     return {task for task in found if _home_kind(project, task) != "main"}
 

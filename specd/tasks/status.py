@@ -19,7 +19,7 @@ from specd.state.rounds import view as checks_view
 from specd.state.store import StateStore
 from specd.state.waits import hint
 from specd.system.machine import interrupted_reason
-from specd.tasks import graph, idle, locate, phases
+from specd.tasks import graph, home, idle, locate, phases
 from specd.tasks.derive import Derived, derive, seed_cursor
 from specd.tasks.project import ORCHESTRATOR_NOTE, Project, is_orchestrator, read_settings
 from specd.tasks.task import existing_task, read_config
@@ -234,7 +234,9 @@ def all_status(project: Project, config: PipelineConfig | None = None,
     # Here, not at the top: `status TASK` needs neither the store (sqlite3) nor the fan-out over folders.
     from specd.tasks.readmodel import inputs, rows
 
-    away = locate.in_worktrees(project)  # shown from their worktree, with its branch; never kept
+    # shown from their worktree, with its branch, and kept under their folder there and their home record
+    away = {task: (str(locate.worktree_folder(project, task)), str(home.record(project, task)))
+            for task in locate.in_worktrees(project)}
     # How a task folder is shown, worked out once per parent: a realpath per task was a third of a cold listing.
     shown = {str(root): project.rel(root) for root in (project.tasks_dir, project.features_dir)}
     shared = inputs.shared_marks(project, config)  # taken before any row is built
@@ -242,7 +244,7 @@ def all_status(project: Project, config: PipelineConfig | None = None,
     def build(task: str, entry: tuple[str, frozenset[str], bool] | None) -> rows.Built:
         return listing_row(project, task, entry, config, broken, shown, deep=shared is not None, away=away)
 
-    return rows.listing(project, build, always=away, full=full, keep=keep, shared=shared)
+    return rows.listing(project, build, away, full=full, keep=keep, shared=shared)
 
 
 def listing_row(project: Project, task: str, entry: tuple[str, frozenset[str], bool] | None,

@@ -336,7 +336,8 @@ def test_a_task_made_in_features_or_run_in_a_worktree_shows_at_once(listing: Lis
     assert set(lines(out)) == {"a", "b", "c"}
     listing.settle()
 
-    # `a` running in its worktree (as `specd run` leaves it): shown from there, with its branch, and never kept.
+    # `a` run in its worktree (as `specd run` leaves it): shown from there, with its branch, kept under its folder
+    # there, and worked out afresh when that folder changes.
     inner = listing.root / ".specd" / "worktrees" / "a" / ".specd" / "tasks" / "a"
     shutil.copytree(listing.tasks / "a", inner)
     (inner / "config.json").write_text(json.dumps({**config, "stage": "in-the-worktree"}), encoding="utf-8")
@@ -346,4 +347,13 @@ def test_a_task_made_in_features_or_run_in_a_worktree_shows_at_once(listing: Lis
     _, _, as_json = listing.follows()
     assert rows(as_json)["a"]["stage"] == "in-the-worktree"
     assert rows(as_json)["a"]["branch"]
-    listing.never_kept()
+    listing.settle()
+    (inner / "config.json").write_text(json.dumps({**config, "stage": "edited-there"}), encoding="utf-8")  # in place
+    _, _, as_json = listing.follows()
+    assert rows(as_json)["a"]["stage"] == "edited-there"
+    listing.settle()
+    (listing.root / ".specd" / "homes" / "a.json").unlink()  # no record, and a run in each copy: an error
+    out, _, as_json = listing.follows()
+    assert lines(out)["a"][1] == "ERROR"
+    assert "exists twice" in str(rows(as_json)["a"]["reason"])
+    listing.never_kept()  # an error row is worked out again every time, to say what is wrong now

@@ -7,9 +7,11 @@ and ``printed``) and printed again while one rule holds (``holds``): every path 
 folder signature (``signature``) it was kept with is as it is now, the environment digest is the same, and it
 was kept by this specd. For an answer the marks are its task's whole tree and the shared inputs; for the
 listing, the shared inputs, the folders tasks live in (tasks/, features/, worktrees/, homes/: a folder made,
-removed or renamed there moves their times), each row's folder signature, and each folder there that was not a
-task (a config.json made in it moves its times). A task in a worktree, a row the store could not keep (a live
-run, a broken task), or an input changed in the last moment, and nothing is kept.
+removed or renamed there moves their times), each row's folder signature (a finished task that lives in a
+worktree: its folder there), and each folder there that is no row's (a config.json made in it moves its times; a
+task's copy here while it lives in a worktree, where a run started by mistake makes its row an error; a worktree's
+own folder). A row the store could not keep (a live run, a broken task, an unfinished task in a worktree), or an
+input changed in the last moment, and nothing is kept.
 
 Lookups import no more than ``json``, ``sqlite3`` and ``inputs``: a kept answer costs little more than starting
 Python and click. A text redaction would change is never kept: a hit prints exactly what a miss does.
@@ -79,8 +81,8 @@ def remember_listing(project: Project, before: inputs.Inputs | None, config: Pip
                 found = [e.path for e in entries if e.path not in folders and e.is_dir()]
         except OSError:
             found = None
-        if found is None or (found and parent.endswith("/worktrees")):
-            forget_listing(project)  # a task may live in a worktree: `status` shows it from there, live
+        if found is None:
+            forget_listing(project)
             return
         others += found
     marks = marks + [(path, inputs.mark(path)) for path in others]

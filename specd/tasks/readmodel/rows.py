@@ -23,13 +23,13 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from specd.system import fanout
 from specd.tasks.project import Project, in_order
-from specd.tasks.readmodel import kept, store
-from specd.tasks.readmodel.signature import names, task_folders
+from specd.tasks.readmodel import inputs, kept, store
+from specd.tasks.readmodel.signature import marks, names, task_folders
 
 RACY_NS = 100_000_000  # 0.1 s: far more than a file-time tick
 FINAL = frozenset({"COMPLETE", "CANCELLED", "FAILED"})
@@ -53,13 +53,16 @@ def light(row: dict[str, Any]) -> dict[str, Any]:
             **broken}
 
 
-def listing(project: Project, build: Build, always: Collection[str] = (), *, full: bool = True,
+def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] | None = None, *, full: bool = True,
             keep: list[Any] | None = None, shared: tuple[str, int] | None = None) -> list[dict[str, Any]]:
     """Every task's row in name order: from the store where still valid, otherwise from ``build(task, found)``
     (``found``: the task's one folder and the watched files in it, or None when the name is in both places).
-    Tasks in ``always`` (running in a worktree, whose files the signatures do not watch) are always built.
-    ``full=False`` gives only the fields a table shows (``light``), and reads no whole rows. ``keep`` gets,
-    in any order, the folder and signature of each row the store holds, and None for each it cannot.
+    A task in ``away`` lives elsewhere (a worktree): its row is read from the folder named there (the first of
+    the pair; the second, the record saying where it lives), and kept only when finished, under the signatures of
+    that folder and its own and the record's marks (a plan there would follow the worktree's own pipeline, which
+    no mark here watches). ``full=False`` gives only the fields a table shows (``light``), and reads no whole rows.
+    ``keep`` gets, in any order, the folder and signature of each row the store holds, and None for each it
+    cannot.
     ``shared``: the shared inputs' marks as text and their newest change time (``inputs.shared_marks``), or
     None when they cannot be watched: then no unfinished row is read or kept."""
     db = kept.open_store(project)
@@ -75,20 +78,34 @@ def listing(project: Project, build: Build, always: Collection[str] = (), *, ful
     rows: list[dict[str, Any] | None] = []
     settled = time.time_ns() - RACY_NS  # taken before any row is built
     found = task_folders(project, shown)
+    away = away or {}
+    # A task away: its folder there, and a signature over both its folders and its home record (without one, a run
+    # in each copy makes its row an error), with the newest change time of all three.
+    there: dict[str, tuple[str, list[int], int]] = {}
+    own: dict[str, tuple[str, list[int]]] = {}  # what a printed listing checks instead: the folder there's own
+    for name, (folder, record) in away.items():
+        got = marks(folder) if len(found.get(name, ())) == 1 else None
+        said = inputs.mark(record) or [-1]  # none: the task placed by what is on disk (``home.infer``)
+        if got is not None:
+            _, here, newest, _ = found[name][0]
+            there[name] = (folder, [hash((*here, got[0][0], *said)), got[0][1]], max(newest, got[1], said[0]))
+            own[name] = (folder, got[0])  # the copy here is one of the folders that are no row of it (``printed``)
     todo: list[tuple[str, Found]] = []
     slots: dict[str, int] = {}
     for name in sorted(found, key=in_order):
         folders = found[name]
         # A name in both places is never taken from the store: building its row reports the clash.
-        one = len(folders) == 1 and name not in always
+        one = len(folders) == 1 and (name not in away or name in there)
         folder, sig, _, linked = folders[0]
+        if name in there:
+            folder, sig, _ = there[name]
         entry: Any = shown.get(folder) if one else None
         if _holds(entry, sig):
             whole_entry = whole.get(folder) if whole is not None else None
             if whole is None or _holds(whole_entry, sig):
                 kept_shown[folder] = entry
                 if keep is not None:
-                    keep.append((folder, sig))
+                    keep.append(own.get(name) or (folder, sig))
                 rows.append((entry if whole_entry is None else whole_entry)[1])
                 continue
         slots[name] = len(rows)
@@ -102,20 +119,22 @@ def listing(project: Project, build: Build, always: Collection[str] = (), *, ful
             pass  # a live run changes by the second; an error row is built again to say what is wrong now
         elif row.get("status") in FINAL:
             keep_as = "shallow"
-        elif shared is not None and shared[1] < settled:
+        elif shared is not None and shared[1] < settled and item[0] not in away:
             keep_as = deep
         return (row if full else {}), light(row), keep_as
 
     for (name, _), (row, view, keep_as) in zip(todo, fanout.fork_map(job, todo), strict=True):
         folders = found[name]
         folder, sig, newest, _ = folders[0]
+        if name in there:
+            folder, sig, newest = there[name]
         planned = keep_as is not None and keep_as != "shallow"
         if planned:
             sig, newest = keep_as
-        if len(folders) == 1 and name not in always and keep_as is not None and newest < settled:
+        if len(folders) == 1 and (name not in away or name in there) and keep_as is not None and newest < settled:
             fresh[folder] = (row, view, sig, planned)
             if keep is not None:
-                keep.append((folder, sig))
+                keep.append(own.get(name) or (folder, sig))
         elif keep is not None:
             keep.append(None)
         rows[slots[name]] = row if full else view
