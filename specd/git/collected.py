@@ -36,7 +36,6 @@ TESTS = ("_test.go", "_test.py", ".test.ts", ".spec.ts", ".test.tsx", ".spec.tsx
 COMPILED_FROM = {".js": (".ts", ".tsx", ".js", ".jsx"), ".jsx": (".tsx", ".jsx"), ".mjs": (".mts", ".mjs"),
                  ".cjs": (".cts", ".cjs")}
 JS_TESTS = tuple(f"{kind}{ext}" for kind in (".test", ".spec") for ext in COMPILED_FROM)
-CANDIDATES = (*TESTS, *JS_TESTS, ".py")  # a name worth a look at its times
 
 
 def collected(name: str, tracked: frozenset[str] | None = None) -> bool:
@@ -82,7 +81,8 @@ def found(top: Path, ignored: Iterable[str], since_ns: int, changed: Iterable[st
                 continue
             dirs[:] = [name for name in dirs if not _passed(name)]
             tests += [f"{folder}/{name}" for name in files
-                      if name.endswith(CANDIDATES) and fresh(Path(folder) / name, since_ns, folders=False)]
+                      if (collected(name) or name.endswith(JS_TESTS))  # a test by its name: worth a look
+                      and fresh(Path(folder) / name, since_ns, folders=False)]
     if not tests:
         return {}
     # the project's names only when a JavaScript test was met: a set of a monorepo's 100,000 names is not free
