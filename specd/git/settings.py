@@ -15,6 +15,7 @@ from typing import Any
 from specd.git.repo import Repo
 from specd.git.tree import is_secret
 from specd.state import atomic
+from specd.system.agent_state import FOLDER as STATE_FOLDER
 from specd.system.ownfiles import walk
 from specd.tasks.project import Project
 from specd.tasks.setup import GITIGNORE
@@ -52,10 +53,16 @@ class Settings:
 
     @staticmethod
     def transcripts(repo: Repo, task_dir: Path) -> list[str]:
-        """The task's transcript files, for ``commit_transcripts`` (they are ignored, so added by force)."""
+        """The task's transcript files, for ``commit_transcripts`` (they are ignored, so added by force); never an
+        agent CLI's own state beside them (``agent_state.FOLDER``: its sign-in, and its sessions as it wrote them,
+        which specd's redaction never saw)."""
         folder = task_dir / "transcripts"
-        files = sorted(path for here, _, names in walk(folder) for name in names
-                       if (path := Path(here) / name).is_file())
+        files = []
+        for here, dirs, names in walk(folder):
+            if here == str(folder):
+                dirs[:] = [name for name in dirs if name != STATE_FOLDER]
+            files += [path for name in names if (path := Path(here) / name).is_file()]
+        files.sort()
         return [rel for rel in map(repo.rel, files) if not is_secret(rel)]
 
 

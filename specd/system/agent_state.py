@@ -19,6 +19,7 @@ import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
+FOLDER = ".agent"  # under the task's transcripts: the backends' own state, never committed (``git.settings``)
 SIGN_IN_KEYS = ("oauthAccount", "userID", "hasCompletedOnboarding", "primaryApiKey", "customApiKeyResponses")
 
 

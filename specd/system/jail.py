@@ -209,7 +209,9 @@ def backend_state(jail: Jail) -> tuple[str, Path] | None:
     or ``~/.codex``."""
     if jail.tier != "agent" or jail.backend not in BACKEND_STATE or jail.task_dir is None:
         return None
-    return BACKEND_STATE[jail.backend], jail.task_dir / "transcripts" / ".agent" / jail.backend
+    from specd.system.agent_state import FOLDER
+
+    return BACKEND_STATE[jail.backend], jail.task_dir / "transcripts" / FOLDER / jail.backend
 
 
 BACKEND_STATE: Mapping[str, str] = {"claude_code": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME",

@@ -162,6 +162,12 @@ def test_commit_transcripts_option_commits_them(gp: GitProject) -> None:
     gp.write(".specd/config.json", json.dumps({**config, "commit_transcripts": True}))
     gp.git("commit", "-q", "-am", "commit transcripts")
     gp.new("t")
+    # an agent CLI's own state beside the transcripts (Claude Code's CLAUDE_CONFIG_DIR): its sign-in and its
+    # sessions as it wrote them, never redacted by specd
+    state = gp.root / ".specd/tasks/t/transcripts/.agent/claude_code"
+    (state / "projects").mkdir(parents=True)
+    (state / ".claude.json").write_text('{"primaryApiKey": "sk-ant-api03-not-a-real-key"}\n')
+    (state / "projects" / "s.jsonl").write_text('{"type": "assistant"}\n')
 
     result = gp.run("t")
 
@@ -169,7 +175,7 @@ def test_commit_transcripts_option_commits_them(gp: GitProject) -> None:
     on_disk = {p.relative_to(gp.root).as_posix() for p in (gp.root / ".specd/tasks/t/transcripts").rglob("*.log")}
     committed = {p for p in gp.git("ls-files").splitlines() if "/transcripts/" in p}
     assert len(on_disk) == 3
-    assert committed == on_disk
+    assert committed == on_disk  # the logs, and nothing of the CLI's state
 
 
 def test_an_older_gitignore_gets_the_missing_lines(gp: GitProject) -> None:
