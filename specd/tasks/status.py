@@ -254,13 +254,16 @@ def listing_row(project: Project, task: str, entry: tuple[str, frozenset[str], b
     task's) its folder's deep signature taken before it was built. ``entry``: the task's one folder, the watched
     files in it and whether it is a link (None: the name is in both places); ``shown``: how each parent folder
     is shown."""
-    from specd.tasks.readmodel import finished, signature
+    from specd.tasks.readmodel import finished, inputs, rows, signature
 
     try:
         if task in away:
             tree = locate.locate(project, task)  # its home: a task in both places is an ERROR row
-            return task_status(tree, task, None, listing=True) | {
-                "branch": locate.branch(task), "folder": project.rel(tree.tasks_dir / task)}, None
+            there = rows.deep_there(str(tree.tasks_dir / task)) if deep else None  # taken before it is built
+            config, broken = pipeline_or_problem(tree)
+            plainly = config is not None and inputs.named_plainly(config)  # else a workflow no mark watches
+            return task_status(tree, task, config, listing=True, broken=broken) | {
+                "branch": locate.branch(task), "folder": project.rel(tree.tasks_dir / task)}, there if plainly else None
         found = None
         # A linked folder is shown where it points. Strings: no Path objects made per task.
         if entry is not None and not entry[2]:

@@ -352,6 +352,17 @@ def test_a_task_made_in_features_or_run_in_a_worktree_shows_at_once(listing: Lis
     _, _, as_json = listing.follows()
     assert rows(as_json)["a"]["stage"] == "edited-there"
     listing.settle()
+    record = listing.root / ".specd" / "homes" / "a.json"
+    with record.open("r+", encoding="utf-8") as handle:  # in place: homes/ keeps its times; the record is the main
+        handle.write(json.dumps({"kind": "main"}))  # tree's now, and the copy there a leftover
+        handle.truncate()
+    _, _, as_json = listing.follows()
+    assert rows(as_json)["a"]["stage"] == config["stage"]
+    assert "branch" not in rows(as_json)["a"]
+    record.write_text(json.dumps({"kind": "worktree", "path": ".specd/worktrees/a", "branch": "specd/a"}),
+                      encoding="utf-8")
+    assert rows(listing.follows()[2])["a"]["stage"] == "edited-there"
+    listing.settle()
     (listing.root / ".specd" / "homes" / "a.json").unlink()  # no record, and a run in each copy: an error
     out, _, as_json = listing.follows()
     assert lines(out)["a"][1] == "ERROR"

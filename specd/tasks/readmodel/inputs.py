@@ -143,6 +143,22 @@ def shared(project: Project, paths: list[str]) -> bool:
     return True
 
 
+def tree_marks(project: Project) -> tuple[int, int] | None:
+    """A worktree's own shared inputs (``shared``: the plan of a task there follows its pipeline) as one int
+    (Python's hash of their marks' ints, the same in every process) and their newest change time; None when
+    they cannot be watched whole."""
+    paths: list[str] = []
+    if not shared(project, paths):
+        return None
+    values = [len(paths)]
+    newest = 0
+    for path in paths:
+        got = mark(path) or [-1] * 5
+        values += got
+        newest = max(newest, got[0], got[1])
+    return hash(tuple(values)), newest
+
+
 def settled_marks(marks: list[tuple[str, Mark]], settled: int) -> bool:
     """Whether no input changed after ``settled`` (else it could change again within the same tick, unseen)."""
     return not any(m is not None and max(m[0], m[1]) >= settled for _, m in marks)

@@ -7,10 +7,11 @@ and ``printed``) and printed again while one rule holds (``holds``): every path 
 folder signature (``signature``) it was kept with is as it is now, the environment digest is the same, and it
 was kept by this specd. For an answer the marks are its task's whole tree and the shared inputs; for the
 listing, the shared inputs, the folders tasks live in (tasks/, features/, worktrees/, homes/: a folder made,
-removed or renamed there moves their times), each row's folder signature (a finished task that lives in a
-worktree: its folder there), and each folder there that is no row's (a config.json made in it moves its times; a
-task's copy here while it lives in a worktree, where a run started by mistake makes its row an error; a worktree's
-own folder). A row the store could not keep (a live run, a broken task, an unfinished task in a worktree), or an
+removed or renamed there moves their times), each home record (one edited in place moves only its own), each
+row's folder signature (a finished task that lives in a worktree: its folder there), and each folder there that is
+no row's (a config.json made in it moves its times; a task's copy here while it lives in a worktree, where a run
+started by mistake makes its row an error; a worktree's own folder). A row the store could not keep (a live run, a
+broken task), one whose plan follows a worktree's own pipeline (an unfinished task in a worktree), or an
 input changed in the last moment, and nothing is kept.
 
 Lookups import no more than ``json``, ``sqlite3`` and ``inputs``: a kept answer costs little more than starting
@@ -50,7 +51,13 @@ def listing_inputs(project: Project) -> inputs.Inputs | None:
     paths = parents(project)
     if not inputs.shared(project, paths):
         return None
-    return settled, inputs.environment(str(project.root)), [(path, inputs.mark(path)) for path in paths]
+    marks = [(path, inputs.mark(path)) for path in paths]
+    try:  # after homes/ own mark: a record made since moves it. Each record: one edited in place moves only its own
+        with os.scandir(project.specd_dir / "homes") as entries:
+            records = sorted(entry.path for entry in entries if entry.name.endswith(".json"))
+    except OSError:
+        records = []
+    return settled, inputs.environment(str(project.root)), marks + [(path, inputs.mark(path)) for path in records]
 
 
 def remember_answer(project: Project, task: str, before: inputs.Inputs, config: PipelineConfig | None,

@@ -21,15 +21,17 @@ changed are written, in one transaction; a broken or unwritable store just means
 from __future__ import annotations
 
 import contextlib
+import functools
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from specd.system import fanout
 from specd.tasks.project import Project, in_order
 from specd.tasks.readmodel import inputs, kept, store
-from specd.tasks.readmodel.signature import marks, names, task_folders
+from specd.tasks.readmodel.signature import DEEP, deep, marks, names, task_folders
 
 RACY_NS = 100_000_000  # 0.1 s: far more than a file-time tick
 FINAL = frozenset({"COMPLETE", "CANCELLED", "FAILED"})
@@ -58,11 +60,12 @@ def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] 
     """Every task's row in name order: from the store where still valid, otherwise from ``build(task, found)``
     (``found``: the task's one folder and the watched files in it, or None when the name is in both places).
     A task in ``away`` lives elsewhere (a worktree): its row is read from the folder named there (the first of
-    the pair; the second, the record saying where it lives), and kept only when finished, under the signatures of
-    that folder and its own and the record's marks (a plan there would follow the worktree's own pipeline, which
-    no mark here watches). ``full=False`` gives only the fields a table shows (``light``), and reads no whole rows.
-    ``keep`` gets, in any order, the folder and signature of each row the store holds, and None for each it
-    cannot.
+    the pair; the second, the record saying where it lives), and kept under the signatures of that folder and its
+    own and the record's marks: when unfinished, that folder's deep one, over the worktree's own pipeline,
+    workflows and hooks too (``deep_there``: the plan there follows them). ``full=False`` gives only the fields a
+    table shows (``light``), and reads no whole rows. ``keep`` gets, in any order, the folder and signature of each
+    row the store holds, and None for each it cannot (or that a printed listing cannot watch: an unfinished task
+    in a worktree).
     ``shared``: the shared inputs' marks as text and their newest change time (``inputs.shared_marks``), or
     None when they cannot be watched: then no unfinished row is read or kept."""
     db = kept.open_store(project)
@@ -82,14 +85,21 @@ def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] 
     # A task away: its folder there, and a signature over both its folders and its home record (without one, a run
     # in each copy makes its row an error), with the newest change time of all three.
     there: dict[str, tuple[str, list[int], int]] = {}
-    own: dict[str, tuple[str, list[int]]] = {}  # what a printed listing checks instead: the folder there's own
+    # What a printed listing checks instead: the folder there's own (the copy here is one of the folders that are
+    # no row of it, ``printed``); None for a row kept with its plan, whose inputs there no printed listing watches.
+    own: dict[str, tuple[str, list[int]] | None] = {}
+    both: dict[str, Callable[[tuple[list[int], int]], tuple[list[int], int]]] = {}
     for name, (folder, record) in away.items():
         got = marks(folder) if len(found.get(name, ())) == 1 else None
         said = inputs.mark(record) or [-1]  # none: the task placed by what is on disk (``home.infer``)
         if got is not None:
             _, here, newest, _ = found[name][0]
-            there[name] = (folder, [hash((*here, got[0][0], *said)), got[0][1]], max(newest, got[1], said[0]))
-            own[name] = (folder, got[0])  # the copy here is one of the folders that are no row of it (``printed``)
+            both[name] = functools.partial(_both, here, said, newest)
+            was = shown.get(folder)
+            planned = type(was) is list and _deep(was[0])  # kept with its plan: its deep signature there
+            got = (deep_there(folder) or got) if planned else got
+            there[name] = (folder, *both[name](got))
+            own[name] = None if planned else (folder, got[0])
     todo: list[tuple[str, Found]] = []
     slots: dict[str, int] = {}
     for name in sorted(found, key=in_order):
@@ -105,7 +115,7 @@ def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] 
             if whole is None or _holds(whole_entry, sig):
                 kept_shown[folder] = entry
                 if keep is not None:
-                    keep.append(own.get(name) or (folder, sig))
+                    keep.append(own.get(name, (folder, sig)))
                 rows.append((entry if whole_entry is None else whole_entry)[1])
                 continue
         slots[name] = len(rows)
@@ -119,7 +129,7 @@ def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] 
             pass  # a live run changes by the second; an error row is built again to say what is wrong now
         elif row.get("status") in FINAL:
             keep_as = "shallow"
-        elif shared is not None and shared[1] < settled and item[0] not in away:
+        elif shared is not None and shared[1] < settled:
             keep_as = deep
         return (row if full else {}), light(row), keep_as
 
@@ -130,11 +140,11 @@ def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] 
             folder, sig, newest = there[name]
         planned = keep_as is not None and keep_as != "shallow"
         if planned:
-            sig, newest = keep_as
+            sig, newest = both[name](keep_as) if name in there else keep_as
         if len(folders) == 1 and (name not in away or name in there) and keep_as is not None and newest < settled:
             fresh[folder] = (row, view, sig, planned)
             if keep is not None:
-                keep.append(own.get(name) or (folder, sig))
+                keep.append(None if planned and name in there else own.get(name, (folder, sig)))
         elif keep is not None:
             keep.append(None)
         rows[slots[name]] = row if full else view
@@ -146,6 +156,26 @@ def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] 
                       {k: (v[0], *texts[k]) for k, v in kept_shown.items()})
         db.close()
     return rows  # type: ignore[return-value]  # every None was filled above
+
+
+def deep_there(folder: str) -> tuple[list[int], int] | None:
+    """The deep signature of a task's folder in its worktree, over its tree and that worktree's own shared inputs
+    (its pipeline, workflows and hooks: a plan there follows them), and their newest change time; None when either
+    cannot be watched whole."""
+    got = deep(folder)
+    tree = inputs.tree_marks(Project(Path(folder).parents[2])) if got is not None else None
+    if got is None or tree is None:
+        return None
+    return [hash((got[0][0], tree[0])), got[0][1]], max(got[1], tree[1])
+
+
+def _both(here: list[int], said: list[int], newest: int, got: tuple[list[int], int]) -> tuple[list[int], int]:
+    """A signature over a task's copy here (``here``), its folder there (``got``) and its home record's marks."""
+    return [hash((*here, got[0][0], *said)), got[0][1]], max(newest, got[1], said[0])
+
+
+def _deep(sig: Any) -> bool:
+    return type(sig) is list and len(sig) == 2 and type(sig[1]) is int and bool(sig[1] & DEEP)
 
 
 def _holds(entry: Any, sig: list[int]) -> bool:
