@@ -54,15 +54,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     the trees under its own base folder."""
     import os
 
-    from specd.system import binds, buildcaches
+    from specd.system import buildcaches
 
-    home = binds.home_of(os.environ)
+    cache = buildcaches._cache(os.environ)
     made = getattr(getattr(session.config, "_tmp_path_factory", None), "_basetemp", None)  # None: no tmp_path made
-    if home is None or made is None:
+    if cache is None or made is None:
         return
     base = f"{made}/"
     for _, kind, _, _ in buildcaches.KINDS:
-        for mark in (home / ".cache" / "specd" / kind).glob("*.tree"):
+        for mark in (cache / "specd" / kind).glob("*.tree"):
             try:
                 if mark.read_text(encoding="utf-8").startswith(base):
                     buildcaches._remove(str(mark.with_suffix("")))

@@ -4,9 +4,10 @@ Python compiles into the tree's ``__pycache__`` and cargo builds into its ``targ
 or `cargo run` takes what it finds there as up to date, by its header or its time: a ``.pyc`` or a binary the
 model left would run in place of what the sources say, outside any jail, and git ignores both. So a jailed
 process is told to build elsewhere (``PYTHONPYCACHEPREFIX``, ``CARGO_TARGET_DIR``), into a folder under your own
-cache folder (``~/.cache/specd/<kind>/<tree>``, made yours alone), bound read-write into the jail at a path of its
-own /tmp and kept from step to step, so a step builds only what changed. The tree's ``target/`` is read-only in
-the jail (``environments``), and what a step leaves in ``__pycache__`` goes (``specd/git/ignored.py``).
+cache folder (``~/.cache/specd/<kind>/<tree>``, or ``$XDG_CACHE_HOME/specd/…``; made yours alone), bound read-write
+into the jail at a path of its own /tmp and kept from step to step, so a step builds only what changed. The
+tree's ``target/`` is read-only in the jail (``environments``), and what a step leaves in ``__pycache__`` goes
+(``specd/git/ignored.py``).
 
 Without bubblewrap the variables name the folders themselves. A worktree specd removes takes its folders with it
 (``forget``); a folder whose tree is gone otherwise, or that no jail used for ``UNUSED_DAYS``, is forgotten by a look
@@ -23,7 +24,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-# variable, kind (the folder under ~/.cache/specd), where it shows in the jail, the file in the tree that asks for it
+# variable, kind (the folder under <cache>/specd), where it shows in the jail, the file in the tree that asks for it
 KINDS = (("PYTHONPYCACHEPREFIX", "pycache", "/tmp/.specd-pycache", ""),
          ("CARGO_TARGET_DIR", "cargo-target", "/tmp/.specd-cargo-target", "Cargo.toml"))
 UNUSED_DAYS = 30
@@ -35,16 +36,14 @@ Folder = tuple[str, Path, str]  # variable, the folder of specd's for the tree, 
 def folders(root: Path, env: Mapping[str, str]) -> list[Folder]:
     """(variable, the folder of specd's for ``root``, where it shows in the jail) for each kind the tree needs;
     none without a HOME, or where the folder cannot be made."""
-    from specd.system.binds import home_of
-
-    home = home_of(env)
-    if home is None or not home.is_dir():  # never a HOME made here (`HOME=/nonexistent`)
+    cache = _cache(env)
+    if cache is None:
         return []
     found = []
     for variable, kind, jailed, needs in KINDS:
         if needs and not (root / needs).is_file():
             continue
-        folder = _folder(home, kind, root)
+        folder = _folder(cache, kind, root)
         _prune(folder.parent)
         try:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -76,17 +75,27 @@ VARIABLES = tuple(variable for variable, *_ in KINDS)
 
 def forget(root: Path, env: Mapping[str, str]) -> None:
     """Remove the folders of specd's for the tree at ``root``, which is going (a worktree specd removes)."""
+    cache = _cache(env)
+    if cache is None:
+        return
+    for _, kind, _, _ in KINDS:
+        _remove(str(_folder(cache, kind, root.resolve())))
+
+
+def _cache(env: Mapping[str, str]) -> Path | None:
+    """Your cache folder: ``$XDG_CACHE_HOME`` when it is an absolute path, else ``~/.cache``; None without a HOME
+    (never one made here: `HOME=/nonexistent`)."""
     from specd.system.binds import home_of
 
     home = home_of(env)
-    if home is None:
-        return
-    for _, kind, _, _ in KINDS:
-        _remove(str(_folder(home, kind, root.resolve())))
+    if home is None or not home.is_dir():
+        return None
+    given = env.get("XDG_CACHE_HOME", "")
+    return Path(given) if given.startswith("/") else home / ".cache"
 
 
-def _folder(home: Path, kind: str, root: Path) -> Path:
-    return home / ".cache" / "specd" / kind / hashlib.sha256(str(root).encode()).hexdigest()[:16]
+def _folder(cache: Path, kind: str, root: Path) -> Path:
+    return cache / "specd" / kind / hashlib.sha256(str(root).encode()).hexdigest()[:16]
 
 
 def _remove(path: str) -> None:

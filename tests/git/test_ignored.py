@@ -114,6 +114,22 @@ def test_a_trees_build_folder_unused_for_a_month_is_forgotten(tmp_path: Path) ->
     assert outside["CARGO_TARGET_DIR"].startswith(str(home / ".cache/specd/cargo-target/"))
 
 
+def test_the_build_folders_follow_xdg_cache_home_when_it_is_absolute(tmp_path: Path) -> None:
+    home, cache = tmp_path / "home", tmp_path / "xdg-cache"
+    home.mkdir()
+    (tmp_path / "tree").mkdir()
+    buildcaches._prune.cache_clear()
+    found = buildcaches.folders(tmp_path / "tree", {"HOME": str(home), "XDG_CACHE_HOME": str(cache)})
+    assert found[0][1].parent == cache / "specd" / "pycache"
+    assert found[0][1].is_dir()
+    assert not (home / ".cache").exists()
+    buildcaches.forget(tmp_path / "tree", {"HOME": str(home), "XDG_CACHE_HOME": str(cache)})
+    assert not found[0][1].exists()
+    assert not found[0][1].with_suffix(".tree").exists()
+    relative = buildcaches.folders(tmp_path / "tree", {"HOME": str(home), "XDG_CACHE_HOME": "xdg"})  # not a place
+    assert relative[0][1].parent == home / ".cache" / "specd" / "pycache"
+
+
 
 def _ctime(path: Path) -> int:
     return path.lstat().st_ctime_ns
