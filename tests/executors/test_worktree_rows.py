@@ -4,33 +4,18 @@ something its plan is worked out from changes there: its own files, or the workt
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any
 
 from executor_harness import Repo
+from index_rows import listed
 
 from specd.tasks.project import Project
 from specd.tasks.readmodel import store
 from specd.tasks.readmodel.rows import RACY_NS
-from specd.tasks.status import all_status
 
 SETTLE = 2 * RACY_NS / 1e9  # rows built from files changed within this are not kept
-
-
-def _rows(project: Project, cold: bool = False) -> dict[str, dict[str, Any]]:
-    """The listing in this process (``cold``: worked out from the files alone, the store set aside)."""
-    if not cold:
-        return {row["task"]: row for row in all_status(project)}
-    cache, aside = project.specd_dir / ".cache", project.specd_dir / ".cache-aside"
-    cache.rename(aside)
-    try:
-        return {row["task"]: row for row in all_status(project)}
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
-        aside.rename(cache)
 
 
 def _mark_kept_row(project: Project, folder: Path, stage: str) -> None:
@@ -54,14 +39,14 @@ def test_a_task_waiting_in_its_worktree_is_listed_from_its_kept_row_until_its_pl
     tree = repo.root / ".specd" / "worktrees" / "t"
     folder = tree / ".specd" / "tasks" / "t"
     time.sleep(SETTLE)
-    rows = _rows(project)
+    rows = listed(project)
     assert rows["t"]["status"] == "WAITING_FOR_HUMAN"
     assert rows["t"]["branch"] == "specd/t"
     assert [step["step"] for step in rows["t"]["plan"]] == ["s2", "s3"]
-    assert rows == _rows(project, cold=True)
+    assert rows == listed(project, cold=True)
 
     _mark_kept_row(project, folder, "read-from-the-store")
-    assert _rows(project)["t"]["stage"] == "read-from-the-store"  # not built again
+    assert listed(project)["t"]["stage"] == "read-from-the-store"  # not built again
 
     # The worktree's own pipeline, edited in place there: the plan follows it at the next listing.
     pipeline = tree / ".specd" / "pipeline.json"
@@ -70,26 +55,26 @@ def test_a_task_waiting_in_its_worktree_is_listed_from_its_kept_row_until_its_pl
     with pipeline.open("r+", encoding="utf-8") as handle:  # the same inode: only its own times move
         handle.write(json.dumps(data))
         handle.truncate()
-    rows = _rows(project)
+    rows = listed(project)
     assert [step["step"] for step in rows["t"]["plan"]] == ["s2", "s3", "s4"]
     assert rows["t"]["stage"] != "read-from-the-store"
-    assert rows == _rows(project, cold=True)
+    assert rows == listed(project, cold=True)
 
     # A workflow there edited in place, and a file made deep in the task's folder there: built again each time.
     time.sleep(SETTLE)
-    assert _rows(project) == rows
+    assert listed(project) == rows
     for change in (lambda: (tree / ".specd" / "workflows" / "work.md").open("a").write("\nmore\n"),
                    lambda: (folder / "notes").mkdir() or (folder / "notes" / "n.md").write_text("n\n")):
-        _rows(project)
+        listed(project)
         _mark_kept_row(project, folder, "stale")
         change()
-        assert _rows(project)["t"]["stage"] != "stale"
+        assert listed(project)["t"]["stage"] != "stale"
         time.sleep(SETTLE)
 
     # Approved and run to its end there: a finished row, the same as one worked out from the files.
     assert repo.specd("approve", "t").returncode == 0
     done = repo.specd("run", "t", "--agent", repo.agent())
     assert done.returncode == 0, done.stdout + done.stderr
-    rows = _rows(project)
+    rows = listed(project)
     assert rows["t"]["status"] == "COMPLETE"
-    assert rows == _rows(project, cold=True)
+    assert rows == listed(project, cold=True)

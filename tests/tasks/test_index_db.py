@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from brain_harness import Harness
-from index_rows import indexed
+from index_rows import indexed, listed
 
 from specd.tasks.project import Project
 from specd.tasks.readmodel import store
@@ -227,19 +227,6 @@ def test_listings_at_the_same_time_share_the_index(h: Harness, tmp_path: Path) -
     assert set(indexed(project.specd_dir)) == {str(h.task_dir(t)) for t in tasks}
 
 
-def _rows(project: Project, cold: bool = False) -> dict[str, dict[str, Any]]:
-    """The listing in this process (``cold``: worked out from the files alone, the store set aside)."""
-    if not cold:
-        return {row["task"]: row for row in all_status(project)}
-    cache, aside = project.specd_dir / ".cache", project.specd_dir / ".cache-aside"
-    cache.rename(aside)
-    try:
-        return {row["task"]: row for row in all_status(project)}
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
-        aside.rename(cache)
-
-
 def test_an_unfinished_task_s_row_follows_an_edit_of_the_pipeline_file(h: Harness) -> None:
     """Unfinished rows are kept with their plans, under the shared inputs they were worked out from: an edit of
     pipeline.json (in place or replaced) gives every unfinished task its new plan at the next listing, while a
@@ -250,12 +237,12 @@ def test_an_unfinished_task_s_row_follows_an_edit_of_the_pipeline_file(h: Harnes
     h.new("waits")
     assert h.cont("waits", "--semi-auto").returncode == 3  # held at the gate before b
     time.sleep(SETTLE)
-    first = _rows(project)
+    first = listed(project)
     assert [s["step"] for s in first["fresh"]["plan"]] == ["a", "b"]
     assert [s["step"] for s in first["waits"]["plan"]] == ["b"]
     planned = {folder: whole for folder, (_, whole) in indexed(project.specd_dir).items()}
     assert set(planned) == {str(h.task_dir(t)) for t in ("done", "fresh", "waits")}  # all three kept
-    assert _rows(project) == first
+    assert listed(project) == first
 
     pipeline = project.specd_dir / "pipeline.json"
     data = json.loads(pipeline.read_text(encoding="utf-8"))
@@ -263,16 +250,16 @@ def test_an_unfinished_task_s_row_follows_an_edit_of_the_pipeline_file(h: Harnes
     with pipeline.open("r+", encoding="utf-8") as handle:  # in place: the same inode
         handle.write(json.dumps(data))
         handle.truncate()
-    rows = _rows(project)
+    rows = listed(project)
     assert [s["step"] for s in rows["fresh"]["plan"]] == ["a", "b", "c"]
     assert [s["step"] for s in rows["waits"]["plan"]] == ["b", "c"]
-    assert rows == _rows(project, cold=True)
+    assert rows == listed(project, cold=True)
     time.sleep(SETTLE)
-    assert _rows(project) == rows  # kept again under the new marks
+    assert listed(project) == rows  # kept again under the new marks
     h.pipeline({"main": [{"name": "b", "workflow": "w.md"}, {"name": "a", "workflow": "w.md"}]})
-    rows = _rows(project)
+    rows = listed(project)
     assert [s["step"] for s in rows["fresh"]["plan"]] == ["b", "a"]
-    assert rows == _rows(project, cold=True)
+    assert rows == listed(project, cold=True)
 
 
 def test_a_run_that_stops_writes_its_own_row_and_the_next_listing_reads_it(h: Harness) -> None:
@@ -283,7 +270,7 @@ def test_a_run_that_stops_writes_its_own_row_and_the_next_listing_reads_it(h: Ha
     project = Project(h.root)
     h.new("t")
     folder = str(h.task_dir("t"))
-    assert _rows(project)["t"]["status"] == "NOT_STARTED"  # a listing makes the store (a run makes none)
+    assert listed(project)["t"]["status"] == "NOT_STARTED"  # a listing makes the store (a run makes none)
     for expected, code in (("WAITING_FOR_HUMAN", 3), ("COMPLETE", 0)):
         assert h.cont("t", "--semi-auto", input="proceed\n" if code == 0 else None).returncode in (code, 0)
         kept = indexed(project.specd_dir)
@@ -291,11 +278,11 @@ def test_a_run_that_stops_writes_its_own_row_and_the_next_listing_reads_it(h: Ha
         assert kept[folder][0]["status"] == expected  # no listing ran since: the run wrote it
         shown, whole = kept[folder]
         assert shown["status"] == whole["status"] == expected  # type: ignore[index]
-        truth = _rows(project, cold=True)["t"]
+        truth = listed(project, cold=True)["t"]
         assert whole == truth
         with sqlite3.connect(project.specd_dir / ".cache" / store.NAME) as db:
             db.execute("UPDATE rows SET whole = ?", (json.dumps({**truth, "stage": "read-from-the-store"}),))
-        assert _rows(project)["t"]["stage"] == "read-from-the-store"
+        assert listed(project)["t"]["stage"] == "read-from-the-store"
 
 
 def test_the_store_is_its_owner_s_only(tmp_path: Path) -> None:
