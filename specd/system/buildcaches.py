@@ -4,8 +4,8 @@ Python compiles into the tree's ``__pycache__`` and cargo builds into its ``targ
 or `cargo run` takes what it finds there as up to date, by its header or its time: a ``.pyc`` or a binary the
 model left would run in place of what the sources say, outside any jail, and git ignores both. So a jailed
 process is told to build elsewhere (``PYTHONPYCACHEPREFIX``, ``CARGO_TARGET_DIR``), into a folder under your own
-cache folder (``~/.cache/specd/<kind>/<tree>``, or ``$XDG_CACHE_HOME/specd/…``; made yours alone), bound read-write
-into the jail at a path of its own /tmp and kept from step to step, so a step builds only what changed. The
+cache folder (``~/.cache/specd/<kind>/<tree>``, or ``$XDG_CACHE_HOME/specd/…`` in HOME; made yours alone), bound
+read-write into the jail at a path of its own /tmp and kept from step to step, so a step builds only what changed. The
 tree's ``target/`` is read-only in the jail (``environments``), and what a step leaves in ``__pycache__`` goes
 (``specd/git/ignored.py``).
 
@@ -83,15 +83,21 @@ def forget(root: Path, env: Mapping[str, str]) -> None:
 
 
 def _cache(env: Mapping[str, str]) -> Path | None:
-    """Your cache folder: ``$XDG_CACHE_HOME`` when it is an absolute path, else ``~/.cache``; None without a HOME
-    (never one made here: `HOME=/nonexistent`)."""
-    from specd.system.binds import home_of
+    """Your cache folder: ``$XDG_CACHE_HOME`` when it lies in HOME, which no jail shows, else ``~/.cache``; None
+    without a HOME (never one made here: `HOME=/nonexistent`). Elsewhere it could be a folder a jail shows (under
+    /opt, a tool's install, a ``SPECD_JAIL_READ`` folder), and with it the compiled code of every tree."""
+    from specd.system.binds import HOME_TOOLS, home_of
 
     home = home_of(env)
     if home is None or not home.is_dir():
         return None
     given = env.get("XDG_CACHE_HOME", "")
-    return Path(given) if given.startswith("/") else home / ".cache"
+    if not given.startswith("/"):
+        return home / ".cache"
+    cache = Path(os.path.normpath(given))
+    inside = cache.is_relative_to(home) and cache != home
+    shown = any(cache.is_relative_to(home / tool) or (home / tool).is_relative_to(cache) for tool in HOME_TOOLS)
+    return cache if inside and not shown else home / ".cache"
 
 
 def _folder(cache: Path, kind: str, root: Path) -> Path:

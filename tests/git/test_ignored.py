@@ -114,21 +114,24 @@ def test_a_trees_build_folder_unused_for_a_month_is_forgotten(tmp_path: Path) ->
     assert outside["CARGO_TARGET_DIR"].startswith(str(home / ".cache/specd/cargo-target/"))
 
 
-def test_the_build_folders_follow_xdg_cache_home_when_it_is_absolute(tmp_path: Path) -> None:
-    home, cache = tmp_path / "home", tmp_path / "xdg-cache"
+def test_the_build_folders_follow_xdg_cache_home_in_home_only(tmp_path: Path) -> None:
+    """In HOME (which no jail shows); one elsewhere could be a folder a jail shows, and every tree's code with it."""
+    home = tmp_path / "home"
     home.mkdir()
     (tmp_path / "tree").mkdir()
     buildcaches._prune.cache_clear()
-    found = buildcaches.folders(tmp_path / "tree", {"HOME": str(home), "XDG_CACHE_HOME": str(cache)})
-    assert found[0][1].parent == cache / "specd" / "pycache"
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(home / "var" / "cache")}
+    found = buildcaches.folders(tmp_path / "tree", env)
+    assert found[0][1].parent == home / "var" / "cache" / "specd" / "pycache"
     assert found[0][1].is_dir()
     assert not (home / ".cache").exists()
-    buildcaches.forget(tmp_path / "tree", {"HOME": str(home), "XDG_CACHE_HOME": str(cache)})
+    buildcaches.forget(tmp_path / "tree", env)
     assert not found[0][1].exists()
     assert not found[0][1].with_suffix(".tree").exists()
-    relative = buildcaches.folders(tmp_path / "tree", {"HOME": str(home), "XDG_CACHE_HOME": "xdg"})  # not a place
-    assert relative[0][1].parent == home / ".cache" / "specd" / "pycache"
-
+    for elsewhere in ("xdg", str(tmp_path / "opt-cache"), str(home / ".local" / "lib" / "c"), str(home), "/"):
+        got = buildcaches.folders(tmp_path / "tree", {"HOME": str(home), "XDG_CACHE_HOME": elsewhere})
+        assert got[0][1].parent == home / ".cache" / "specd" / "pycache", elsewhere
+    assert not (tmp_path / "opt-cache").exists()
 
 
 def _ctime(path: Path) -> int:
