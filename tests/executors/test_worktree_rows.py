@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -78,3 +80,68 @@ def test_a_task_waiting_in_its_worktree_is_listed_from_its_kept_row_until_its_pl
     rows = listed(project)
     assert rows["t"]["status"] == "COMPLETE"
     assert rows == listed(project, cold=True)
+
+
+# The CLI in a child Python that says, after it ran, whether the listing was worked out (a miss) or read.
+PROBE = ("import sys\nfrom specd.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as done:\n"
+         "    code = done.code\nprint('MEMO', 'miss' if 'specd.tasks.status' in sys.modules else 'hit', code,"
+         " file=sys.stderr)\n")
+
+
+def _piped(repo: Repo, *args: str) -> tuple[str, str]:
+    """`specd status *args` piped: its output, and "hit" when it was printed from what was kept."""
+    done = subprocess.run([sys.executable, "-c", PROBE, "status", *args], capture_output=True, text=True,
+                          env=repo.env, cwd=repo.root, stdin=subprocess.DEVNULL, timeout=120, check=False)
+    probe = done.stderr.splitlines()[-1].split()
+    assert probe[0] == "MEMO", done.stderr
+    assert probe[2] == "0", done.stderr
+    return done.stdout, probe[1]
+
+
+def _settled(repo: Repo) -> str:
+    """List until the listing is printed from what was kept (kept once its inputs are 0.1 s old)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        out, how = _piped(repo, "--json")
+        if how == "hit":
+            return out
+        time.sleep(0.2)
+    raise AssertionError("the listing was never printed from what was kept")
+
+
+def test_a_printed_listing_of_a_task_waiting_in_its_worktree_follows_its_pipeline_and_files_there(
+        tmp_path: Path) -> None:
+    repo = Repo(tmp_path, pause="s2")
+    for task in ("t", "u"):
+        repo.new(task)
+    first = repo.specd("run", "t", "u", "--semi-auto", "--agent", repo.agent())
+    assert first.returncode == 3, first.stdout + first.stderr
+    tree = repo.root / ".specd" / "worktrees" / "t"
+    out = json.loads(_settled(repo))
+    assert [[s["step"] for s in row["plan"]] for row in out["tasks"]] == [["s2", "s3"], ["s2", "s3"]]
+
+    pipeline = tree / ".specd" / "pipeline.json"
+    data = json.loads(pipeline.read_text(encoding="utf-8"))
+    data["pipelines"]["main"].append({"name": "s4", "workflow": "work.md"})
+    with pipeline.open("r+", encoding="utf-8") as handle:  # in place: only its own times move
+        handle.write(json.dumps(data))
+        handle.truncate()
+    out, how = _piped(repo, "--json")
+    assert how == "miss"
+    plans = {row["task"]: [s["step"] for s in row["plan"]] for row in json.loads(out)["tasks"]}
+    assert plans == {"t": ["s2", "s3", "s4"], "u": ["s2", "s3"]}
+
+    _settled(repo)
+    with (tree / ".specd" / "workflows" / "work.md").open("a", encoding="utf-8") as handle:
+        handle.write("\nmore\n")  # a workflow there, in place
+    assert _piped(repo, "--json")[1] == "miss"
+    _settled(repo)
+    (tree / ".specd" / "tasks" / "t" / "notes").mkdir()  # a folder made deep in the task's folder there
+    assert _piped(repo, "--json")[1] == "miss"
+    _settled(repo)
+    hooks = repo.root / ".specd" / "worktrees" / "u" / ".specd" / "hooks"
+    hooks.mkdir()
+    (hooks / "pre-s3.md").write_text("---\ndescription: before s3\n---\n\n# before s3\n", encoding="utf-8")
+    out, how = _piped(repo, "--json")
+    assert how == "miss"  # a hook made in u's worktree (no hooks/ there before): its plan shows it
+    assert out == _piped(repo, "--json")[0]

@@ -8,10 +8,10 @@ folder signature (``signature``) it was kept with is as it is now, the environme
 was kept by this specd. For an answer the marks are its task's whole tree and the shared inputs; for the
 listing, the shared inputs, the folders tasks live in (tasks/, features/, worktrees/, homes/: a folder made,
 removed or renamed there moves their times), each home record (one edited in place moves only its own), each
-row's folder signature (a finished task that lives in a worktree: its folder there), and each folder there that is
-no row's (a config.json made in it moves its times; a task's copy here while it lives in a worktree, where a run
-started by mistake makes its row an error; a worktree's own folder). A row the store could not keep (a live run, a
-broken task), one whose plan follows a worktree's own pipeline (an unfinished task in a worktree), or an
+row's folder signature (a task that lives in a worktree: its folder there, and when it is unfinished, the shared
+inputs of that worktree, which its plan follows), and each folder there that is no row's (a config.json made in it
+moves its times; a task's copy here while it lives in a worktree, where a run started by mistake makes its row an
+error; a worktree's own folder). A row the store could not keep (a live run, a broken task), or an
 input changed in the last moment, and nothing is kept.
 
 Lookups import no more than ``json``, ``sqlite3`` and ``inputs``: a kept answer costs little more than starting
@@ -92,7 +92,11 @@ def remember_listing(project: Project, before: inputs.Inputs | None, config: Pip
             forget_listing(project)
             return
         others += found
-    marks = marks + [(path, inputs.mark(path)) for path in others]
+    trees = _worktree_inputs(project, kept)
+    if trees is None:
+        forget_listing(project)
+        return
+    marks = marks + [(path, inputs.mark(path)) for path in [*others, *trees]]
     if not inputs.settled_marks(marks, settled):
         forget_listing(project)
         return
@@ -103,6 +107,23 @@ def remember_listing(project: Project, before: inputs.Inputs | None, config: Pip
         forget_listing(project)
         return
     _keep(project, "INSERT OR REPLACE INTO printed VALUES (0, ?, ?, ?)", None, env, marks, texts, packed)
+
+
+def _worktree_inputs(project: Project, kept: list[Any]) -> list[str] | None:
+    """The shared inputs of each worktree holding a row kept with its plan (its folder's signature deep): the plan
+    there follows that worktree's own pipeline, workflows and hooks. None when one cannot be watched whole."""
+    from pathlib import Path
+
+    from specd.tasks.project import Project
+    from specd.tasks.readmodel.signature import DEEP
+
+    prefix = f"{project.specd_dir / 'worktrees'}/"
+    paths: list[str] = []
+    for tree in sorted({folder.rsplit("/", 3)[0] for folder, sig in kept if folder.startswith(prefix) and
+                        sig[1] & DEEP}):
+        if not inputs.shared(Project(Path(tree)), paths):
+            return None
+    return paths
 
 
 def forget_listing(project: Project) -> None:

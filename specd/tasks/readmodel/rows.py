@@ -64,8 +64,7 @@ def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] 
     own and the record's marks: when unfinished, that folder's deep one, over the worktree's own pipeline,
     workflows and hooks too (``deep_there``: the plan there follows them). ``full=False`` gives only the fields a
     table shows (``light``), and reads no whole rows. ``keep`` gets, in any order, the folder and signature of each
-    row the store holds, and None for each it cannot (or that a printed listing cannot watch: an unfinished task
-    in a worktree).
+    row the store holds (for a task in a worktree, its folder there's own), and None for each it cannot.
     ``shared``: the shared inputs' marks as text and their newest change time (``inputs.shared_marks``), or
     None when they cannot be watched: then no unfinished row is read or kept."""
     db = kept.open_store(project)
@@ -97,9 +96,12 @@ def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] 
             both[name] = functools.partial(_both, here, said, newest)
             was = shown.get(folder)
             planned = type(was) is list and _deep(was[0])  # kept with its plan: its deep signature there
-            got = (deep_there(folder) or got) if planned else got
+            alone = deep(folder) if planned else None
+            with_tree = deep_there(folder, alone) if alone is not None else None
+            # a printed listing watches the folder there deep, and the worktree's own inputs (``printed``)
+            own[name] = (folder, got[0]) if not planned else (folder, alone[0]) if alone and with_tree else None
+            got = with_tree or got
             there[name] = (folder, *both[name](got))
-            own[name] = None if planned else (folder, got[0])
     todo: list[tuple[str, Found]] = []
     slots: dict[str, int] = {}
     for name in sorted(found, key=in_order):
@@ -144,6 +146,7 @@ def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] 
         if len(folders) == 1 and (name not in away or name in there) and keep_as is not None and newest < settled:
             fresh[folder] = (row, view, sig, planned)
             if keep is not None:
+                # (a row kept with its plan just now: its folder there was not looked at alone; the next listing)
                 keep.append(None if planned and name in there else own.get(name, (folder, sig)))
         elif keep is not None:
             keep.append(None)
@@ -158,11 +161,11 @@ def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] 
     return rows  # type: ignore[return-value]  # every None was filled above
 
 
-def deep_there(folder: str) -> tuple[list[int], int] | None:
-    """The deep signature of a task's folder in its worktree, over its tree and that worktree's own shared inputs
-    (its pipeline, workflows and hooks: a plan there follows them), and their newest change time; None when either
-    cannot be watched whole."""
-    got = deep(folder)
+def deep_there(folder: str, got: tuple[list[int], int] | None = None) -> tuple[list[int], int] | None:
+    """The deep signature of a task's folder in its worktree (``got``, when already taken), over its tree and that
+    worktree's own shared inputs (its pipeline, workflows and hooks: a plan there follows them), and their newest
+    change time; None when either cannot be watched whole."""
+    got = deep(folder) if got is None else got
     tree = inputs.tree_marks(Project(Path(folder).parents[2])) if got is not None else None
     if got is None or tree is None:
         return None
