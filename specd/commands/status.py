@@ -87,7 +87,10 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     if task and asked and (remote := _on_temporal(project, task, broken, temporal)) is not None:
         data = remote
     elif task and (where := locate(project, task)) != project:  # running in its worktree: its live folder is there
-        data = task_status(where, task, broken=broken) | {"branch": branch(task)}
+        there, broken_there = pipeline_or_problem(where)
+        data = task_status(where, task, there, broken=broken_there) | {"branch": branch(task)}
+        if before is not None and not data.get("running"):
+            _remember(project, task, before, there, data, notes, temporal, placed=True)
     elif task and not asked and (remote := _on_temporal(project, task, broken, temporal)) is not None:
         data = remote  # run by Temporal workers: what they pushed, and the workflow's state
     else:
@@ -164,8 +167,9 @@ def _listing(project: Project, rows: list[dict[str, Any]], as_json: bool, before
 
 
 def _remember(project: Project, task: str, before: Any, config: PipelineConfig | None, data: dict[str, Any],
-              notes: list[str], temporal: dict[str, str | None]) -> None:
-    """Keep what this answer prints, plain and --json, for the next `status TASK` whose inputs are the same."""
+              notes: list[str], temporal: dict[str, str | None], *, placed: bool = False) -> None:
+    """Keep what this answer prints, plain and --json, for the next `status TASK` whose inputs are the same.
+    ``placed``: the answer was read from the task's worktree (its home), with ``config`` the pipeline there."""
     from specd.commands.common import warning
     from specd.commands.envelope import document
     from specd.commands.terminal.plain import task_text
@@ -173,7 +177,7 @@ def _remember(project: Project, task: str, before: Any, config: PipelineConfig |
     from specd.redact import redact
     from specd.tasks import readmodel
 
-    if _placing(project, task):
+    if not placed and _placing(project, task):
         return
     if record.maybe_in_use(project, task, temporal):
         from specd.commands.temporal import settings_from

@@ -98,11 +98,11 @@ def _piped(repo: Repo, *args: str) -> tuple[str, str]:
     return done.stdout, probe[1]
 
 
-def _settled(repo: Repo) -> str:
-    """List until the listing is printed from what was kept (kept once its inputs are 0.1 s old)."""
+def _settled(repo: Repo, *args: str) -> str:
+    """List until the listing (or `status *args`) is printed from what was kept (once its inputs are 0.1 s old)."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        out, how = _piped(repo, "--json")
+        out, how = _piped(repo, *(args or ("--json",)))
         if how == "hit":
             return out
         time.sleep(0.2)
@@ -145,3 +145,49 @@ def test_a_printed_listing_of_a_task_waiting_in_its_worktree_follows_its_pipelin
     out, how = _piped(repo, "--json")
     assert how == "miss"  # a hook made in u's worktree (no hooks/ there before): its plan shows it
     assert out == _piped(repo, "--json")[0]
+
+
+def test_status_of_a_task_waiting_in_its_worktree_is_kept_until_what_it_reads_there_changes(tmp_path: Path) -> None:
+    repo = Repo(tmp_path, pause="s2")
+    repo.new("t")
+    first = repo.specd("run", "t", "--semi-auto", "--agent", repo.agent())
+    assert first.returncode == 3, first.stdout + first.stderr
+    tree = repo.root / ".specd" / "worktrees" / "t"
+    out = _settled(repo, "t")
+    assert "WAITING_FOR_HUMAN" in out
+    assert "s4" not in out
+    assert _settled(repo, "t", "--json") == _piped(repo, "t", "--json")[0]
+
+    pipeline = tree / ".specd" / "pipeline.json"
+    data = json.loads(pipeline.read_text(encoding="utf-8"))
+    data["pipelines"]["main"].append({"name": "s4", "workflow": "work.md"})
+    with pipeline.open("r+", encoding="utf-8") as handle:  # the worktree's own pipeline, in place
+        handle.write(json.dumps(data))
+        handle.truncate()
+    out, how = _piped(repo, "t")
+    assert how == "miss"
+    assert "s4" in out
+    assert _settled(repo, "t") == out
+
+    config = tree / ".specd" / "tasks" / "t" / "config.json"
+    data = json.loads(config.read_text(encoding="utf-8"))
+    with config.open("r+", encoding="utf-8") as handle:  # the task's folder there, in place
+        handle.write(json.dumps({**data, "stage": "edited-over-there"}))
+        handle.truncate()
+    as_json, how = _piped(repo, "t", "--json")
+    assert how == "miss"
+    assert json.loads(as_json)["stage"] == "edited-over-there"
+    _settled(repo, "t")
+
+    assert repo.specd("approve", "t").returncode == 0  # its run state there: a new answer
+    out, how = _piped(repo, "t")
+    assert how == "miss"
+    assert "WAITING_FOR_HUMAN" not in out
+    done = repo.specd("run", "t", "--agent", repo.agent())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "COMPLETE" in _settled(repo, "t")
+    assert repo.specd("land", "t").returncode == 0  # the worktree gone, the task's home the main tree again
+    out, how = _piped(repo, "t")
+    assert how == "miss"
+    assert "COMPLETE" in out
+    assert "specd/t" not in out.split("\n")[0]

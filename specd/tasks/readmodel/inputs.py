@@ -106,12 +106,24 @@ def inputs(project: Project, task: str, extra: Iterable[Path] = ()) -> Inputs | 
     found = [home for home, config in zip(homes, paths, strict=True) if os.path.isfile(config)]  # noqa: PTH113
     if len(found) != 1 or os.path.lexists(f"{found[0]}/.run.lock.owner") or not tree(found[0], paths):
         return None
-    paths.append(str(project.specd_dir / "worktrees" / task / ".specd" / "tasks" / task / "config.json"))
+    there = project.specd_dir / "worktrees" / task
+    paths.append(f"{there}/.specd/tasks/{task}/config.json")
+    lives_there = os.path.isfile(paths[-1])  # noqa: PTH113
     paths.append(str(project.specd_dir / "homes" / f"{task}.json"))  # a new home moves where status reads from
-    if not shared(project, paths):
+    if not shared(project, paths) or (lives_there and not _there(there, task, paths)):
         return None
     paths += [str(path) for path in extra]
     return settled, env, [(path, mark(path)) for path in paths]
+
+
+def _there(worktree: Path, task: str, paths: list[str]) -> bool:
+    """Append what an answer read from the task's worktree reads: its folder there, whole, and that worktree's own
+    shared inputs; False when a run holds it there or it cannot be watched whole."""
+    from specd.tasks.project import Project
+
+    folder = f"{worktree}/.specd/tasks/{task}"
+    return (not os.path.lexists(f"{folder}/.run.lock.owner") and tree(folder, paths)
+            and shared(Project(worktree), paths))
 
 
 def shared_marks(project: Project, config: PipelineConfig | None) -> tuple[str, int] | None:
