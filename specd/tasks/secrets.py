@@ -30,7 +30,7 @@ from specd.tasks.secret_values import home_files, machine_files, parse, values_i
 if TYPE_CHECKING:
     from specd.system import pastfiles
 
-__all__ = ["env_files", "known_secrets", "load_project_secrets"]
+__all__ = ["env_files", "known_secrets", "load_project_secrets", "refresh_project_secrets"]
 
 MIN_LEN = 8  # as redaction: a shorter value would match ordinary words
 
@@ -47,6 +47,22 @@ def load_project_secrets(root: Path, dependencies: bool = False) -> int:
     git = [value for _, value in git_values(root)]
     add_secrets([*own, *past, *git, *(value for _, _, value in _file_values(root, project=False))])
     return len(own)
+
+
+REFRESH_EVERY = 1.0  # seconds between two looks for new secret files in a process that lives long (the page)
+_looked: dict[str, float] = {}
+
+
+def refresh_project_secrets(root: Path) -> None:
+    """``load_project_secrets`` again when this process last did more than ``REFRESH_EVERY`` seconds ago (or
+    never): a page started before a step wrote a ``.env`` showed that file's values in the step's transcript,
+    which the run wrote before the file existed, for as long as it ran. About 20 ms a look."""
+    import time
+
+    now = time.monotonic()
+    if now - _looked.get(str(root), -math.inf) >= REFRESH_EVERY:
+        _looked[str(root)] = now
+        load_project_secrets(root)
 
 
 def load_file_secrets(path: Path) -> None:

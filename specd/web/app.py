@@ -34,7 +34,7 @@ from specd.system.ownfiles import read_regular
 from specd.system.visible import bidi_shown
 from specd.tasks.project import Project
 from specd.tasks.task import SLUG
-from specd.web import actions, api, auth, detail, graph_svg, live, paths, refusals, replies, rows
+from specd.web import actions, api, auth, detail, fresh, graph_svg, live, paths, refusals, replies, rows
 
 TEMPLATES = Path(__file__).parent / "templates"
 STATUSES = ("WAITING_FOR_HUMAN", "ANSWERED", "IN_PROGRESS", "STOPPED", "BLOCKED", "FAILED", "ABORTED", "NOT_STARTED",
@@ -146,7 +146,7 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
             except HTTPException:
                 return first
 
-        return StreamingResponse(live.task_stream(where, max(0, offset), request.is_disconnected),
+        return StreamingResponse(live.task_stream(where, max(0, offset), request.is_disconnected, project.root),
                                  media_type="text/event-stream", headers={"Cache-Control": "no-store"})
 
     async def step(request: Request) -> Response:
@@ -253,6 +253,7 @@ def create_app(project: Project, token: str, plane: actions.Plane | None = None)
     ]
     not_found, guard_refused = refusals.handlers(project, page)
     app = Starlette(routes=routes, exception_handlers={HTTPException: not_found})
+    app.add_middleware(fresh.Secrets, root=project.root)  # inside the Guard: only a request with the token looks
     app.add_middleware(auth.Guard, token=token, refuse=guard_refused)
     app.add_middleware(replies.JsonSuffix)  # outermost: the Guard's refusals know JSON was asked too
     return app

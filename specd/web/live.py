@@ -23,6 +23,7 @@ from specd.tasks import idle, locate, logs
 from specd.tasks.follow import Ended, Follower, Item, Output
 from specd.tasks.project import Project
 from specd.tasks.readmodel.signature import task_folders
+from specd.tasks.secrets import refresh_project_secrets
 from specd.web import temporal_rows
 
 POLL = 0.2  # seconds between looks
@@ -50,13 +51,15 @@ def read_status(folder: Path) -> str:
     return idle.shown(status, idle.idle_of(status, str(data.get("answered") or ""), running))
 
 
-async def task_stream(where: Callable[[], Path], offset: int, gone: Disconnected) -> AsyncIterator[str]:
+async def task_stream(where: Callable[[], Path], offset: int, gone: Disconnected,
+                      root: Path | None = None) -> AsyncIterator[str]:
     """What the task page follows: new journal events from ``offset`` on as readable lines (``line``), the agents'
     own output as they print it (``output``, read as `specd logs -f` reads it: tasks/follow.py), the run's
     status whenever it changes (``status``), and ``changed`` whenever the run state or the journal moved, on
     which the page fetches its live parts again. ``where`` says the task's live folder at each look: a task
     the control plane starts in a worktree moves there, and the page follows it (from the start of the new
-    folder's journal)."""
+    folder's journal). ``root``: the project, whose secret files are looked for again before output is sent
+    (``fresh``)."""
     folder = await asyncio.to_thread(where)
     follower = await asyncio.to_thread(_follower, folder, offset)
     said, mark, label, quiet = "", await asyncio.to_thread(_mark, folder), "", time.monotonic()
@@ -66,6 +69,8 @@ async def task_stream(where: Callable[[], Path], offset: int, gone: Disconnected
             folder = now
             follower = await asyncio.to_thread(_follower, folder, 0)
         items = await asyncio.to_thread(_items, follower)
+        if items and root is not None:  # a .env the step made meanwhile: its values masked in what follows
+            await asyncio.to_thread(refresh_project_secrets, root)
         status, moved = await asyncio.to_thread(read_status, folder), await asyncio.to_thread(_mark, folder)
         spoke = bool(items) or moved != mark or status != said
         # Output alone is not a move: an agent printing fast must not make the page fetch its parts again and again.
