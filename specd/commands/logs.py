@@ -41,7 +41,7 @@ def logs(ctx: click.Context, task: str, step: str | None, as_json: bool, follow:
     if step is not None:
         log.check_step(project, step, [str(row.get("step")) for row in (store.journal.read())])
     if follow:
-        return _follow(task, task_dir, store, step, as_json)
+        return _follow(task, task_dir, store, step, as_json, project.root)
     shown, skipped = 0, list[int]()
     for event in store.journal.read(skipped):
         if log.matches(event, step):
@@ -76,8 +76,9 @@ def _on_temporal(project: Project, task: str) -> None:
               f"their --workdir), so none are shown here; `specd status {task}` shows its steps as they pushed them"])
 
 
-def _follow(task: str, task_dir: Path, store: StateStore, step: str | None, as_json: bool) -> int:
+def _follow(task: str, task_dir: Path, store: StateStore, step: str | None, as_json: bool, root: Path) -> int:
     from specd.tasks.follow import Ended, Follower, Output, belongs, follow
+    from specd.tasks.secrets import refresh_project_secrets
 
     state = store.load(with_history=False)
     lock = TaskLock(task_dir, task)
@@ -92,6 +93,7 @@ def _follow(task: str, task_dir: Path, store: StateStore, step: str | None, as_j
         else:
             continue
         shown += 1
+        refresh_project_secrets(root)  # a .env the step made meanwhile: its values masked from now on (once a second)
         click.echo(redact(json.dumps(record, default=str) if as_json else visible(text, colours=True)))
     if as_json:
         emit(task, indent=None, step=step, events=shown)

@@ -16,6 +16,7 @@ import functools
 import math
 import os
 import re
+import time
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["env_files", "known_secrets", "load_project_secrets", "refresh_project_secrets"]
 
 MIN_LEN = 8  # as redaction: a shorter value would match ordinary words
+REFRESH_EVERY = 1.0  # seconds between two looks for new secret files in a process that lives long (the page)
+_looked: dict[str, float] = {}  # when this process last looked, by project root
 
 
 def load_project_secrets(root: Path, dependencies: bool = False) -> int:
@@ -46,22 +49,16 @@ def load_project_secrets(root: Path, dependencies: bool = False) -> int:
     past = [value for *_, value in past_values(root)] if dependencies else []
     git = [value for _, value in git_values(root)]
     add_secrets([*own, *past, *git, *(value for _, _, value in _file_values(root, project=False))])
+    _looked[str(root)] = time.monotonic()
     return len(own)
-
-
-REFRESH_EVERY = 1.0  # seconds between two looks for new secret files in a process that lives long (the page)
-_looked: dict[str, float] = {}
 
 
 def refresh_project_secrets(root: Path) -> None:
     """``load_project_secrets`` again when this process last did more than ``REFRESH_EVERY`` seconds ago (or
     never): a page started before a step wrote a ``.env`` showed that file's values in the step's transcript,
     which the run wrote before the file existed, for as long as it ran. About 20 ms a look."""
-    import time
-
     now = time.monotonic()
     if now - _looked.get(str(root), -math.inf) >= REFRESH_EVERY:
-        _looked[str(root)] = now
         load_project_secrets(root)
 
 
