@@ -31,7 +31,7 @@ from specd.git import collected, instructions, loaders, nested
 from specd.git.repo import git, nul
 from specd.git.sources import GIT, code, fresh
 from specd.git.tree import inside
-from specd.system.envfiles import maybe_secret
+from specd.system.envfiles import is_env_name, maybe_secret
 from specd.system.ownfiles import read_regular
 
 RULES = ".gitignore"
@@ -117,10 +117,12 @@ def digest(path: Path) -> str:
 
 def excerpt(path: Path) -> str:
     """The start of a held file as text, for the run state (``barrier.Hit.seen``): "" when it is no regular file,
-    and for a secret file by its name (a ``.env``: values a person wrote meanwhile would reach the committed state,
-    unknown to redaction)."""
+    and for a secret file by its name, but for a ``.env``'s keys and the values it shows of them (``env_view``):
+    values a person wrote meanwhile would reach the committed state, unknown to redaction."""
     if maybe_secret(path.name):
-        return ""
+        from specd.tasks.secrets import env_view
+
+        return env_view(path)[:EXCERPT] if is_env_name(path.name) else ""
     try:
         return read_regular(path, EXCERPT, head=True).decode("utf-8", errors="replace")
     except OSError:

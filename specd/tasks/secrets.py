@@ -21,7 +21,7 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from specd.redact import add_secrets, is_secret_var, secret_parts
+from specd.redact import MASK, add_secrets, is_secret_var, redact, secret_parts
 from specd.redact_rules import holds_token
 from specd.system import gitconfig
 from specd.system.envfiles import env_files, is_env_name, secret_files
@@ -31,7 +31,7 @@ from specd.tasks.secret_values import home_files, machine_files, parse, values_i
 if TYPE_CHECKING:
     from specd.system import pastfiles
 
-__all__ = ["env_files", "known_secrets", "load_project_secrets", "refresh_project_secrets"]
+__all__ = ["env_files", "env_view", "known_secrets", "load_project_secrets", "refresh_project_secrets"]
 
 MIN_LEN = 8  # as redaction: a shorter value would match ordinary words
 REFRESH_EVERY = 1.0  # seconds between two looks for new secret files in a process that lives long (the page)
@@ -66,6 +66,20 @@ def load_file_secrets(path: Path) -> None:
     """Mask the values of one secret file too (a ``.env`` made after the process loaded the project's): a page
     started before a step wrote one showed its plain values."""
     add_secrets([value for key, value in values_in(path) if not _in_view(path, key, value)])
+
+
+def env_view(path: Path) -> str:
+    """A held ``.env`` as the run state keeps it for a page that cannot read it (a task on Temporal: the file is on
+    its worker): each key it sets, with its value only where redaction leaves one in view (a program's path or
+    options, which a person deciding on the hold must read), every other value masked whatever its length;
+    comments left out. "" for a link, or what cannot be read."""
+    if path.is_symlink():
+        return ""
+    first: dict[str, str] = {}
+    for key, value in values_in(path):  # as written first, then as a program would see it
+        first.setdefault(key, value)
+    lines = [f"{key}={redact(value) if _in_view(path, key, value) else MASK}" for key, value in first.items()]
+    return "\n".join(["# each value masked but a program's path or options", *lines]) if lines else ""
 
 
 def _in_view(path: Path, key: str, value: str) -> bool:

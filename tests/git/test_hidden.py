@@ -183,3 +183,22 @@ def test_a_file_name_that_is_not_utf8_is_committed_as_its_bytes_and_can_be_held(
     held = project.specd("continue", "u", "--auto", "--agent", project.agent_spec())
     assert held.returncode == 3, held.stdout + held.stderr
     assert "tests/x\\udcff.py" in held.stdout + held.stderr
+
+
+def test_a_held_env_is_kept_for_the_page_as_its_keys_with_only_what_runs_code_in_view(tmp_path: Path) -> None:
+    """A task on Temporal keeps its held files on its worker: the run state keeps the start of each for the page,
+    and kept nothing of a `.env`, so a person on a phone approved an `LD_PRELOAD` no one could see. Now its keys,
+    with only a program's path or options in view; every other value masked, a short one too (redaction leaves
+    values under 8 characters), and comments left out."""
+    env = tmp_path / ".env"
+    env.write_text("# the staging box: root / hunter2\nLD_PRELOAD=./build/libfast.so\nexport NODE_OPTIONS='--require "
+                   "./hook.js'\nDB_PASS=s3cr3t\nREGION_NOTE=plain-value-1234\nEDITOR=sk-ant-api03-" + "x" * 40 + "\n",
+                   encoding="utf-8")
+    assert hidden.excerpt(env).splitlines() == [
+        "# each value masked but a program's path or options",
+        "LD_PRELOAD=./build/libfast.so", "NODE_OPTIONS=--require ./hook.js", "DB_PASS=[REDACTED]",
+        "REGION_NOTE=[REDACTED]", "EDITOR=[REDACTED]"]
+    (tmp_path / "key.env").symlink_to(env)
+    assert hidden.excerpt(tmp_path / "key.env") == ""  # a link: nothing of what it points at
+    (tmp_path / ".npmrc").write_text("//registry.npmjs.org/:_authToken=npm_abc\n", encoding="utf-8")
+    assert hidden.excerpt(tmp_path / ".npmrc") == ""

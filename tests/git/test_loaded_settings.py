@@ -39,7 +39,13 @@ def test_a_new_env_or_npmrc_that_sets_what_runs_code_holds_the_run_until_a_perso
     waiting = _waiting(project)
     assert waiting["kind"] == "hidden"
     assert [f["path"] for f in waiting["files"]] == [".env", ".npmrc", "web/.env.local"]  # type: ignore[union-attr]
-    assert not any(f.get("seen") for f in waiting["files"])  # type: ignore[union-attr]  # a key file's start: never
+    # What the page shows of each where the file is not (a task on Temporal): a .env's keys, only what runs code in
+    # view; nothing of another key file
+    seen = {f["path"]: f.get("seen", "") for f in waiting["files"]}  # type: ignore[union-attr]
+    assert seen[".npmrc"] == ""
+    assert seen[".env"].splitlines()[1:] == ["DATABASE_URL=[REDACTED]", "LD_PRELOAD=/tmp/x.so"]
+    assert seen["web/.env.local"].splitlines()[1:] == ["NODE_OPTIONS=--require ./x.js"]
+    assert "postgres://db/app" not in json.dumps(waiting)
     assert "notes/work.md" in {f for _, files in project.commits() for f in files}
     assert project.run("t").returncode == 3  # `continue` alone keeps waiting
     approved = project.specd("approve", "t")

@@ -100,11 +100,22 @@ def test_a_held_env_shows_what_it_sets_that_runs_code_and_masks_the_rest(tmp_pat
     with TestClient(create_app(Project(site.root), TOKEN), base_url="http://127.0.0.1:8765") as client:
         client.cookies.set("specd_ui", TOKEN)
         text = client.get("/tasks/env/held/.env.json").json()["text"]
+        (site.root / ".env").unlink()  # as on a machine where the task's tree is not: a task on Temporal
+        away = client.get("/tasks/env/held/.env.json").json()["text"]
     assert "LD_PRELOAD=./build/libfast.so" in text  # before: LD_PRELOAD=[REDACTED]
     assert "s3cr3t-pass-word" not in text
     assert "a1B2a1B2" not in text
     assert "DATABASE_URL=[REDACTED]" in text
     assert "REGION_NOTE=[REDACTED]" in text  # before: shown, the page knew no value of a .env made after its start
+    # before: "cannot be read here", and a person approved a program to preload that no one could see
+    assert "not in this tree: as the step left it where it ran" in away
+    assert "LD_PRELOAD=./build/libfast.so" in away
+    assert "DATABASE_URL=[REDACTED]" in away
+    assert "REGION_NOTE=[REDACTED]" in away
+    assert "s3cr3t-pass-word" not in away
+    assert "plain-value-1234" not in away
+    state = (site.root / ".specd" / "tasks" / "env" / ".pipeline-state.json").read_text(encoding="utf-8")
+    assert "plain-value-1234" not in state  # the run state is committed: no value of the .env in it
 
 
 def test_a_held_file_not_in_this_tree_is_shown_as_the_step_left_it(held: Any, tmp_path: Path) -> None:
