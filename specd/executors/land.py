@@ -140,10 +140,7 @@ def _remove_worktree(project: Project, task: str) -> list[str]:
     tree = worktrees.path_of(project, task)
     if not (tree / ".git").exists():
         return []
-    try:
-        failed = worktrees.remove(project, tree)
-    except worktrees.WorktreeError as exc:
-        failed = str(exc)
+    failed = worktrees.remove(project, tree)
     return [f"warning: could not remove {project.rel(tree)}: {failed}" if failed else
             f"removed its worktree {project.rel(tree)}"]
 

@@ -107,10 +107,13 @@ def turn(project: Project) -> Iterator[None]:
 
 def remove(project: Project, tree: Path) -> str | None:
     """Remove the worktree at ``tree`` (its branch stays), in the repository's turn, and the build folders specd
-    kept for it outside it (``buildcaches``); None when it is gone, else what git said. WorktreeError when another
-    process keeps the turn."""
-    with turn(project):  # a run adding a worktree meanwhile would read this one's record half gone
-        removed = git(project.root, "worktree", "remove", "--force", str(tree))
+    kept for it outside it (``buildcaches``); None when it is gone, else why not (what git said, or another
+    process that keeps the turn)."""
+    try:
+        with turn(project):  # a run adding a worktree meanwhile would read this one's record half gone
+            removed = git(project.root, "worktree", "remove", "--force", str(tree))
+    except WorktreeError as exc:
+        return str(exc)
     if removed.returncode != 0:
         return (removed.stderr or removed.stdout).strip() or "git worktree remove failed"
     buildcaches.forget(tree, os.environ)

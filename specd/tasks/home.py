@@ -72,7 +72,7 @@ def worktree(task: str) -> Home:
 
 
 def read(main: Project, task: str) -> Home | None:
-    path = _file(main, task)
+    path = record(main, task)
     try:
         data: Any = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -132,18 +132,18 @@ def project_of(main: Project, task: str, home: Home) -> Project:
         return main  # the worktree was made but the task's folder not brought yet (a merge stopped it)
     if not _branch_made(main, home.branch) or _adding(tree.parent / ADDING):
         return main  # recorded, its worktree not made yet: `specd run` is placing it, from the main tree's copy
-    raise WorktreeGone(f"task {task!r} lives in worktree {home.path} (recorded in {main.rel(_file(main, task))}), "
+    raise WorktreeGone(f"task {task!r} lives in worktree {home.path} (recorded in {main.rel(record(main, task))}), "
                        "which is gone",
                        fix=f"`specd run {task}` makes it again from branch {home.branch}; or, to go on in the main "
-                           f"tree instead, `git merge {home.branch}` and delete {main.rel(_file(main, task))}")
+                           f"tree instead, `git merge {home.branch}` and delete {main.rel(record(main, task))}")
 
 
 def local(main: Project, task: str, home: Home) -> Home:
     """``home``, when this machine may run the task; a task on Temporal is its workflow's, not a second copy."""
     if home.kind == "temporal":
-        record = main.rel(_file(main, task))
+        said = main.rel(record(main, task))
         sent = submitted.path(main)
-        where = (f"workflow {home.workflow_id} at {home.address}, recorded in {record}" if home.workflow_id else
+        where = (f"workflow {home.workflow_id} at {home.address}, recorded in {said}" if home.workflow_id else
                  f"submitted from this clone to {home.address or 'Temporal'}, as {main.rel(sent) if sent else 'git'} "
                  "says")
         raise TaskError(f"task {task!r} runs on Temporal ({where}); running it here too would make a second copy",
@@ -171,7 +171,7 @@ def move(main: Project, task: str, home: Home) -> None:
 
 def running(main: Project, task: str, pid: int | None, plane: str = "") -> None:
     """Note the process running the task (None: no process runs it now) and the control plane that started it."""
-    if not _file(main, task).is_file():
+    if not record(main, task).is_file():
         return  # never homed here (a Temporal worker's clone, an engine test): nothing to note, nothing made
     with _locked(main):
         found = read(main, task)
@@ -258,13 +258,9 @@ def _branch_made(main: Project, branch: str) -> bool:
     return f" refs/heads/{branch}\n" in packed
 
 
-def _file(main: Project, task: str) -> Path:
-    return main.specd_dir / FOLDER / f"{task}.json"
-
-
 def record(main: Project, task: str) -> Path:
     """The file that says where ``task`` lives (it may not exist)."""
-    return _file(main, task)
+    return main.specd_dir / FOLDER / f"{task}.json"
 
 
 def folder(main: Project) -> Path:
@@ -278,7 +274,7 @@ def folder(main: Project) -> Path:
 
 def _write(main: Project, task: str, home: Home) -> None:
     folder(main)
-    atomic.write_json(_file(main, task), asdict(home))
+    atomic.write_json(record(main, task), asdict(home))
 
 
 @contextlib.contextmanager

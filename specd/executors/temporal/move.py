@@ -96,10 +96,7 @@ def arrived(project: Project, going: Leaving, address: str, workflow: str) -> li
     home.move(project, going.task, home.Home("temporal", address=address, workflow_id=workflow))
     if going.home.kind != "worktree":
         return []
-    try:
-        failed = worktrees.remove(project, project.root / going.home.path)
-    except worktrees.WorktreeError as exc:
-        failed = str(exc)
+    failed = worktrees.remove(project, project.root / going.home.path)
     return [f"warning: could not remove {going.home.path}: {failed}" if failed else
             f"removed its worktree {going.home.path} (branch {going.home.branch} stays)"]
 

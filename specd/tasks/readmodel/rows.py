@@ -21,7 +21,6 @@ changed are written, in one transaction; a broken or unwritable store just means
 from __future__ import annotations
 
 import contextlib
-import functools
 import sqlite3
 import time
 from collections.abc import Callable, Mapping
@@ -87,13 +86,13 @@ def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] 
     # What a printed listing checks instead: the folder there's own (the copy here is one of the folders that are
     # no row of it, ``printed``); None for a row kept with its plan, whose inputs there no printed listing watches.
     own: dict[str, tuple[str, list[int]] | None] = {}
-    both: dict[str, Callable[[tuple[list[int], int]], tuple[list[int], int]]] = {}
+    parts: dict[str, tuple[list[int], list[int], int]] = {}  # its copy here's signature, its record's marks, newest
     for name, (folder, record) in away.items():
         got = marks(folder) if len(found.get(name, ())) == 1 else None
         said = inputs.mark(record) or [-1]  # none: the task placed by what is on disk (``home.infer``)
         if got is not None:
             _, here, newest, _ = found[name][0]
-            both[name] = functools.partial(_both, here, said, newest)
+            parts[name] = (here, said, newest)
             was = shown.get(folder)
             planned = type(was) is list and _deep(was[0])  # kept with its plan: its deep signature there
             alone = deep(folder) if planned else None
@@ -101,7 +100,7 @@ def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] 
             # a printed listing watches the folder there deep, and the worktree's own inputs (``printed``)
             own[name] = (folder, got[0]) if not planned else (folder, alone[0]) if alone and with_tree else None
             got = with_tree or got
-            there[name] = (folder, *both[name](got))
+            there[name] = (folder, *_both(*parts[name], got))
     todo: list[tuple[str, Found]] = []
     slots: dict[str, int] = {}
     for name in sorted(found, key=in_order):
@@ -142,7 +141,7 @@ def listing(project: Project, build: Build, away: Mapping[str, tuple[str, str]] 
             folder, sig, newest = there[name]
         planned = keep_as is not None and keep_as != "shallow"
         if planned:
-            sig, newest = both[name](keep_as) if name in there else keep_as
+            sig, newest = _both(*parts[name], keep_as) if name in there else keep_as
         if len(folders) == 1 and (name not in away or name in there) and keep_as is not None and newest < settled:
             fresh[folder] = (row, view, sig, planned)
             if keep is not None:
