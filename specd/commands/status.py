@@ -8,10 +8,13 @@ changed prints the answer it printed before (specd/tasks/readmodel/) without loa
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from specd.commands import status_kept as printed
 from specd.commands.envelope import note_task
 from specd.commands.temporal_flags import temporal_options
 
@@ -50,26 +53,24 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     if mermaid and not as_graph:
         raise click.UsageError("--mermaid goes with --graph")
     memo = not as_graph and not any(temporal.values()) and (as_json or not sys.stdout.isatty())
-    if memo:
+    drawn = not (memo or as_graph or any(temporal.values()))  # on a terminal: what rich draws is kept too
+    if memo or drawn:
         from specd.tasks import readmodel
 
         root = readmodel.project_root((ctx.find_root().obj or {}).get("project_dir"))
         kept = readmodel.answer(root, task) if task else readmodel.printed_listing(root)
         # nothing it was worked out from has changed: the same answer, and no pipeline
-        if kept is not None and kept["json" if as_json else "out"] is not None:
-            for line in kept["err"]:
-                click.echo(line, err=True)
-            click.echo(kept["json" if as_json else "out"])
+        if kept is not None and printed.again(kept, as_json, drawn):
             return 0
     from specd.commands.common import in_project, project_from, warn
 
     project = in_project(project_from(ctx))
     before: Any = None  # the marks of what the answer is worked out from, taken before anything is read
-    if task and memo:
+    if task and (memo or drawn):
         from specd.executors.temporal import record
 
         before = readmodel.answer_inputs(project, task, record.watched(project))
-    elif memo:
+    elif memo or drawn:
         before = readmodel.listing_inputs(project)
     from specd.tasks import graph
     from specd.tasks.locate import branch, locate
@@ -83,6 +84,7 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
     if as_graph:
         return _graph(project, config, broken, mermaid, as_json, temporal)
     data: dict[str, Any] | list[dict[str, Any]]
+    keeping: Callable[..., None] | None = None  # the answer's keeping, once it is printed (drawn: with the drawing)
     asked = any(temporal.values())  # Temporal named by flag: its copy is shown, wherever the task lives here
     if task and asked and (remote := _on_temporal(project, task, broken, temporal)) is not None:
         data = remote
@@ -90,7 +92,7 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
         there, broken_there = pipeline_or_problem(where)
         data = task_status(where, task, there, broken=broken_there) | {"branch": branch(task)}
         if before is not None and not data.get("running"):
-            _remember(project, task, before, there, data, notes, temporal, placed=True)
+            keeping = partial(printed.remember, project, task, before, there, data, notes, temporal, placed=True)
     elif task and not asked and (remote := _on_temporal(project, task, broken, temporal)) is not None:
         data = remote  # run by Temporal workers: what they pushed, and the workflow's state
     else:
@@ -98,7 +100,9 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
         data = (task_status(project, task, config, broken=broken) if task
                 else all_status(project, config, broken, full=as_json, keep=keep))  # a table reads what it shows
         if before is not None and isinstance(data, dict) and not data.get("running"):
-            _remember(project, data["task"], before, config, data, notes, temporal)
+            keeping = partial(printed.remember, project, data["task"], before, config, data, notes, temporal)
+    if keeping is not None and not drawn:
+        keeping()
     if isinstance(data, list):
         from specd.commands.temporal import listing_on_temporal
 
@@ -115,7 +119,9 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
                   if row.get("status") == "ERROR" and row.get("reason"))]
         warn(said)
         if data and (memo or not sys.stdout.isatty() or as_json):
-            return _listing(project, data, as_json, before, config, keep, [*notes, *said])
+            return printed.listing(project, data, as_json, before, config, keep, [*notes, *said])
+        if data and drawn:
+            return printed.draw_listing(project, data, before, config, keep, [*notes, *said])
     if as_json:
         from specd.commands.envelope import emit
 
@@ -136,57 +142,17 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
         from specd.tasks.timing import step_seconds
 
         # bars of time and cost per step, only where a person looks: piped output stays as it was
-        render_task(data, step_seconds(locate(project, data["task"]), data["task"]) if sys.stdout.isatty() else None)
+        seconds = step_seconds(locate(project, data["task"]), data["task"]) if sys.stdout.isatty() else None
+        if keeping is not None:
+            keeping(drawn=printed.draw(lambda: render_task(data, seconds)))
+        else:
+            render_task(data, seconds)
         if data.get("temporal"):
             run = data["temporal"]
             click.echo(f"  on Temporal: workflow {run['workflow_id']} "
                        f"{'running' if run['running'] else 'closed'} ({run['status']}), branch {data['branch']}; "
                        f"{run['ui']}")
     return 0
-
-
-def _listing(project: Project, rows: list[dict[str, Any]], as_json: bool, before: Any,
-             config: PipelineConfig | None, keep: list[Any], notes: list[str]) -> int:
-    """Print the listing, piped (plain text) or --json, and keep what was printed while nothing changes."""
-    from specd.commands.common import warning
-    from specd.commands.terminal.plain import table
-    from specd.redact import redact
-    from specd.tasks import readmodel
-
-    texts: dict[str, Any] = {"out": redact(table(rows)), "json": None, "err": [warning(note) for note in notes]}
-    if as_json:
-        from specd.commands.envelope import envelope
-        from specd.tasks.readmodel.redaction import listing_json, redacted_list
-
-        # only rows that may hold a secret are walked by redaction; a row a line
-        texts["json"] = listing_json(envelope(None, tasks=redacted_list(rows)))
-    click.echo(texts["json" if as_json else "out"])
-    if len(keep) == len(rows):
-        readmodel.remember_listing(project, before, config, keep, texts)
-    return 0
-
-
-def _remember(project: Project, task: str, before: Any, config: PipelineConfig | None, data: dict[str, Any],
-              notes: list[str], temporal: dict[str, str | None], *, placed: bool = False) -> None:
-    """Keep what this answer prints, plain and --json, for the next `status TASK` whose inputs are the same.
-    ``placed``: the answer was read from the task's worktree (its home), with ``config`` the pipeline there."""
-    from specd.commands.common import warning
-    from specd.commands.envelope import document
-    from specd.commands.terminal.plain import task_text
-    from specd.executors.temporal import record
-    from specd.redact import redact
-    from specd.tasks import readmodel
-
-    if not placed and _placing(project, task):
-        return
-    if record.maybe_in_use(project, task, temporal):
-        from specd.commands.temporal import settings_from
-
-        if settings_from(project, temporal, task) is not None:
-            return  # Temporal is configured: its workflows may hold the task's truth, which no file here shows
-    texts = {"out": redact(task_text(data)), "json": document(task, **{k: v for k, v in data.items() if k != "task"}),
-             "err": [warning(note) for note in notes]}
-    readmodel.remember_answer(project, task, before, config, texts)
 
 
 def _on_temporal(project: Project, task: str, broken: str | None, temporal: dict[str, str | None],
@@ -222,16 +188,3 @@ def _graph(project: Project, config: PipelineConfig | None, broken: str | None, 
         return 0
     click.echo(redact(drawing.mermaid(edges, statuses) if mermaid else drawing.text(edges, statuses)))
     return 0
-
-
-def _placing(project: Project, task: str) -> bool:
-    """Whether the task's home is a worktree while its answer comes from the main tree: `specd run` is making that
-    worktree. What ends that moment (the branch, the worktree) is watched by no kept answer, so none is kept."""
-    from specd.errors import SpecdError
-    from specd.tasks import home
-
-    try:
-        found = home.read(project, task)
-    except SpecdError:
-        return True
-    return found is not None and found.kind == "worktree"

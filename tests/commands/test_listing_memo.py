@@ -279,7 +279,7 @@ def test_a_task_that_runs_or_ran_with_the_lock_is_never_printed_from_what_was_ke
     assert lines(out)["e"][1] == "COMPLETE"
 
 
-def test_the_json_and_plain_memos_are_apart_and_a_terminal_never_reads_them(listing: Listing) -> None:
+def test_the_json_plain_and_drawn_memos_are_apart_and_each_kept_with_the_others(listing: Listing) -> None:
     plain, as_json = listing.settle()
     with sqlite3.connect(listing.root / ".specd" / ".cache" / "index.db") as db:
         db.execute("DELETE FROM printed")
@@ -289,8 +289,10 @@ def test_the_json_and_plain_memos_are_apart_and_a_terminal_never_reads_them(list
     assert listing.run("--json") == (as_json, "", "hit")
     assert listing.run() == (plain, "", "hit")
 
-    # On a terminal the table is drawn, never printed from what was kept; --json there is kept as piped.
-    for args, expected in (((), "miss"), (("--json",), "hit")):
+    # On a terminal the table is drawn, then kept beside the piped text and the JSON (the same inputs: each form
+    # kept before stays); --json there is kept as piped.
+    drawn = []
+    for args, expected in (((), "miss"), (("--json",), "hit"), ((), "hit")):
         leader, follower = pty.openpty()
         try:
             with os.fdopen(follower, "wb") as terminal:  # ours is closed once the child has it
@@ -305,6 +307,10 @@ def test_the_json_and_plain_memos_are_apart_and_a_terminal_never_reads_them(list
         assert "COMPLETE" in shown
         if not args:
             assert shown.replace("\r\n", "\n") != plain  # the terminal's table, not the piped text
+            drawn.append(shown)
+    assert drawn[0] == drawn[1]
+    assert listing.run() == (plain, "", "hit")
+    assert listing.run("--json") == (as_json, "", "hit")
 
 
 def _drain(fd: int) -> str:

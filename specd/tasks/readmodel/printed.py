@@ -1,4 +1,5 @@
-"""What `specd status TASK` and a piped or --json `specd status` printed, kept while nothing it came from changed.
+"""What `specd status TASK` and a piped, --json or terminal `specd status` printed, kept while nothing it came from
+changed. A terminal's table, drawn by rich, is kept as it was drawn, with the terminal's size (``screen``).
 
 Even with every row in ``rows``, a listing still loaded the pipeline, worked the task graph out and laid the
 table out again; `status TASK` loaded the pipeline, decoded the whole run state and replayed the cursor. While
@@ -36,7 +37,9 @@ if TYPE_CHECKING:
 
 # The folder signatures hold Python's hash of ints (``signature``).
 VERSION = f"{__version__} {sys.hexversion}"
-Texts = dict[str, Any]  # "out" (plain), "json" (or None), "err" (the warnings' lines)
+# "out" (plain), "json" (or None), "err" (the warnings' lines), and "drawn" (or None): the table a terminal showed,
+# as [``screen()`` then, its text with rich's styles]
+Texts = dict[str, Any]
 
 
 def parents(project: Project) -> list[str]:
@@ -66,6 +69,7 @@ def remember_answer(project: Project, task: str, before: inputs.Inputs, config: 
     settled, env, marks = before
     if config is None or not inputs.named_plainly(config) or not inputs.settled_marks(marks, settled):
         return  # a broken pipeline, a workflow named by a path (not watched here), or an input just changed
+    texts = _with_kept(project, ("SELECT head, texts FROM answers WHERE task = ?", (task,)), env, marks, None, texts)
     _keep(project, "INSERT OR REPLACE INTO answers VALUES (?, ?, ?)", task, env, marks, texts)
 
 
@@ -106,7 +110,27 @@ def remember_listing(project: Project, before: inputs.Inputs | None, config: Pip
     if packed is None:
         forget_listing(project)
         return
+    texts = _with_kept(project, ("SELECT head, texts, folders FROM printed", ()), env, marks, packed, texts)
     _keep(project, "INSERT OR REPLACE INTO printed VALUES (0, ?, ?, ?)", None, env, marks, texts, packed)
+
+
+def _with_kept(project: Project, query: tuple[str, tuple[str, ...]], env: str, marks: list[Any],
+               packed: bytes | None, texts: Texts) -> Texts:
+    """``texts`` with the forms it lacks (its JSON, its drawing) taken from what is kept now (``query``), when that
+    was kept with the very same marks (and folder signatures, ``packed``): the same inputs, so each form still
+    holds. A terminal and a script that take turns then both keep theirs."""
+    found = store.read_one(str(project.specd_dir / ".cache"), *query)
+    if found is None or (packed is not None and found[2] != packed):
+        return texts
+    try:
+        head, old = json.loads(found[0]), json.loads(found[1])
+        if head != json.loads(json.dumps({"version": VERSION, "env": env, "marks": marks})) or \
+                old["err"] != texts["err"]:
+            return texts
+        return {**texts, **{form: old[form] for form in ("json", "drawn") if texts.get(form) is None
+                            and old.get(form) is not None}}
+    except (ValueError, KeyError, TypeError, RecursionError):
+        return texts
 
 
 def _worktree_inputs(project: Project, kept: list[Any]) -> list[str] | None:
@@ -185,11 +209,43 @@ def holds(root: str, head: Any, folders: Any, body: Any) -> Texts | None:
             if not all_still(folders, root):
                 return None
         texts = json.loads(body)
+        drawn = texts.get("drawn")
         if not (isinstance(texts["out"], str) and (texts["json"] is None or isinstance(texts["json"], str))
-                and all(isinstance(line, str) for line in texts["err"])):
+                and all(isinstance(line, str) for line in texts["err"])
+                and (drawn is None or (type(drawn) is list and len(drawn) == 2
+                                       and all(isinstance(part, str) for part in drawn) and styles_only(drawn[1])))):
             return None
         if data["env"] != inputs.environment(root):
             return None
-    except (ValueError, KeyError, TypeError, RecursionError):
+    except (ValueError, KeyError, TypeError, RecursionError, AttributeError):
         return None  # damaged or of another shape: worked out afresh
-    return {"out": texts["out"], "json": texts["json"], "err": list(texts["err"])}
+    found = {"out": texts["out"], "json": texts["json"], "err": list(texts["err"])}
+    return {**found, "drawn": drawn} if drawn else found
+
+
+def styles_only(text: str) -> bool:
+    """Whether ``text`` drives a terminal no further than rich's colours do: every ESC starts a style (``ESC [``,
+    digits and ``;``, ``m``), and nothing else in it is a control character but newlines. A table kept otherwise
+    (the store is specd's own, which no jail lets an agent write) is drawn afresh."""
+    for i, part in enumerate(text.split("\x1b")):
+        if i:
+            style, end, part = part.partition("m")
+            if not (end and style[:1] == "[" and (style == "[" or style[1:].replace(";", "").isdigit())):
+                return False
+        if not part.replace("\n", "").isprintable():
+            return False
+    return True
+
+
+def screen() -> str:
+    """What a table drawn on this terminal follows besides its rows and the environment's digest (which leaves
+    ``COLUMNS`` and ``LINES`` out, and holds ``TERM``, ``NO_COLOR`` and ``FORCE_COLOR``): those two variables and
+    the size of the first standard stream that is a terminal, which rich reads in that order."""
+    size: list[int] | None = None
+    for fd in (0, 1, 2):
+        try:
+            size = list(os.get_terminal_size(fd))
+        except (OSError, ValueError):
+            continue
+        break
+    return json.dumps([os.environ.get("COLUMNS"), os.environ.get("LINES"), size])
