@@ -125,31 +125,33 @@ def prepare(project: Project, task: str, needs: tuple[str, ...]) -> Path:
     process has (``taken.take``): nothing here guards the worktree itself against another process."""
     tree = path_of(project, task)
     _ignore(project)
+    fresh = False  # a branch made now from your HEAD: it has nothing of your HEAD to follow yet
     if not (tree / ".git").exists():
         with turn(project):
-            _add(project, task, tree)
+            fresh = _add(project, task, tree)
     if not _checked_out(tree):  # outside the turn: the files of twenty worktrees are written side by side
         _run(tree, "reset", "--hard", "--quiet", "--no-recurse-submodules")  # what `worktree add` runs itself
     for need in needs:
         _merge(project, tree, task, need)
     _bring_task_folder(project, tree, task)
-    said = steering.follow_head(project.root, tree, branch(task))  # what your HEAD changed of the pipeline
+    said = None if fresh else steering.follow_head(project.root, tree, branch(task))  # what your HEAD changed
     if said:
         print(f"note: {said}", file=sys.stderr, flush=True)  # the run re-plans, and says what changed
     return tree
 
 
-def _add(project: Project, task: str, tree: Path) -> None:
+def _add(project: Project, task: str, tree: Path) -> bool:
     """The worktree on a new branch from HEAD, its files not written yet (see ``_checked_out``): one git call in
     the usual case, since the tasks of a run take turns here. Only when that is refused is the cause looked for:
     the branch is there already (a run killed after making it), or git still lists a worktree whose folder was
-    deleted."""
+    deleted. True when the branch was made now, from HEAD."""
     add = ["worktree", "add", "--quiet", "--no-checkout"]
     if git(project.root, *add, "-b", branch(task), str(tree), "HEAD").returncode == 0:
-        return
+        return True
     _run(project.root, "worktree", "prune")
     exists = git(project.root, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch(task)}").returncode == 0
     _run(project.root, *add, *([str(tree), branch(task)] if exists else ["-b", branch(task), str(tree), "HEAD"]))
+    return not exists
 
 
 def _checked_out(tree: Path) -> bool:
