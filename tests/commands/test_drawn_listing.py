@@ -19,6 +19,7 @@ import sys
 import time
 
 from brain_harness import Harness
+from terminal_reads import drain
 
 PROBE = ("import sys\nfrom specd.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as done:\n"
          "    code = done.code\nloaded = 'specd.tasks.status' in sys.modules or 'rich' in sys.modules\n"
@@ -39,21 +40,14 @@ def _drawn(h: Harness, *args: str, columns: int = 150, rows: int = 40) -> tuple[
                                 stdin=subprocess.DEVNULL, stdout=follower, stderr=subprocess.PIPE, env=_env(h),
                                 cwd=h.root)
         os.close(follower)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: the writer is gone
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
+        shown = drain(leader)
         _, err = proc.communicate(timeout=120)
     finally:
         os.close(leader)
     *said, probe = err.decode(errors="replace").splitlines()
-    assert probe.split()[:1] == ["MEMO"] and probe.split()[2] == "0", err
-    return b"".join(chunks), "\n".join(said), probe.split()[1]
+    assert probe.split()[:1] == ["MEMO"], err
+    assert probe.split()[2] == "0", err
+    return shown, "\n".join(said), probe.split()[1]
 
 
 def _env(h: Harness) -> dict[str, str]:
@@ -102,13 +96,16 @@ def _project(h: Harness) -> None:
 def test_the_drawn_table_is_kept_for_the_terminal_size_it_was_drawn_for(h: Harness) -> None:
     _project(h)
     fresh = _fresh(h)
-    assert b"\x1b[" in fresh and b"COMPLETE" in fresh and b"NOT_STARTED" in fresh  # rich's colours
+    assert b"\x1b[" in fresh
+    assert b"COMPLETE" in fresh
+    assert b"NOT_STARTED" in fresh
     assert _settled(h) == fresh  # byte for byte what a drawing with no cache draws
     assert _drawn(h)[2] == "hit"
 
     narrow, _, how = _drawn(h, columns=60)  # another size: drawn for it, then kept for it
     assert how == "miss"
-    assert narrow != fresh and max(map(len, re.sub("\x1b\\[[0-9;]*m", "", narrow.decode()).splitlines())) <= 60
+    assert narrow != fresh
+    assert max(map(len, re.sub("\x1b\\[[0-9;]*m", "", narrow.decode()).splitlines())) <= 60
     assert _settled(h, columns=60) == narrow == _fresh(h, columns=60)
     assert _drawn(h, "--json")[2] == "miss"  # the terminal's listing kept no JSON
     assert "NOT_STARTED" in _piped(h)  # the piped text was kept with the drawing: the same rows
@@ -144,7 +141,8 @@ def test_a_table_drawn_beside_a_warning_is_never_kept(h: Harness) -> None:
     for _ in range(3):
         shown, said, how = _drawn(h)
         assert how == "miss"
-        assert "c" in said and "does not load" in said
+        assert "c" in said
+        assert "does not load" in said
         assert b"ERROR" in shown
         time.sleep(0.2)
 
@@ -173,10 +171,13 @@ def test_a_kept_table_that_would_drive_the_terminal_further_than_colours_is_draw
 def test_one_task_drawn_on_a_terminal_is_kept_beside_its_piped_answer_and_follows_a_run(h: Harness) -> None:
     _project(h)
     fresh = _fresh(h, "a")
-    assert b"first" in fresh and b"COMPLETE" in fresh and b"\x1b[" in fresh
+    assert b"first" in fresh
+    assert b"COMPLETE" in fresh
+    assert b"\x1b[" in fresh
     assert _settled(h, "a") == fresh
     piped = [_piped(h, "a") for _ in range(2)]
-    assert piped[0] == piped[1] and "COMPLETE" in piped[0]
+    assert piped[0] == piped[1]
+    assert "COMPLETE" in piped[0]
     assert _drawn(h, "a")[2] == "hit"  # the piped answer kept the drawing beside it: the same inputs
     assert _drawn(h, "a", columns=70)[2] == "miss"
 
@@ -187,4 +188,5 @@ def test_one_task_drawn_on_a_terminal_is_kept_beside_its_piped_answer_and_follow
     assert done.returncode == 0, done.stderr
     shown, _, how = _drawn(h, "c")
     assert how == "miss"
-    assert b"COMPLETE" in shown and shown == _fresh(h, "c")
+    assert b"COMPLETE" in shown
+    assert shown == _fresh(h, "c")

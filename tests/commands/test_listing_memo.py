@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from brain_harness import Harness
+from terminal_reads import drain
 
 # The CLI in a child Python that says, after it ran, whether the listing was worked out (a miss) or read.
 PROBE = ("import sys\nfrom specd.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as done:\n"
@@ -299,7 +300,7 @@ def test_the_json_plain_and_drawn_memos_are_apart_and_each_kept_with_the_others(
                 proc = subprocess.Popen([sys.executable, "-c", PROBE, "--project", str(listing.root), "status",
                                          *args], stdout=terminal, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                                         text=True, env={**listing.h.env, "COLUMNS": "200"}, cwd=listing.root)
-            shown = _drain(leader)  # read while it writes: a pty holds little
+            shown = drain(leader).decode(errors="replace")  # read while it writes: a pty holds little
             _, err = proc.communicate(timeout=120)
         finally:
             os.close(leader)
@@ -311,20 +312,6 @@ def test_the_json_plain_and_drawn_memos_are_apart_and_each_kept_with_the_others(
     assert drawn[0] == drawn[1]
     assert listing.run() == (plain, "", "hit")
     assert listing.run("--json") == (as_json, "", "hit")
-
-
-def _drain(fd: int) -> str:
-    """Everything written to a pty whose other end is closed."""
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:  # EIO: the writer is gone
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks).decode(errors="replace")
 
 
 def test_a_task_made_in_features_or_run_in_a_worktree_shows_at_once(listing: Listing) -> None:
