@@ -153,3 +153,30 @@ def test_logs_says_which_journal_lines_it_could_not_read_and_follow_skips_them(h
     assert followed.returncode == 0, followed.stderr
     assert "Traceback" not in followed.stderr
     assert "run finished: COMPLETE" in followed.stdout
+
+
+def test_logs_follow_masks_the_values_of_a_env_made_after_it_started(h: Harness) -> None:
+    value = "zq7plainvalue42"  # no token shape: only a file naming it makes it a secret
+    agent = AGENT.replace("echo 'hello from the agent'; ",
+                          f"echo 'first {value}'; j=0; while [ ! -e .harness/again ] && [ $j -lt 1200 ]; do "
+                          f"sleep 0.05; j=$((j+1)); done; echo 'again {value}'; ")
+    _one_step(h)
+    run = _start(h, "continue", "t", "--auto", "--agent", agent)
+    assert wait_until(lambda: _running(h), deadline=DEADLINE)
+    follower = _start(h, "logs", "t", "-f")
+    lines, seen = _lines(follower), []
+    assert _until(lines, "▶ work (attempt 1)", seen), seen
+    (h.root / ".harness" / "speak").touch()
+    assert _until(lines, "│ first", seen), seen
+    assert seen[-1] == f"  │ first {value}"  # no file names it yet: shown as printed
+
+    (h.root / ".env").write_text(f"MADE_BY_THE_STEP={value}\n", encoding="utf-8")
+    time.sleep(1.2)  # past the follower's once-a-second look for secret files
+    (h.root / ".harness" / "again").touch()
+    assert _until(lines, "│ again", seen), seen
+    assert seen[-1] == "  │ again [REDACTED]"
+    (h.root / ".harness" / "go").touch()
+    assert follower.wait(timeout=DEADLINE) == 0
+    _drain(lines, seen)
+    assert value not in "\n".join(seen[seen.index("  │ again [REDACTED]"):])  # nor in the transcript shown at the end
+    assert run.wait(timeout=DEADLINE) == 0
