@@ -144,7 +144,9 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
         # bars of time and cost per step, only where a person looks: piped output stays as it was
         seconds = step_seconds(locate(project, data["task"]), data["task"]) if sys.stdout.isatty() else None
         if keeping is not None:
-            keeping(drawn=printed.draw(lambda: render_task(data, seconds)))
+            drawing = printed.draw(lambda: render_task(data, seconds))
+            if drawing is not None:
+                keeping(drawn=drawing)
         else:
             render_task(data, seconds)
         if data.get("temporal"):

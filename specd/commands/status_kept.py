@@ -70,23 +70,27 @@ def draw_listing(project: Project, rows: list[dict[str, Any]], before: Any, conf
     from specd.tasks.readmodel.printed import screen
 
     text = draw(lambda: render_tasks(rows, project.tasks_dir))
-    if len(keep) == len(rows) and not notes:  # a warning is drawn in colour beside it: not kept
+    if text is not None and len(keep) == len(rows) and not notes:  # a warning is drawn in colour beside it
         texts = {"out": redact(table(rows)), "json": None, "err": [], "drawn": [screen(), text]}
         readmodel.remember_listing(project, before, config, keep, texts)
     return 0
 
 
-def draw(drawing: Callable[[], None]) -> str:
-    """What ``drawing`` draws on the terminal, drawn there (redacted as it is written, as rich's own printing is)."""
+def draw(drawing: Callable[[], None]) -> str | None:
+    """Draw what ``drawing`` draws on the terminal, redacted as rich's own printing is; what was written, or None
+    when the terminal changed its size meanwhile (what was drawn would be kept for the wrong one)."""
     from specd.commands.terminal.console import out
+    from specd.redact import redact
+    from specd.tasks.readmodel.printed import screen
 
+    size = screen()
     console = out()
     with console.capture() as capture:
         drawing()
-    text = capture.get()
+    text = redact(capture.get())
     console.file.write(text)
     console.file.flush()
-    return text
+    return text if screen() == size else None
 
 
 def remember(project: Project, task: str, before: Any, config: PipelineConfig | None, data: dict[str, Any],

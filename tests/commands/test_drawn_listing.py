@@ -190,3 +190,27 @@ def test_one_task_drawn_on_a_terminal_is_kept_beside_its_piped_answer_and_follow
     assert how == "miss"
     assert b"COMPLETE" in shown
     assert shown == _fresh(h, "c")
+
+
+def test_what_is_kept_of_a_drawing_is_what_was_written_masked(h: Harness) -> None:
+    # A value in a step's summary, saved before any file named it a secret; then a .env names it. The value holds a
+    # double quote, which the store's JSON escapes: a drawing kept before masking would no longer match it there.
+    value = 'zq7"quoted-secret9'
+    h.workflow("w.md")
+    h.pipeline({"main": [{"name": "first", "workflow": "w.md"}]})
+    h.new("a")
+    (h.root / ".harness").mkdir(exist_ok=True)
+    (h.root / ".harness" / "result.json").write_text(json.dumps({"outcome": "done", "summary": f"saw {value}"}),
+                                                     encoding="utf-8")
+    done = h.specd("continue", "a", "--auto", "--agent", 'cmd:cp .harness/result.json "$SPECD_RESULT"')
+    assert done.returncode == 0, done.stderr
+    assert value.encode() in _fresh(h, "a")  # no file names it: shown as it was saved
+    (h.root / ".env").write_text(f"MADE_LATER='{value}'\n", encoding="utf-8")
+    time.sleep(0.2)  # the .env's marks are settled: what is drawn next is kept
+    first = _drawn(h, "a")
+    assert first[2] == "miss"
+    assert b"[REDACTED]" in first[0]
+    assert value.encode() not in first[0]
+    again = _settled(h, "a")
+    assert again == first[0]
+    assert value.encode() not in again
