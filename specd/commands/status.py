@@ -58,9 +58,10 @@ def status(ctx: click.Context, /, task: str | None, as_json: bool, as_graph: boo
         from specd.tasks import readmodel
 
         root = readmodel.project_root((ctx.find_root().obj or {}).get("project_dir"))
-        kept = readmodel.answer(root, task) if task else readmodel.printed_listing(root)
+        form = "drawn" if drawn else "json" if as_json else "out"
+        kept = readmodel.answer(root, task, form) if task else readmodel.printed_listing(root, form)
         # nothing it was worked out from has changed: the same answer, and no pipeline
-        if kept is not None and printed.again(kept, as_json, drawn):
+        if kept is not None and printed.again(kept, form):
             return 0
     from specd.commands.common import in_project, project_from, warn
 

@@ -38,24 +38,21 @@ def listing(project: Project, rows: list[dict[str, Any]], as_json: bool, before:
     return 0
 
 
-def again(kept: dict[str, Any], as_json: bool, drawn: bool) -> bool:
-    """Print what was kept when it holds what is asked for: the piped text, the JSON, or the table drawn on a
-    terminal of this size (and with no warning beside it, which a terminal shows in colour); False otherwise."""
-    if drawn:
+def again(kept: dict[str, Any], form: str) -> bool:
+    """Print what was kept in ``form``: the piped text, the JSON, or what was drawn on a terminal of this size (and
+    with no warning beside it, which a terminal shows in colour); False when it does not fit."""
+    if form == "drawn":
         from specd.tasks.readmodel.printed import screen
 
-        table = kept.get("drawn")
-        if kept["err"] or table is None or table[0] != screen():
+        size, drawing = kept["drawn"]
+        if kept["err"] or size != screen():
             return False
-        sys.stdout.write(table[1])
+        sys.stdout.write(drawing)
         sys.stdout.flush()
         return True
-    text = kept["json" if as_json else "out"]
-    if text is None:
-        return False
     for line in kept["err"]:
         click.echo(line, err=True)
-    click.echo(text)
+    click.echo(kept[form])
     return True
 
 

@@ -201,7 +201,9 @@ def test_an_answer_from_a_file_changed_a_moment_ago_is_not_kept(project: Project
     settled = readmodel.answer_inputs(folder, "one")
     assert settled is not None
     readmodel.remember_answer(folder, "one", settled, _config(folder), {"out": "o", "json": "{}", "err": []})
-    assert readmodel.answer(str(project.root), "one") == {"out": "o", "json": "{}", "err": []}
+    assert readmodel.answer(str(project.root), "one") == {"out": "o", "err": []}
+    assert readmodel.answer(str(project.root), "one", "json") == {"json": "{}", "err": []}
+    assert readmodel.answer(str(project.root), "one", "drawn") is None  # not kept in that form
     ahead = time.time() + 3600  # as good as written after the marks were taken: within the racy window
     os.utime(config, (ahead, ahead))
     forget(project.root)
@@ -250,5 +252,5 @@ def test_the_project_root_is_found_as_find_project_finds_it(tmp_path: Path, monk
 def test_a_damaged_kept_answer_is_worked_out_afresh(project: Project, damage: str) -> None:
     out, err = project.settle("one")
     with sqlite3.connect(project.root / ".specd" / ".cache" / "index.db") as db:
-        db.execute("UPDATE answers SET head = ?, texts = ? WHERE task = 'one'", (damage, damage))
+        db.execute("UPDATE answers SET head = ?, err = ?, out = ? WHERE task = 'one'", (damage, damage, damage))
     assert project.run("status", "one") == (out, err, "miss")

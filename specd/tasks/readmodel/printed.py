@@ -40,6 +40,7 @@ VERSION = f"{__version__} {sys.hexversion}"
 # "out" (plain), "json" (or None), "err" (the warnings' lines), and "drawn" (or None): the table a terminal showed,
 # as [``screen()`` then, its text with rich's styles]
 Texts = dict[str, Any]
+FORMS = ("out", "json", "drawn")  # each a column of its own in ``answers`` and ``printed``
 
 
 def parents(project: Project) -> list[str]:
@@ -69,8 +70,9 @@ def remember_answer(project: Project, task: str, before: inputs.Inputs, config: 
     settled, env, marks = before
     if config is None or not inputs.named_plainly(config) or not inputs.settled_marks(marks, settled):
         return  # a broken pipeline, a workflow named by a path (not watched here), or an input just changed
-    texts = _with_kept(project, ("SELECT head, texts FROM answers WHERE task = ?", (task,)), env, marks, None, texts)
-    _keep(project, "INSERT OR REPLACE INTO answers VALUES (?, ?, ?)", task, env, marks, texts)
+    texts = _with_kept(project, ("SELECT head, err, out, json, drawn FROM answers WHERE task = ?", (task,)), env,
+                       marks, None, texts)
+    _keep(project, "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?)", task, env, marks, texts)
 
 
 def remember_listing(project: Project, before: inputs.Inputs | None, config: PipelineConfig | None,
@@ -110,8 +112,9 @@ def remember_listing(project: Project, before: inputs.Inputs | None, config: Pip
     if packed is None:
         forget_listing(project)
         return
-    texts = _with_kept(project, ("SELECT head, texts, folders FROM printed", ()), env, marks, packed, texts)
-    _keep(project, "INSERT OR REPLACE INTO printed VALUES (0, ?, ?, ?)", None, env, marks, texts, packed)
+    texts = _with_kept(project, ("SELECT head, err, out, json, drawn, folders FROM printed", ()), env, marks, packed,
+                       texts)
+    _keep(project, "INSERT OR REPLACE INTO printed VALUES (0, ?, ?, ?, ?, ?, ?)", None, env, marks, texts, packed)
 
 
 def _with_kept(project: Project, query: tuple[str, tuple[str, ...]], env: str, marks: list[Any],
@@ -120,15 +123,14 @@ def _with_kept(project: Project, query: tuple[str, tuple[str, ...]], env: str, m
     was kept with the very same marks (and folder signatures, ``packed``): the same inputs, so each form still
     holds. A terminal and a script that take turns then both keep theirs."""
     found = store.read_one(str(project.specd_dir / ".cache"), *query)
-    if found is None or (packed is not None and found[2] != packed):
+    if found is None or (packed is not None and found[5] != packed):
         return texts
     try:
-        head, old = json.loads(found[0]), json.loads(found[1])
-        if head != json.loads(json.dumps({"version": VERSION, "env": env, "marks": marks})) or \
-                old["err"] != texts["err"]:
+        head, err = json.loads(found[0]), json.loads(found[1])
+        if head != json.loads(json.dumps({"version": VERSION, "env": env, "marks": marks})) or err != texts["err"]:
             return texts
-        return {**texts, **{form: old[form] for form in ("json", "drawn") if texts.get(form) is None
-                            and old.get(form) is not None}}
+        old = {"json": found[3], "drawn": None if found[4] is None else json.loads(found[4])}
+        return {**texts, **{form: old[form] for form in old if texts.get(form) is None and old[form] is not None}}
     except (ValueError, KeyError, TypeError, RecursionError):
         return texts
 
@@ -173,54 +175,63 @@ def _keep(project: Project, sql: str, task: str | None, env: str, marks: list[An
         return
     from specd.state import atomic
 
+    drawn = texts.get("drawn")
+    forms = (json.dumps(texts["err"]), texts["out"], texts["json"], None if drawn is None else json.dumps(drawn))
     with contextlib.suppress(OSError):
         atomic.make_folder(cache)
         db = store.connect(str(cache))
         if db is not None:
-            params = (head, body) if folders is None else (head, folders, body)
+            params = (head, *forms) if folders is None else (head, folders, *forms)
             store.write(db, [(sql, (task, *params) if task is not None else params)])
             db.close()
 
 
-def answer(root: str, task: str) -> Texts | None:
-    """The texts kept for ``task`` in the project at ``root``, if every input is as it was; else None."""
-    if not inputs.plain(task):
+def answer(root: str, task: str, form: str = "out") -> Texts | None:
+    """What was kept for ``task`` in the project at ``root`` in ``form`` (``FORMS``), with the warnings' lines
+    (``err``), if every input is as it was; else None (also when that form was not kept)."""
+    if not inputs.plain(task) or form not in FORMS:
         return None  # not a task name: nothing kept for it
-    found = store.read_one(f"{root}/.specd/.cache", "SELECT head, texts FROM answers WHERE task = ?", (task,))
-    return None if found is None else holds(root, found[0], None, found[1])
+    found = store.read_one(f"{root}/.specd/.cache", f"SELECT head, err, {form} FROM answers WHERE task = ?", (task,))
+    return None if found is None else holds(root, found[0], None, found[1], form, found[2])
 
 
-def listing(root: str) -> Texts | None:
-    """The printed listing's texts (``out``, ``json``, ``err``) if every mark still holds."""
-    found = store.read_one(f"{root}/.specd/.cache", "SELECT head, folders, texts FROM printed", ())
-    return None if found is None else holds(root, found[0], found[1], found[2])
+def listing(root: str, form: str = "out") -> Texts | None:
+    """The printed listing in ``form``, with the warnings' lines (``err``), if every mark still holds."""
+    if form not in FORMS:
+        return None
+    found = store.read_one(f"{root}/.specd/.cache", f"SELECT head, err, {form}, folders FROM printed", ())
+    return None if found is None else holds(root, found[0], found[3], found[1], form, found[2])
 
 
-def holds(root: str, head: Any, folders: Any, body: Any) -> Texts | None:
-    """The one freshness rule: the texts in ``body`` when every path mark and folder signature kept with them
-    holds now and the environment is the same; None when anything differs or was kept in another shape."""
+def holds(root: str, head: Any, folders: Any, err: Any, form: str, value: Any) -> Texts | None:
+    """The one freshness rule: ``value``, the form asked for (each is a column of its own: a lookup reads only the
+    one it prints), when every path mark and folder signature kept with it holds now and the environment is the
+    same; None when anything differs, that form was not kept, or it was kept in another shape."""
     try:
         data = json.loads(head)
         if data["version"] != VERSION or any(inputs.mark(path) != kept for path, kept in data["marks"]):
+            return None
+        if not isinstance(value, str):
+            return None  # not kept in this form
+        shown: Any = value
+        if form == "drawn":
+            shown = json.loads(value)
+            if not (type(shown) is list and len(shown) == 2 and all(isinstance(part, str) for part in shown)
+                    and styles_only(shown[1])):
+                return None
+        lines = json.loads(err)
+        if type(lines) is not list or not all(isinstance(line, str) for line in lines):
             return None
         if folders is not None:
             from specd.tasks.readmodel.signature import all_still
 
             if not all_still(folders, root):
                 return None
-        texts = json.loads(body)
-        drawn = texts.get("drawn")
-        if not (isinstance(texts["out"], str) and (texts["json"] is None or isinstance(texts["json"], str))
-                and all(isinstance(line, str) for line in texts["err"])
-                and (drawn is None or (type(drawn) is list and len(drawn) == 2
-                                       and all(isinstance(part, str) for part in drawn) and styles_only(drawn[1])))):
-            return None
         if data["env"] != inputs.environment(root):
             return None
     except (ValueError, KeyError, TypeError, RecursionError, AttributeError):
         return None  # damaged or of another shape: worked out afresh
-    found = {"out": texts["out"], "json": texts["json"], "err": list(texts["err"])}
-    return {**found, "drawn": drawn} if drawn else found
+    return {"err": lines, form: shown}
 
 
 def styles_only(text: str) -> bool:

@@ -4,8 +4,9 @@ Three tables, each only a cache of what the task folders say (the files stay the
 - ``rows``: a row per task folder, with the folder's signature (``signature``: two integers), the fields a table
   shows and, once a ``--json`` listing or the page has built it, the whole row, both as JSON text; ``planned``
   marks an unfinished task's row, whose plan also depends on the shared inputs (``meta``'s ``shared``);
-- ``answers``: what `specd status TASK` printed, a row per task;
-- ``printed``: what a piped or --json listing printed (one row).
+- ``answers``: what `specd status TASK` printed, a row per task: the warnings' lines and each form in a column of
+  its own (the piped text, the JSON, what a terminal was drawn), so that a lookup reads only the one it prints;
+- ``printed``: the same for the listing (one row).
 An answer and the printed listing are kept with the marks they were worked out from (``inputs``).
 
 Why SQLite rather than JSON files: a listing that finds one task changed writes one row in one transaction
@@ -26,14 +27,15 @@ import sqlite3
 from typing import Any
 
 NAME = "index.db"
-SCHEMA = 3  # PRAGMA user_version: a database of another schema is made again
+SCHEMA = 4  # PRAGMA user_version: a database of another schema is made again
 BUSY_MS = 200  # another listing writing: wait this long, then leave the writing to a later call
 TABLES = ("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
           "CREATE TABLE rows (folder TEXT PRIMARY KEY, digest INTEGER NOT NULL, bits INTEGER NOT NULL,"
           " shown TEXT NOT NULL, whole TEXT, planned INTEGER NOT NULL)",
-          "CREATE TABLE answers (task TEXT PRIMARY KEY, head TEXT NOT NULL, texts TEXT NOT NULL)",
+          "CREATE TABLE answers (task TEXT PRIMARY KEY, head TEXT NOT NULL, err TEXT NOT NULL, out TEXT NOT NULL,"
+          " json TEXT, drawn TEXT)",
           "CREATE TABLE printed (id INTEGER PRIMARY KEY CHECK (id = 0), head TEXT NOT NULL, folders BLOB NOT NULL,"
-          " texts TEXT NOT NULL)")
+          " err TEXT NOT NULL, out TEXT NOT NULL, json TEXT, drawn TEXT)")
 NAMES = frozenset({"meta", "rows", "answers", "printed"})
 # What the JSON files of earlier versions were: removed when a database is made.
 OLD = ("status-list.json", "status-rows.json")
