@@ -69,13 +69,21 @@ def _running(h: Harness) -> bool:
     return bool(h.status("t").get("running"))
 
 
-def test_logs_follow_shows_a_line_the_agent_prints_while_it_still_runs(h: Harness) -> None:
+def _following(h: Harness, agent: str) -> tuple[subprocess.Popen[str], subprocess.Popen[str],
+                                                queue.Queue[str | None], list[str]]:
+    """A one-step task run by ``agent``, and `specd logs -f` following it from its step's start: (the run, the
+    follower, the follower's lines as they come, the lines seen so far)."""
     _one_step(h)
-    run = _start(h, "continue", "t", "--auto", "--agent", AGENT)
+    run = _start(h, "continue", "t", "--auto", "--agent", agent)
     assert wait_until(lambda: _running(h), deadline=DEADLINE)
     follower = _start(h, "logs", "t", "-f")
     lines, seen = _lines(follower), []
     assert _until(lines, "▶ work (attempt 1)", seen), seen
+    return run, follower, lines, seen
+
+
+def test_logs_follow_shows_a_line_the_agent_prints_while_it_still_runs(h: Harness) -> None:
+    run, follower, lines, seen = _following(h, AGENT)
 
     (h.root / ".harness" / "speak").touch()  # the agent prints only now, after the follower is watching
 
@@ -160,12 +168,7 @@ def test_logs_follow_masks_the_values_of_a_env_made_after_it_started(h: Harness)
     agent = AGENT.replace("echo 'hello from the agent'; ",
                           f"echo 'first {value}'; j=0; while [ ! -e .harness/again ] && [ $j -lt 1200 ]; do "
                           f"sleep 0.05; j=$((j+1)); done; echo 'again {value}'; ")
-    _one_step(h)
-    run = _start(h, "continue", "t", "--auto", "--agent", agent)
-    assert wait_until(lambda: _running(h), deadline=DEADLINE)
-    follower = _start(h, "logs", "t", "-f")
-    lines, seen = _lines(follower), []
-    assert _until(lines, "▶ work (attempt 1)", seen), seen
+    run, follower, lines, seen = _following(h, agent)
     (h.root / ".harness" / "speak").touch()
     assert _until(lines, "│ first", seen), seen
     assert seen[-1] == f"  │ first {value}"  # no file names it yet: shown as printed
