@@ -42,7 +42,7 @@ def again(kept: dict[str, Any], form: str) -> bool:
     """Print what was kept in ``form``: the piped text, the JSON, or what was drawn on a terminal of this size (and
     with no warning beside it, which a terminal shows in colour); False when it does not fit."""
     if form == "drawn":
-        from specd.tasks.readmodel.printed import screen
+        from specd.tasks.readmodel.drawn import screen
 
         size, drawing = kept["drawn"]
         if kept["err"] or size != screen():
@@ -64,7 +64,7 @@ def draw_listing(project: Project, rows: list[dict[str, Any]], before: Any, conf
     from specd.commands.terminal.status import render_tasks
     from specd.redact import redact
     from specd.tasks import readmodel
-    from specd.tasks.readmodel.printed import screen
+    from specd.tasks.readmodel.drawn import screen
 
     text = draw(lambda: render_tasks(rows, project.tasks_dir))
     if text is not None and len(keep) == len(rows) and not notes:  # a warning is drawn in colour beside it
@@ -78,7 +78,7 @@ def draw(drawing: Callable[[], None]) -> str | None:
     when the terminal changed its size meanwhile (what was drawn would be kept for the wrong one)."""
     from specd.commands.terminal.console import out
     from specd.redact import redact
-    from specd.tasks.readmodel.printed import screen
+    from specd.tasks.readmodel.drawn import screen
 
     size = screen()
     console = out()
@@ -113,7 +113,7 @@ def remember(project: Project, task: str, before: Any, config: PipelineConfig | 
     texts = {"out": redact(task_text(data)), "json": document(task, **{k: v for k, v in data.items() if k != "task"}),
              "err": [warning(note) for note in notes]}
     if drawn is not None and not notes:
-        from specd.tasks.readmodel.printed import screen
+        from specd.tasks.readmodel.drawn import screen
 
         texts["drawn"] = [screen(), drawn]
     readmodel.remember_answer(project, task, before, config, texts)

@@ -5,10 +5,11 @@ what was worked out from them: each task's row (``rows``, kept in the store by `
 its own: ``own``), each `status TASK` answer and the printed listing (``printed``). Each is used only while the
 marks it was kept with still hold: the folder signatures (``signature``), the marks of the shared inputs and of
 the paths it read, and the environment's digest (``inputs``). Rows are worked out by ``specd.tasks.status``; a
-finished task's row has a fast path (``finished``); nothing is kept that redaction would change (``redaction``).
+finished task's row has a fast path (``finished``); nothing is kept that redaction would change (``redaction``);
+a terminal's drawing is kept with the size it was drawn for (``drawn``).
 
 Callers (the CLI, ``--json``, the page, MCP, and a run that stops) use the functions here; the modules below
-are this package's own. Only ``printed`` and ``inputs`` are imported with it: a kept answer is printed without
+are this package's own. Only ``printed``, ``inputs`` and ``drawn`` are imported with it: a kept answer is printed without
 loading the rest.
 """
 

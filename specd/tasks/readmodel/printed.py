@@ -1,5 +1,5 @@
 """What `specd status TASK` and a piped, --json or terminal `specd status` printed, kept while nothing it came from
-changed. A terminal's table, drawn by rich, is kept as it was drawn, with the terminal's size (``screen``).
+changed. A terminal's table, drawn by rich, is kept as it was drawn, with the terminal's size (``drawn``).
 
 Even with every row in ``rows``, a listing still loaded the pipeline, worked the task graph out and laid the
 table out again; `status TASK` loaded the pipeline, decoded the whole run state and replayed the cursor. While
@@ -29,7 +29,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from specd import __version__
-from specd.tasks.readmodel import inputs, store
+from specd.tasks.readmodel import drawn, inputs, store
 
 if TYPE_CHECKING:
     from specd.pipeline.model import PipelineConfig
@@ -217,7 +217,7 @@ def holds(root: str, head: Any, folders: Any, err: Any, form: str, value: Any) -
         if form == "drawn":
             shown = json.loads(value)
             if not (type(shown) is list and len(shown) == 2 and all(isinstance(part, str) for part in shown)
-                    and styles_only(shown[1])):
+                    and drawn.styles_only(shown[1])):
                 return None
         lines = json.loads(err)
         if type(lines) is not list or not all(isinstance(line, str) for line in lines):
@@ -232,31 +232,3 @@ def holds(root: str, head: Any, folders: Any, err: Any, form: str, value: Any) -
     except (ValueError, KeyError, TypeError, RecursionError, AttributeError):
         return None  # damaged or of another shape: worked out afresh
     return {"err": lines, form: shown}
-
-
-def styles_only(text: str) -> bool:
-    """Whether ``text`` drives a terminal no further than rich's colours do: every ESC starts a style (``ESC [``,
-    digits and ``;``, ``m``), and nothing else in it is a control character but newlines. A table kept otherwise
-    (the store is specd's own, which no jail lets an agent write) is drawn afresh."""
-    for i, part in enumerate(text.split("\x1b")):
-        if i:
-            style, end, part = part.partition("m")
-            if not (end and style[:1] == "[" and (style == "[" or style[1:].replace(";", "").isdigit())):
-                return False
-        if not part.replace("\n", "").isprintable():
-            return False
-    return True
-
-
-def screen() -> str:
-    """What a table drawn on this terminal follows besides its rows and the environment's digest (which leaves
-    ``COLUMNS`` and ``LINES`` out, and holds ``TERM``, ``NO_COLOR`` and ``FORCE_COLOR``): those two variables and
-    the size of the first standard stream that is a terminal, which rich reads in that order."""
-    size: list[int] | None = None
-    for fd in (0, 1, 2):
-        try:
-            size = list(os.get_terminal_size(fd))
-        except (OSError, ValueError):
-            continue
-        break
-    return json.dumps([os.environ.get("COLUMNS"), os.environ.get("LINES"), size])
