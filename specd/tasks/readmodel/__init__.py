@@ -9,8 +9,8 @@ finished task's row has a fast path (``finished``); nothing is kept that redacti
 a terminal's drawing is kept with the size it was drawn for (``drawn``).
 
 Callers (the CLI, ``--json``, the page, MCP, and a run that stops) use the functions here; the modules below
-are this package's own. Only ``printed``, ``inputs`` and ``drawn`` are imported with it: a kept answer is printed without
-loading the rest.
+are this package's own. Only ``printed``, ``inputs`` and ``drawn`` are imported with it: a kept answer is printed
+without loading the rest.
 """
 
 from __future__ import annotations
